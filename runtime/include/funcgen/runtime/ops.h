@@ -1,0 +1,243 @@
+// The free functions of the fg runtime, named and ordered as torch:: / at:: functions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "funcgen/runtime/tensor.h"
+
+namespace fg {
+
+// ---------------------------------------------------------------- factories
+Tensor empty(IntArrayRef size, TensorOptions options = {});
+Tensor zeros(IntArrayRef size, TensorOptions options = {});
+Tensor ones(IntArrayRef size, TensorOptions options = {});
+Tensor full(IntArrayRef size, const Scalar& value, TensorOptions options = {});
+Tensor empty_like(const Tensor& self, std::optional<TensorOptions> options = std::nullopt);
+Tensor zeros_like(const Tensor& self, std::optional<TensorOptions> options = std::nullopt);
+Tensor ones_like(const Tensor& self, std::optional<TensorOptions> options = std::nullopt);
+Tensor full_like(const Tensor& self, const Scalar& value, std::optional<TensorOptions> options = std::nullopt);
+// Integer arguments give int64, floating ones the default float32 (as torch.arange).
+Tensor arange(const Scalar& end, TensorOptions options = {});
+Tensor arange(const Scalar& start, const Scalar& end, TensorOptions options = {});
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions options = {});
+Tensor eye(int64_t n, TensorOptions options = {});
+Tensor eye(int64_t n, int64_t m, TensorOptions options = {});
+// Wraps memory the caller owns (no copy); it must outlive every tensor that views it.
+Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions options = {});
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptions options = {});
+// Copies the values; floating values give float32 unless options say otherwise.
+Tensor tensor(std::initializer_list<double> values, TensorOptions options = {});
+Tensor tensor(std::initializer_list<float> values, TensorOptions options = {});
+Tensor tensor(std::initializer_list<int> values, TensorOptions options = {});
+Tensor tensor(std::initializer_list<int64_t> values, TensorOptions options = {});
+Tensor tensor(std::initializer_list<bool> values, TensorOptions options = {});
+Tensor tensor(std::initializer_list<std::initializer_list<double>> rows, TensorOptions options = {});
+Tensor tensor(std::initializer_list<std::initializer_list<int>> rows, TensorOptions options = {});
+Tensor tensor(const std::vector<double>& values, TensorOptions options = {});
+Tensor tensor(const std::vector<float>& values, TensorOptions options = {});
+Tensor tensor(const std::vector<int64_t>& values, TensorOptions options = {});
+Tensor tensor(const std::vector<int>& values, TensorOptions options = {});
+Tensor tensor(const std::vector<bool>& values, TensorOptions options = {});
+Tensor scalar_tensor(const Scalar& value, TensorOptions options = {});
+
+// ---------------------------------------------------------------- element-wise
+// Binary ops broadcast as NumPy does and promote dtypes as torch.result_type.
+Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha = 1);
+Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+Tensor sub(const Tensor& self, const Scalar& other, const Scalar& alpha = 1);
+Tensor mul(const Tensor& self, const Tensor& other);
+Tensor mul(const Tensor& self, const Scalar& other);
+Tensor div(const Tensor& self, const Tensor& other);
+Tensor div(const Tensor& self, const Scalar& other);
+Tensor pow(const Tensor& self, const Tensor& exponent);
+Tensor pow(const Tensor& self, const Scalar& exponent);
+Tensor pow(const Scalar& self, const Tensor& exponent);
+Tensor maximum(const Tensor& self, const Tensor& other);
+Tensor minimum(const Tensor& self, const Tensor& other);
+Tensor& add_out(Tensor& out, const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+Tensor& sub_out(Tensor& out, const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+Tensor& mul_out(Tensor& out, const Tensor& self, const Tensor& other);
+Tensor& div_out(Tensor& out, const Tensor& self, const Tensor& other);
+Tensor& pow_out(Tensor& out, const Tensor& self, const Tensor& exponent);
+Tensor& pow_out(Tensor& out, const Tensor& self, const Scalar& exponent);
+Tensor& maximum_out(Tensor& out, const Tensor& self, const Tensor& other);
+Tensor& minimum_out(Tensor& out, const Tensor& self, const Tensor& other);
+
+#define FG_UNARY_FUNCTIONS(name) \
+  Tensor name(const Tensor& self); \
+  Tensor& name##_(Tensor& self);   \
+  Tensor& name##_out(Tensor& out, const Tensor& self);
+FG_UNARY_FUNCTIONS(neg)
+FG_UNARY_FUNCTIONS(abs)
+FG_UNARY_FUNCTIONS(exp)
+FG_UNARY_FUNCTIONS(log)
+FG_UNARY_FUNCTIONS(log1p)
+FG_UNARY_FUNCTIONS(sqrt)
+FG_UNARY_FUNCTIONS(rsqrt)
+FG_UNARY_FUNCTIONS(sin)
+FG_UNARY_FUNCTIONS(cos)
+FG_UNARY_FUNCTIONS(tan)
+FG_UNARY_FUNCTIONS(tanh)
+FG_UNARY_FUNCTIONS(sigmoid)
+FG_UNARY_FUNCTIONS(relu)
+#undef FG_UNARY_FUNCTIONS
+
+Tensor clamp(const Tensor& self, const std::optional<Scalar>& min,
+             const std::optional<Scalar>& max = std::nullopt);
+Tensor clamp_min(const Tensor& self, const Scalar& min);
+Tensor clamp_max(const Tensor& self, const Scalar& max);
+Tensor& clamp_(Tensor& self, const std::optional<Scalar>& min,
+               const std::optional<Scalar>& max = std::nullopt);
+Tensor& clamp_out(Tensor& out, const Tensor& self, const std::optional<Scalar>& min,
+                  const std::optional<Scalar>& max = std::nullopt);
+
+// condition ? self : other, element-wise with broadcasting over all three.
+Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other);
+Tensor where(const Tensor& condition, const Scalar& self, const Tensor& other);
+Tensor where(const Tensor& condition, const Tensor& self, const Scalar& other);
+Tensor where(const Tensor& condition, const Scalar& self, const Scalar& other);
+Tensor& where_out(Tensor& out, const Tensor& condition, const Tensor& self, const Tensor& other);
+
+// Comparisons give bool tensors.
+#define FG_COMPARE_FUNCTIONS(name)                          \
+  Tensor name(const Tensor& self, const Tensor& other);     \
+  Tensor name(const Tensor& self, const Scalar& other);     \
+  Tensor& name##_out(Tensor& out, const Tensor& self, const Tensor& other);
+FG_COMPARE_FUNCTIONS(gt)
+FG_COMPARE_FUNCTIONS(lt)
+FG_COMPARE_FUNCTIONS(ge)
+FG_COMPARE_FUNCTIONS(le)
+FG_COMPARE_FUNCTIONS(eq)
+FG_COMPARE_FUNCTIONS(ne)
+#undef FG_COMPARE_FUNCTIONS
+
+// ---------------------------------------------------------------- reductions
+// An empty `dim` reduces over every dimension.
+Tensor sum(const Tensor& self, std::optional<ScalarType> dtype = std::nullopt);
+Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim = false,
+           std::optional<ScalarType> dtype = std::nullopt);
+Tensor mean(const Tensor& self, std::optional<ScalarType> dtype = std::nullopt);
+Tensor mean(const Tensor& self, IntArrayRef dim, bool keepdim = false,
+            std::optional<ScalarType> dtype = std::nullopt);
+Tensor amax(const Tensor& self, IntArrayRef dim = {}, bool keepdim = false);
+Tensor amin(const Tensor& self, IntArrayRef dim = {}, bool keepdim = false);
+Tensor max(const Tensor& self);
+std::tuple<Tensor, Tensor> max(const Tensor& self, int64_t dim, bool keepdim = false);
+Tensor max(const Tensor& self, const Tensor& other);  // = maximum
+Tensor min(const Tensor& self);
+std::tuple<Tensor, Tensor> min(const Tensor& self, int64_t dim, bool keepdim = false);
+Tensor min(const Tensor& self, const Tensor& other);  // = minimum
+Tensor argmax(const Tensor& self, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor argmin(const Tensor& self, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim = false);
+Tensor norm(const Tensor& self, const Scalar& p = 2);
+Tensor norm(const Tensor& self, const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim = false);
+Tensor softmax(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype = std::nullopt);
+Tensor& sum_out(Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim = false);
+Tensor& mean_out(Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim = false);
+
+// ---------------------------------------------------------------- linear algebra
+Tensor matmul(const Tensor& self, const Tensor& other);  // all of torch.matmul's broadcasting
+Tensor mm(const Tensor& self, const Tensor& mat2);
+Tensor bmm(const Tensor& self, const Tensor& mat2);
+Tensor mv(const Tensor& self, const Tensor& vec);
+Tensor dot(const Tensor& self, const Tensor& other);
+Tensor outer(const Tensor& self, const Tensor& vec2);
+// x @ weight.T + bias, weight of shape [out_features, in_features].
+Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt);
+// Einstein summation, e.g. einsum("bij,bjk->bik", {a, b}); "..." broadcasts.
+Tensor einsum(const std::string& equation, const std::vector<Tensor>& tensors);
+Tensor& matmul_out(Tensor& out, const Tensor& self, const Tensor& other);
+Tensor& mm_out(Tensor& out, const Tensor& self, const Tensor& mat2);
+
+// ---------------------------------------------------------------- shape
+Tensor view(const Tensor& self, IntArrayRef size);
+Tensor reshape(const Tensor& self, IntArrayRef shape);
+Tensor flatten(const Tensor& self, int64_t start_dim = 0, int64_t end_dim = -1);
+Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1);
+Tensor t(const Tensor& self);
+Tensor permute(const Tensor& self, IntArrayRef dims);
+// Moves dimension `source` to position `destination`, keeping the order of the others.
+Tensor movedim(const Tensor& self, int64_t source, int64_t destination);
+Tensor unsqueeze(const Tensor& self, int64_t dim);
+Tensor squeeze(const Tensor& self);
+Tensor squeeze(const Tensor& self, int64_t dim);
+Tensor expand(const Tensor& self, IntArrayRef size);
+Tensor select(const Tensor& self, int64_t dim, int64_t index);
+Tensor slice(const Tensor& self, int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
+             std::optional<int64_t> end = std::nullopt, int64_t step = 1);
+Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length);
+Tensor diagonal(const Tensor& self, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
+Tensor diag_embed(const Tensor& self, int64_t offset = 0, int64_t dim1 = -2, int64_t dim2 = -1);
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+std::vector<Tensor> unbind(const Tensor& self, int64_t dim = 0);
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index);
+Tensor gather(const Tensor& self, int64_t dim, const Tensor& index);
+// self with src added at index along dim: out[index[i][j]][j] += src[i][j] for dim 0.
+Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor& cat_out(Tensor& out, const std::vector<Tensor>& tensors, int64_t dim = 0);
+Tensor& stack_out(Tensor& out, const std::vector<Tensor>& tensors, int64_t dim = 0);
+Tensor& index_select_out(Tensor& out, const Tensor& self, int64_t dim, const Tensor& index);
+Tensor& gather_out(Tensor& out, const Tensor& self, int64_t dim, const Tensor& index);
+// The shape that broadcasting a and b gives; throws naming `op` when they do not broadcast.
+std::vector<int64_t> infer_size(IntArrayRef a, IntArrayRef b, const char* op = "broadcast");
+Tensor broadcast_to(const Tensor& self, IntArrayRef size);
+
+// ---------------------------------------------------------------- losses
+enum class Reduction : int64_t { None = 0, Mean = 1, Sum = 2 };
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
+// input: log-probabilities [N, C] (or [C]); target: class indices [N] (or []), int64.
+Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
+                Reduction reduction = Reduction::Mean, int64_t ignore_index = -100);
+// log_softmax over dim 1 followed by nll_loss; targets are class indices.
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
+                     Reduction reduction = Reduction::Mean, int64_t ignore_index = -100);
+
+// ---------------------------------------------------------------- value-dependent shapes
+Tensor nonzero(const Tensor& self);
+bool is_nonzero(const Tensor& self);
+Tensor masked_select(const Tensor& self, const Tensor& mask);
+// The distinct values of self, flattened, in ascending order.
+Tensor unique(const Tensor& self, bool sorted = true);
+
+// ---------------------------------------------------------------- checks
+bool allclose(const Tensor& self, const Tensor& other, double rtol = 1e-05, double atol = 1e-08,
+              bool equal_nan = false);
+Tensor isclose(const Tensor& self, const Tensor& other, double rtol = 1e-05, double atol = 1e-08,
+               bool equal_nan = false);
+bool equal(const Tensor& self, const Tensor& other);
+
+// ---------------------------------------------------------------- operators
+Tensor operator-(const Tensor& self);
+#define FG_BINARY_OPERATOR(op, fn)                                                         \
+  inline Tensor operator op(const Tensor& a, const Tensor& b) { return fn(a, b); }         \
+  inline Tensor operator op(const Tensor& a, const Scalar& b) { return fn(a, b); }
+FG_BINARY_OPERATOR(+, add)
+FG_BINARY_OPERATOR(-, sub)
+FG_BINARY_OPERATOR(*, mul)
+FG_BINARY_OPERATOR(/, div)
+FG_BINARY_OPERATOR(>, gt)
+FG_BINARY_OPERATOR(<, lt)
+FG_BINARY_OPERATOR(>=, ge)
+FG_BINARY_OPERATOR(<=, le)
+FG_BINARY_OPERATOR(==, eq)
+FG_BINARY_OPERATOR(!=, ne)
+#undef FG_BINARY_OPERATOR
+inline Tensor operator+(const Scalar& a, const Tensor& b) { return add(b, a); }
+inline Tensor operator*(const Scalar& a, const Tensor& b) { return mul(b, a); }
+Tensor operator-(const Scalar& a, const Tensor& b);
+Tensor operator/(const Scalar& a, const Tensor& b);
+inline Tensor operator>(const Scalar& a, const Tensor& b) { return lt(b, a); }
+inline Tensor operator<(const Scalar& a, const Tensor& b) { return gt(b, a); }
+inline Tensor operator>=(const Scalar& a, const Tensor& b) { return le(b, a); }
+inline Tensor operator<=(const Scalar& a, const Tensor& b) { return ge(b, a); }
+inline Tensor operator==(const Scalar& a, const Tensor& b) { return eq(b, a); }
+inline Tensor operator!=(const Scalar& a, const Tensor& b) { return ne(b, a); }
+
+}  // namespace fg

@@ -1,0 +1,227 @@
+// Factories: tensors made from sizes, values, ranges or caller-owned memory.
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include "internal.h"
+
+namespace fg {
+using namespace detail;
+
+namespace {
+
+void check_sizes(IntArrayRef size, const char* op) {
+  for (int64_t s : size)
+    if (s < 0) fail(op, "sizes must be non-negative, got ", size);
+}
+
+void check_device(const TensorOptions& options, const char* op) {
+  if (!options.device().is_cpu())
+    fail(op, "cannot create a tensor on ", options.device(),
+         ": this build of the runtime has no CUDA support");
+}
+
+}  // namespace
+
+Tensor empty(IntArrayRef size, TensorOptions options) {
+  check_sizes(size, "empty");
+  check_device(options, "empty");
+  const ScalarType dtype = options.dtype();
+  const size_t nbytes = static_cast<size_t>(product(size)) * elementSize(dtype);
+  // 64-byte alignment: one cache line, and aligned loads for every SIMD width.
+  const size_t alloc = ((nbytes == 0 ? 1 : nbytes) + 63) / 64 * 64;
+  void* data = std::aligned_alloc(64, alloc);
+  if (data == nullptr) fail("empty", "out of memory allocating ", nbytes, " bytes for shape ", size);
+  auto storage = std::make_shared<Storage>();
+  storage->owner = std::shared_ptr<void>(data, std::free);
+  storage->data = data;
+  storage->nbytes = nbytes;
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::move(storage);
+  impl->sizes = size.vec();
+  impl->strides = contiguous_strides(size);
+  impl->dtype = dtype;
+  return Tensor(std::move(impl));
+}
+
+Tensor zeros(IntArrayRef size, TensorOptions options) {
+  Tensor t = empty(size, options);
+  std::memset(t.data_ptr(), 0, static_cast<size_t>(t.numel()) * t.element_size());
+  return t;
+}
+
+Tensor ones(IntArrayRef size, TensorOptions options) { return full(size, 1, options); }
+
+Tensor full(IntArrayRef size, const Scalar& value, TensorOptions options) {
+  // torch.full infers the dtype from the value when none is given.
+  if (!options.has_dtype()) {
+    if (value.isBoolean()) options = options.dtype(kBool);
+    else if (value.isIntegral(false)) options = options.dtype(kLong);
+  }
+  Tensor t = empty(size, options);
+  t.fill_(value);
+  return t;
+}
+
+namespace {
+TensorOptions like_options(const Tensor& self, const std::optional<TensorOptions>& options) {
+  check_defined(self, "empty_like");
+  if (!options) return self.options();
+  TensorOptions o = *options;
+  if (!o.has_dtype()) o = o.dtype(self.dtype());
+  return o;
+}
+}  // namespace
+
+Tensor empty_like(const Tensor& self, std::optional<TensorOptions> options) {
+  return empty(self.sizes(), like_options(self, options));
+}
+Tensor zeros_like(const Tensor& self, std::optional<TensorOptions> options) {
+  return zeros(self.sizes(), like_options(self, options));
+}
+Tensor ones_like(const Tensor& self, std::optional<TensorOptions> options) {
+  return full(self.sizes(), 1, like_options(self, options));
+}
+Tensor full_like(const Tensor& self, const Scalar& value, std::optional<TensorOptions> options) {
+  return full(self.sizes(), value, like_options(self, options));
+}
+
+Tensor arange(const Scalar& end, TensorOptions options) { return arange(0, end, 1, options); }
+Tensor arange(const Scalar& start, const Scalar& end, TensorOptions options) {
+  return arange(start, end, 1, options);
+}
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions options) {
+  const double s = start.toDouble(), e = end.toDouble(), st = step.toDouble();
+  if (st == 0) fail("arange", "step must be nonzero");
+  if ((st > 0 && e < s) || (st < 0 && e > s))
+    fail("arange", "upper bound and larger bound inconsistent with step sign (start ", start,
+         ", end ", end, ", step ", step, ")");
+  if (!options.has_dtype()) {
+    const bool integral = !start.isFloatingPoint() && !end.isFloatingPoint() && !step.isFloatingPoint();
+    options = options.dtype(integral ? kLong : kFloat);
+  }
+  const auto n = static_cast<int64_t>(std::ceil((e - s) / st));
+  Tensor t = empty({n}, options);
+  dispatch_all(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* p = static_cast<T*>(t.data_ptr());
+    if constexpr (std::is_same_v<T, int64_t>) {
+      const int64_t is = start.toLong(), ist = step.toLong();
+      for (int64_t i = 0; i < n; ++i) p[i] = is + i * ist;
+    } else {
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(s + static_cast<double>(i) * st);
+    }
+  });
+  return t;
+}
+
+Tensor eye(int64_t n, TensorOptions options) { return eye(n, n, options); }
+Tensor eye(int64_t n, int64_t m, TensorOptions options) {
+  if (n < 0 || m < 0) fail("eye", "n and m must be non-negative, got ", n, " and ", m);
+  Tensor t = zeros({n, m}, options);
+  t.diagonal().fill_(1);
+  return t;
+}
+
+Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions options) {
+  return from_blob(data, sizes, contiguous_strides(sizes), options);
+}
+
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptions options) {
+  check_sizes(sizes, "from_blob");
+  check_device(options, "from_blob");
+  if (sizes.size() != strides.size())
+    fail("from_blob", "sizes ", sizes, " and strides ", strides, " differ in length");
+  if (data == nullptr && product(sizes) != 0) fail("from_blob", "data is null for shape ", sizes);
+  int64_t extent = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (strides[i] < 0) fail("from_blob", "negative strides are not supported, got ", strides);
+    if (sizes[i] > 0) extent += (sizes[i] - 1) * strides[i];
+  }
+  auto storage = std::make_shared<Storage>();
+  storage->data = data;  // borrowed: no owner
+  storage->nbytes = static_cast<size_t>(extent + 1) * elementSize(options.dtype());
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::move(storage);
+  impl->sizes = sizes.vec();
+  impl->strides = strides.vec();
+  impl->dtype = options.dtype();
+  return Tensor(std::move(impl));
+}
+
+namespace {
+
+template <typename T>
+Tensor tensor_from(const T* values, std::vector<int64_t> sizes, ScalarType natural,
+                   TensorOptions options) {
+  if (!options.has_dtype()) options = options.dtype(natural);
+  Tensor src = from_blob(const_cast<T*>(values), sizes, TensorOptions(CppTypeToScalarType<T>::value));
+  Tensor out = empty(sizes, options);
+  copy_strided(out, src);
+  return out;
+}
+
+template <typename T, typename Stored>
+Tensor tensor_from_rows(std::initializer_list<std::initializer_list<T>> rows, ScalarType natural,
+                        TensorOptions options) {
+  std::vector<Stored> flat;
+  const size_t cols = rows.size() ? rows.begin()->size() : 0;
+  for (const auto& r : rows) {
+    if (r.size() != cols)
+      fail("tensor", "rows have different lengths (", cols, " and ", r.size(), ")");
+    for (const T& v : r) flat.push_back(static_cast<Stored>(v));
+  }
+  return tensor_from(flat.data(), {static_cast<int64_t>(rows.size()), static_cast<int64_t>(cols)},
+                     natural, options);
+}
+
+}  // namespace
+
+Tensor tensor(std::initializer_list<double> v, TensorOptions o) {
+  return tensor_from(v.begin(), {static_cast<int64_t>(v.size())}, kFloat, o);
+}
+Tensor tensor(std::initializer_list<float> v, TensorOptions o) {
+  return tensor_from(v.begin(), {static_cast<int64_t>(v.size())}, kFloat, o);
+}
+Tensor tensor(std::initializer_list<int> v, TensorOptions o) {
+  std::vector<int64_t> w(v.begin(), v.end());
+  return tensor_from(w.data(), {static_cast<int64_t>(w.size())}, kLong, o);
+}
+Tensor tensor(std::initializer_list<int64_t> v, TensorOptions o) {
+  return tensor_from(v.begin(), {static_cast<int64_t>(v.size())}, kLong, o);
+}
+Tensor tensor(std::initializer_list<bool> v, TensorOptions o) {
+  std::vector<char> w(v.begin(), v.end());
+  return tensor_from(reinterpret_cast<const bool*>(w.data()), {static_cast<int64_t>(w.size())}, kBool, o);
+}
+Tensor tensor(std::initializer_list<std::initializer_list<double>> rows, TensorOptions o) {
+  return tensor_from_rows<double, double>(rows, kFloat, o);
+}
+Tensor tensor(std::initializer_list<std::initializer_list<int>> rows, TensorOptions o) {
+  return tensor_from_rows<int, int64_t>(rows, kLong, o);
+}
+Tensor tensor(const std::vector<double>& v, TensorOptions o) {
+  return tensor_from(v.data(), {static_cast<int64_t>(v.size())}, kFloat, o);
+}
+Tensor tensor(const std::vector<float>& v, TensorOptions o) {
+  return tensor_from(v.data(), {static_cast<int64_t>(v.size())}, kFloat, o);
+}
+Tensor tensor(const std::vector<int64_t>& v, TensorOptions o) {
+  return tensor_from(v.data(), {static_cast<int64_t>(v.size())}, kLong, o);
+}
+Tensor tensor(const std::vector<int>& v, TensorOptions o) {
+  std::vector<int64_t> w(v.begin(), v.end());
+  return tensor_from(w.data(), {static_cast<int64_t>(w.size())}, kLong, o);
+}
+Tensor tensor(const std::vector<bool>& v, TensorOptions o) {
+  std::vector<char> w(v.begin(), v.end());
+  return tensor_from(reinterpret_cast<const bool*>(w.data()), {static_cast<int64_t>(w.size())}, kBool, o);
+}
+
+Tensor scalar_tensor(const Scalar& value, TensorOptions options) {
+  if (!options.has_dtype())
+    options = options.dtype(value.isFloatingPoint() ? kFloat : value.isBoolean() ? kBool : kLong);
+  return full({}, value, options);
+}
+
+}  // namespace fg

@@ -1,0 +1,211 @@
+// Indexing ops (index_select, gather, scatter_add) and the ops whose output shape depends on
+// values (nonzero, masked_select, unique).
+#include <algorithm>
+#include <cmath>
+
+#include "internal.h"
+
+namespace fg {
+using namespace detail;
+
+namespace {
+
+void check_index_tensor(const Tensor& index, const char* op) {
+  check_cpu(index, op);
+  if (index.dtype() != kLong) fail(op, "expected an int64 index tensor, got ", index.dtype());
+}
+
+int64_t checked_index(int64_t i, int64_t size, int64_t dim, const char* op) {
+  if (i < -size || i >= size)
+    fail(op, "index ", i, " is out of bounds for dimension ", dim, " with size ", size);
+  return i < 0 ? i + size : i;
+}
+
+// Visits every multi-index of `shape` in row-major order.
+template <typename F>
+void for_each_index(IntArrayRef shape, F&& f) {
+  const int64_t n = product(shape);
+  std::vector<int64_t> idx(shape.size(), 0);
+  for (int64_t k = 0; k < n; ++k) {
+    f(idx);
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+int64_t offset_of(const Tensor& t, const std::vector<int64_t>& idx) {
+  int64_t off = 0;
+  for (size_t d = 0; d < idx.size(); ++d) off += idx[d] * t.stride(static_cast<int64_t>(d));
+  return off;
+}
+
+}  // namespace
+
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
+  check_cpu(self, "index_select");
+  check_index_tensor(index, "index_select");
+  if (index.dim() > 1) fail("index_select", "index must be 0-d or 1-d, got shape ", index.sizes());
+  const int64_t d = wrap_dim(dim, self.dim(), "index_select");
+  const Tensor idx = index.reshape({-1}).contiguous();
+  const int64_t* ip = idx.data_ptr<int64_t>();
+  const int64_t size = self.dim() == 0 ? 1 : self.size(d);
+  std::vector<int64_t> shape = self.sizes().vec();
+  if (self.dim() > 0) shape[d] = idx.numel();
+  Tensor out = empty(shape, self.options());
+  for (int64_t k = 0; k < idx.numel(); ++k) {
+    const int64_t i = checked_index(ip[k], size, d, "index_select");
+    if (self.dim() == 0) {
+      out.copy_(self);
+    } else {
+      copy_strided(out.select(d, k), self.select(d, i));
+    }
+  }
+  return out;
+}
+
+Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
+  check_cpu(self, "gather");
+  check_index_tensor(index, "gather");
+  const int64_t d = wrap_dim(dim, self.dim(), "gather");
+  if (index.dim() != self.dim())
+    fail("gather", "index ", index.sizes(), " and input ", self.sizes(), " must have the same number of dimensions");
+  for (int64_t k = 0; k < self.dim(); ++k)
+    if (k != d && index.size(k) > self.size(k))
+      fail("gather", "index ", index.sizes(), " is larger than input ", self.sizes(), " in dimension ", k);
+  Tensor out = empty(index.sizes(), self.options());
+  const int64_t size = self.dim() == 0 ? 1 : self.size(d);
+  dispatch_all(self.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* src = static_cast<const T*>(self.data_ptr());
+    T* dst = static_cast<T*>(out.data_ptr());
+    const int64_t* ip = static_cast<const int64_t*>(index.data_ptr());
+    int64_t k = 0;
+    for_each_index(index.sizes(), [&](std::vector<int64_t>& at) {
+      const int64_t i = checked_index(ip[offset_of(index, at)], size, d, "gather");
+      std::vector<int64_t> from = at;
+      if (!from.empty()) from[d] = i;
+      dst[k++] = src[offset_of(self, from)];
+    });
+  });
+  return out;
+}
+
+Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  Tensor out = self.clone();
+  out.scatter_add_(dim, index, src);
+  return out;
+}
+
+const Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) const {
+  check_cpu(*this, "scatter_add_");
+  check_cpu(src, "scatter_add_");
+  check_index_tensor(index, "scatter_add_");
+  const int64_t d = wrap_dim(dim, this->dim(), "scatter_add_");
+  if (src.dtype() != dtype())
+    fail("scatter_add_", "expected src of dtype ", dtype(), ", got ", src.dtype());
+  if (index.dim() != this->dim() || src.dim() != this->dim())
+    fail("scatter_add_", "index ", index.sizes(), ", src ", src.sizes(), " and self ", sizes(),
+         " must have the same number of dimensions");
+  for (int64_t k = 0; k < this->dim(); ++k) {
+    if (index.size(k) > src.size(k))
+      fail("scatter_add_", "index ", index.sizes(), " is larger than src ", src.sizes(), " in dimension ", k);
+    if (k != d && index.size(k) > size(k))
+      fail("scatter_add_", "index ", index.sizes(), " is larger than self ", sizes(), " in dimension ", k);
+  }
+  const int64_t size_d = this->dim() == 0 ? 1 : size(d);
+  const Tensor source = detail::shares_storage(*this, src) ? src.clone() : src;
+  dispatch_all(dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* dst = static_cast<T*>(data_ptr());
+    const T* sp = static_cast<const T*>(source.data_ptr());
+    const int64_t* ip = static_cast<const int64_t*>(index.data_ptr());
+    for_each_index(index.sizes(), [&](std::vector<int64_t>& at) {
+      const int64_t i = checked_index(ip[offset_of(index, at)], size_d, d, "scatter_add_");
+      std::vector<int64_t> to = at;
+      if (!to.empty()) to[d] = i;
+      T& slot = dst[offset_of(*this, to)];
+      slot = static_cast<T>(slot + sp[offset_of(source, at)]);
+    });
+  });
+  return *this;
+}
+
+Tensor& index_select_out(Tensor& out, const Tensor& self, int64_t dim, const Tensor& index) {
+  return assign_out(out, index_select(self, dim, index), "index_select_out");
+}
+Tensor& gather_out(Tensor& out, const Tensor& self, int64_t dim, const Tensor& index) {
+  return assign_out(out, gather(self, dim, index), "gather_out");
+}
+
+Tensor nonzero(const Tensor& self) {
+  check_cpu(self, "nonzero");
+  const Tensor flags = self.ne(0).contiguous();
+  const bool* f = flags.data_ptr<bool>();
+  std::vector<int64_t> coords;
+  int64_t count = 0, k = 0;
+  for_each_index(self.sizes(), [&](std::vector<int64_t>& at) {
+    if (f[k++]) {
+      coords.insert(coords.end(), at.begin(), at.end());
+      ++count;
+    }
+  });
+  Tensor out = empty({count, self.dim()}, TensorOptions(kLong));
+  std::copy(coords.begin(), coords.end(), out.data_ptr<int64_t>());
+  return out;
+}
+
+bool is_nonzero(const Tensor& self) {
+  check_cpu(self, "is_nonzero");
+  if (self.numel() == 0) fail("is_nonzero", "boolean value of a tensor with no values is ambiguous");
+  if (self.numel() > 1)
+    fail("is_nonzero", "boolean value of a tensor with more than one value is ambiguous (shape ",
+         self.sizes(), ")");
+  return self.item().toBool();
+}
+
+Tensor masked_select(const Tensor& self, const Tensor& mask) {
+  check_cpu(self, "masked_select");
+  check_cpu(mask, "masked_select");
+  if (mask.dtype() != kBool) fail("masked_select", "expected a bool mask, got ", mask.dtype());
+  const auto shape = infer_size(self.sizes(), mask.sizes(), "masked_select");
+  const Tensor values = self.expand(shape).contiguous();
+  const Tensor m = mask.expand(shape).contiguous();
+  const bool* mp = m.data_ptr<bool>();
+  int64_t count = 0;
+  for (int64_t i = 0; i < m.numel(); ++i) count += mp[i];
+  Tensor out = empty({count}, self.options());
+  dispatch_all(self.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* src = static_cast<const T*>(values.data_ptr());
+    T* dst = static_cast<T*>(out.data_ptr());
+    for (int64_t i = 0, k = 0; i < m.numel(); ++i)
+      if (mp[i]) dst[k++] = src[i];
+  });
+  return out;
+}
+
+Tensor unique(const Tensor& self, bool sorted) {
+  check_cpu(self, "unique");
+  const Tensor flat = self.reshape({-1}).contiguous();
+  return dispatch_all(self.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = static_cast<const T*>(flat.data_ptr());
+    std::vector<T> v(p, p + flat.numel());
+    // NaNs are all distinct in torch.unique; sort them last and keep each.
+    std::sort(v.begin(), v.end(), [](T a, T b) {
+      if constexpr (std::is_floating_point_v<T>) {
+        if (std::isnan(a)) return false;
+        if (std::isnan(b)) return true;
+      }
+      return a < b;
+    });
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    Tensor out = empty({static_cast<int64_t>(v.size())}, self.options());
+    std::copy(v.begin(), v.end(), static_cast<T*>(out.data_ptr()));
+    return out;
+  });
+}
+
+}  // namespace fg

@@ -1,0 +1,56 @@
+// Helpers shared by the runtime's op implementations; not part of the public API.
+#pragma once
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "funcgen/runtime/ops.h"
+
+namespace fg::detail {
+
+// Normalizes a possibly negative dim into [0, ndim); throws naming `op` when out of range.
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
+// Contiguous (row-major) strides for sizes.
+std::vector<int64_t> contiguous_strides(IntArrayRef sizes);
+int64_t product(IntArrayRef sizes);
+// "[3, 4]"
+std::string shape_str(IntArrayRef sizes);
+// Throws `fg::<op>: expected a cpu tensor ...` for tensors on other devices.
+void check_cpu(const Tensor& t, const char* op);
+void check_defined(const Tensor& t, const char* op, const char* arg = "input");
+// A tensor sharing self's storage with new geometry.
+Tensor make_view(const Tensor& self, std::vector<int64_t> sizes, std::vector<int64_t> strides,
+                 int64_t offset);
+// Element pointer of the first element, as char*.
+inline char* byte_ptr(const Tensor& t) { return static_cast<char*>(t.data_ptr()); }
+// Whether two tensors' storage is the same allocation.
+bool shares_storage(const Tensor& a, const Tensor& b);
+// Replaces out's storage and geometry with those of `result` (for *_out ops that must resize),
+// or copies result into out when out already has the right shape.
+Tensor& assign_out(Tensor& out, const Tensor& result, const char* op);
+
+// Copies src, broadcast to dst's shape, into dst with dtype conversion; src must not overlap dst.
+void copy_strided(const Tensor& dst, const Tensor& src);
+
+// Calls f(T{}) with T the C++ type of dtype.
+template <typename F>
+decltype(auto) dispatch_all(ScalarType dtype, F&& f) {
+  switch (dtype) {
+    case kFloat: return f(float{});
+    case kDouble: return f(double{});
+    case kLong: return f(int64_t{});
+    case kBool: return f(bool{});
+  }
+  return f(float{});
+}
+// As dispatch_all, but only float and double; other dtypes throw naming `op`.
+template <typename F>
+decltype(auto) dispatch_floating(ScalarType dtype, const char* op, F&& f) {
+  if (dtype == kDouble) return f(double{});
+  if (dtype != kFloat) fail(op, "expected a floating-point tensor (float32 or float64), got ", dtype);
+  return f(float{});
+}
+
+}  // namespace fg::detail

@@ -1,0 +1,89 @@
+// Losses, with torch's reductions ('none', 'mean', 'sum').
+#include "internal.h"
+
+namespace fg {
+using namespace detail;
+
+namespace {
+Tensor reduce_loss(const Tensor& losses, Reduction reduction) {
+  switch (reduction) {
+    case Reduction::None: return losses;
+    case Reduction::Sum: return losses.sum();
+    case Reduction::Mean: return losses.mean();
+  }
+  return losses;
+}
+}  // namespace
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  check_cpu(input, "mse_loss");
+  check_cpu(target, "mse_loss");
+  infer_size(input.sizes(), target.sizes(), "mse_loss");
+  const Tensor diff = input - target;
+  return reduce_loss(diff * diff, reduction);
+}
+
+Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
+                Reduction reduction, int64_t ignore_index) {
+  check_cpu(input, "nll_loss");
+  check_cpu(target, "nll_loss");
+  if (!isFloatingType(input.dtype())) fail("nll_loss", "expected a floating-point input, got ", input.dtype());
+  if (target.dtype() != kLong) fail("nll_loss", "expected an int64 target of class indices, got ", target.dtype());
+  if (input.dim() < 1) fail("nll_loss", "expected an input of at least 1 dimension, got a 0-d tensor");
+  // Bring the class dim last: [C] -> [1, C]; [N, C, d...] -> [N * d..., C].
+  const bool batched = input.dim() >= 2;
+  const int64_t C = batched ? input.size(1) : input.size(0);
+  std::vector<int64_t> expected_target;
+  if (batched) {
+    expected_target.push_back(input.size(0));
+    for (int64_t i = 2; i < input.dim(); ++i) expected_target.push_back(input.size(i));
+  }
+  if (target.sizes() != IntArrayRef(expected_target))
+    fail("nll_loss", "expected a target of shape ", IntArrayRef(expected_target), " for an input of shape ",
+         input.sizes(), ", got ", target.sizes());
+  if (weight) {
+    check_cpu(*weight, "nll_loss");
+    if (weight->dim() != 1 || weight->size(0) != C)
+      fail("nll_loss", "expected a weight of shape [", C, "], got ", weight->sizes());
+  }
+  const Tensor rows = (batched ? input.movedim(1, -1) : input).reshape({-1, C}).contiguous();
+  const Tensor t = target.reshape({-1}).contiguous();
+  const Tensor w = weight ? weight->to(input.dtype()).contiguous() : Tensor();
+  Tensor losses = empty({t.numel()}, input.options());
+  double total = 0, weight_sum = 0;
+  dispatch_floating(input.dtype(), "nll_loss", [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = static_cast<const T*>(rows.data_ptr());
+    const int64_t* tp = t.data_ptr<int64_t>();
+    const T* wp = weight ? static_cast<const T*>(w.data_ptr()) : nullptr;
+    T* lp = static_cast<T*>(losses.data_ptr());
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      const int64_t c = tp[i];
+      if (c == ignore_index) {
+        lp[i] = T(0);
+        continue;
+      }
+      if (c < 0 || c >= C) fail("nll_loss", "target ", c, " is out of bounds for ", C, " classes");
+      const T wi = wp ? wp[c] : T(1);
+      lp[i] = -wi * x[i * C + c];
+      total += static_cast<double>(lp[i]);
+      weight_sum += static_cast<double>(wi);
+    }
+  });
+  switch (reduction) {
+    case Reduction::None: return losses.view(target.sizes());
+    case Reduction::Sum: return full({}, total, input.options());
+    case Reduction::Mean: return full({}, total / weight_sum, input.options());  // 0/0 = nan, as torch
+  }
+  return losses;
+}
+
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
+                     Reduction reduction, int64_t ignore_index) {
+  check_cpu(input, "cross_entropy");
+  if (input.dim() < 1) fail("cross_entropy", "expected an input of at least 1 dimension, got a 0-d tensor");
+  const int64_t class_dim = input.dim() == 1 ? 0 : 1;
+  return nll_loss(log_softmax(input, class_dim), target, weight, reduction, ignore_index);
+}
+
+}  // namespace fg

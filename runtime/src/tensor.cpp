@@ -1,0 +1,262 @@
+// Tensor metadata, data access, copies and casts, and the helpers shared by the op files.
+#include <cstring>
+
+#include "internal.h"
+#include "strided_loop.h"
+
+namespace fg {
+namespace detail {
+
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
+  const int64_t n = ndim == 0 ? 1 : ndim;  // a 0-d tensor accepts dim 0 and -1, as in torch
+  if (dim < -n || dim >= n)
+    fail(op, "dimension ", dim, " is out of range for a tensor of ", ndim, " dimension",
+         ndim == 1 ? "" : "s", " (expected to be in range [", -n, ", ", n - 1, "])");
+  return dim < 0 ? dim + n : dim;
+}
+
+std::vector<int64_t> contiguous_strides(IntArrayRef sizes) {
+  std::vector<int64_t> strides(sizes.size());
+  int64_t s = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= sizes[i] > 1 ? sizes[i] : 1;
+  }
+  return strides;
+}
+
+int64_t product(IntArrayRef sizes) {
+  int64_t p = 1;
+  for (int64_t s : sizes) p *= s;
+  return p;
+}
+
+std::string shape_str(IntArrayRef sizes) {
+  std::ostringstream os;
+  os << sizes;
+  return os.str();
+}
+
+void check_defined(const Tensor& t, const char* op, const char* arg) {
+  if (!t.defined()) fail(op, "the ", arg, " tensor is undefined");
+}
+
+void check_cpu(const Tensor& t, const char* op) {
+  check_defined(t, op);
+  if (!t.is_cpu())
+    fail(op, "expected a cpu tensor, got one on ", t.device(),
+         " (this build of the runtime runs on the cpu only)");
+}
+
+Tensor make_view(const Tensor& self, std::vector<int64_t> sizes, std::vector<int64_t> strides,
+                 int64_t offset) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = self.unsafeGetTensorImpl()->storage;
+  impl->sizes = std::move(sizes);
+  impl->strides = std::move(strides);
+  impl->offset = offset;
+  impl->dtype = self.dtype();
+  return Tensor(std::move(impl));
+}
+
+bool shares_storage(const Tensor& a, const Tensor& b) {
+  return a.defined() && b.defined() &&
+         a.unsafeGetTensorImpl()->storage->data == b.unsafeGetTensorImpl()->storage->data;
+}
+
+Tensor& assign_out(Tensor& out, const Tensor& result, const char* op) {
+  check_defined(out, op, "out");
+  if (out.sizes() == result.sizes()) {
+    out.copy_(result);
+    return out;
+  }
+  // As torch does for an out= tensor of the wrong shape: resize it (new storage), keep dtype.
+  Tensor converted = result.dtype() == out.dtype() ? result : result.to(out.dtype());
+  auto& impl = *out.unsafeGetTensorImpl();
+  const auto& src = *converted.unsafeGetTensorImpl();
+  impl.storage = src.storage;
+  impl.sizes = src.sizes;
+  impl.strides = src.strides;
+  impl.offset = src.offset;
+  return out;
+}
+
+std::vector<int64_t> broadcast_byte_strides(IntArrayRef sizes, IntArrayRef strides,
+                                            size_t element_size, IntArrayRef shape) {
+  std::vector<int64_t> out(shape.size(), 0);
+  const size_t lead = shape.size() - sizes.size();
+  for (size_t i = 0; i < sizes.size(); ++i)
+    out[lead + i] = sizes[i] == 1 ? 0 : strides[i] * static_cast<int64_t>(element_size);
+  return out;
+}
+
+namespace {
+
+template <typename To, typename From>
+void cast_run(char* const* p, const int64_t* s, int64_t n) {
+  char* dst = p[0];
+  const char* src = p[1];
+  for (int64_t i = 0; i < n; ++i) {
+    const From v = *reinterpret_cast<const From*>(src + i * s[1]);
+    To* d = reinterpret_cast<To*>(dst + i * s[0]);
+    if constexpr (std::is_same_v<To, bool>) {
+      *d = v != From(0);
+    } else {
+      *d = static_cast<To>(v);
+    }
+  }
+}
+
+}  // namespace
+
+// Copies src (broadcast to dst's shape) into dst, converting dtypes; no aliasing checks.
+void copy_strided(const Tensor& dst, const Tensor& src) {
+  const auto bs = broadcast_byte_strides(src.sizes(), src.strides(), src.element_size(), dst.sizes());
+  std::vector<int64_t> ds(dst.dim());
+  for (int64_t i = 0; i < dst.dim(); ++i) ds[i] = dst.stride(i) * static_cast<int64_t>(dst.element_size());
+  if (dst.dtype() == src.dtype() && dst.is_contiguous() && src.is_contiguous() &&
+      src.sizes() == dst.sizes()) {
+    std::memcpy(dst.data_ptr(), src.data_ptr(), dst.numel() * dst.element_size());
+    return;
+  }
+  dispatch_all(dst.dtype(), [&](auto to) {
+    using To = decltype(to);
+    dispatch_all(src.dtype(), [&](auto from) {
+      using From = decltype(from);
+      strided_loop<2>(dst.sizes(), {byte_ptr(dst), byte_ptr(src)}, {ds.data(), bs.data()},
+                      cast_run<To, From>);
+    });
+  });
+}
+
+}  // namespace detail
+
+using namespace detail;
+
+TensorImpl& Tensor::impl() const {
+  if (!impl_) fail("Tensor", "the tensor is undefined (default-constructed)");
+  return *impl_;
+}
+
+int64_t Tensor::size(int64_t d) const { return impl().sizes[wrap_dim(d, dim(), "size")]; }
+int64_t Tensor::stride(int64_t d) const { return impl().strides[wrap_dim(d, dim(), "stride")]; }
+int64_t Tensor::numel() const { return product(impl().sizes); }
+
+bool Tensor::is_contiguous() const {
+  const auto& im = impl();
+  int64_t expected = 1;
+  for (size_t i = im.sizes.size(); i-- > 0;) {
+    if (im.sizes[i] == 1) continue;
+    if (im.strides[i] != expected) return false;
+    expected *= im.sizes[i];
+  }
+  return true;
+}
+
+void* Tensor::data_ptr() const {
+  const auto& im = impl();
+  return static_cast<char*>(im.storage->data) + im.offset * static_cast<int64_t>(elementSize(im.dtype));
+}
+
+template <typename T>
+T* Tensor::data_ptr() const {
+  if (CppTypeToScalarType<T>::value != dtype())
+    fail("data_ptr", "expected a tensor of dtype ", CppTypeToScalarType<T>::value, ", got ", dtype());
+  return static_cast<T*>(data_ptr());
+}
+template float* Tensor::data_ptr<float>() const;
+template double* Tensor::data_ptr<double>() const;
+template int64_t* Tensor::data_ptr<int64_t>() const;
+template bool* Tensor::data_ptr<bool>() const;
+
+Scalar Tensor::item() const {
+  if (numel() != 1)
+    fail("item", "a tensor with ", numel(), " elements cannot be converted to a scalar (shape ",
+         sizes(), ")");
+  check_cpu(*this, "item");
+  return dispatch_all(dtype(), [&](auto tag) -> Scalar {
+    using T = decltype(tag);
+    return Scalar(*static_cast<const T*>(data_ptr()));
+  });
+}
+
+template <typename T>
+T Tensor::item() const {
+  return item().to<T>();
+}
+template <>
+bool Tensor::item<bool>() const {
+  return item().toBool();
+}
+template float Tensor::item<float>() const;
+template double Tensor::item<double>() const;
+template int64_t Tensor::item<int64_t>() const;
+template int Tensor::item<int>() const;
+
+Tensor Tensor::contiguous() const {
+  if (is_contiguous()) return *this;
+  return clone();
+}
+
+Tensor Tensor::clone() const {
+  check_cpu(*this, "clone");
+  Tensor out = empty(sizes(), options());
+  copy_strided(out, *this);
+  return out;
+}
+
+Tensor Tensor::to(ScalarType t) const {
+  check_defined(*this, "to");
+  if (t == dtype()) return *this;
+  check_cpu(*this, "to");
+  Tensor out = empty(sizes(), options().dtype(t));
+  copy_strided(out, *this);
+  return out;
+}
+
+Tensor Tensor::to(Device d) const {
+  check_defined(*this, "to");
+  if (d == device()) return *this;
+  fail("to", "cannot move a tensor of shape ", sizes(), " from ", device(), " to ", d,
+       ": this build of the runtime has no CUDA support");
+}
+
+Tensor Tensor::to(Device d, ScalarType t) const { return to(d).to(t); }
+
+const Tensor& Tensor::copy_(const Tensor& src) const {
+  check_cpu(*this, "copy_");
+  check_cpu(src, "copy_");
+  // The source must broadcast to exactly this tensor's shape.
+  const auto shape = infer_size(sizes(), src.sizes(), "copy_");
+  if (IntArrayRef(shape) != sizes())
+    fail("copy_", "source of shape ", src.sizes(), " cannot be copied into a tensor of shape ",
+         sizes());
+  // Overlapping source and destination (e.g. x.copy_(x.t())) must read before writing.
+  const Tensor source = shares_storage(*this, src) ? src.clone() : src;
+  copy_strided(*this, source);
+  return *this;
+}
+
+const Tensor& Tensor::fill_(const Scalar& value) const {
+  check_cpu(*this, "fill_");
+  dispatch_all(dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T v = std::is_same_v<T, bool> ? static_cast<T>(value.toBool()) : value.to<T>();
+    std::vector<int64_t> bs(dim());
+    for (int64_t i = 0; i < dim(); ++i) bs[i] = stride(i) * static_cast<int64_t>(sizeof(T));
+    strided_loop<1>(sizes(), {byte_ptr(*this)}, {bs.data()},
+                    [v](char* const* p, const int64_t* s, int64_t n) {
+                      if (s[0] == sizeof(T)) {
+                        T* d = reinterpret_cast<T*>(p[0]);
+                        std::fill(d, d + n, v);
+                      } else {
+                        for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(p[0] + i * s[0]) = v;
+                      }
+                    });
+  });
+  return *this;
+}
+
+const Tensor& Tensor::zero_() const { return fill_(0); }
+
+}  // namespace fg
