@@ -50,7 +50,10 @@ Tensor zeros(IntArrayRef size, TensorOptions options) {
   return t;
 }
 
-Tensor ones(IntArrayRef size, TensorOptions options) { return full(size, 1, options); }
+Tensor ones(IntArrayRef size, TensorOptions options) {
+  // Unlike full, ones keeps the default float dtype rather than inferring int64 from the 1.
+  return full(size, 1, options.has_dtype() ? options : options.dtype(kFloat));
+}
 
 Tensor full(IntArrayRef size, const Scalar& value, TensorOptions options) {
   // torch.full infers the dtype from the value when none is given.
