@@ -256,7 +256,8 @@ BinaryPlan plan_binary(BinaryKind kind, const Operand& a, const Operand& b, cons
 
 Tensor binary(BinaryKind kind, const Operand& a, const Operand& b, const char* op) {
   const BinaryPlan plan = plan_binary(kind, a, b, op);
-  Tensor out = empty(plan.shape, TensorOptions(plan.compute));
+  const Tensor& layout = a.tensor.sizes() == IntArrayRef(plan.shape) ? a.tensor : b.tensor;
+  Tensor out = empty_like_layout(plan.shape, TensorOptions(plan.compute), layout);
   run_binary(kind, out, a.tensor.to(plan.compute), b.tensor.to(plan.compute));
   return out;
 }
@@ -419,7 +420,7 @@ ScalarType unary_dtype(UnaryKind kind, const Tensor& self, const char* op) {
 
 Tensor unary(UnaryKind kind, const Tensor& self) {
   const ScalarType t = unary_dtype(kind, self, unary_info(kind).name);
-  Tensor out = empty(self.sizes(), TensorOptions(t));
+  Tensor out = empty_like_layout(self.sizes(), TensorOptions(t), self);
   run_unary(kind, out, self.to(t));
   return out;
 }

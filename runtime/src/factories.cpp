@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "allocator.h"
 #include "internal.h"
 
 namespace fg {
@@ -28,13 +29,11 @@ Tensor empty(IntArrayRef size, TensorOptions options) {
   check_device(options, "empty");
   const ScalarType dtype = options.dtype();
   const size_t nbytes = static_cast<size_t>(product(size)) * elementSize(dtype);
-  // 64-byte alignment: one cache line, and aligned loads for every SIMD width.
-  const size_t alloc = ((nbytes == 0 ? 1 : nbytes) + 63) / 64 * 64;
-  void* data = std::aligned_alloc(64, alloc);
-  if (data == nullptr) fail("empty", "out of memory allocating ", nbytes, " bytes for shape ", size);
+  std::shared_ptr<void> block = allocate_cpu(nbytes);
+  if (!block) fail("empty", "out of memory allocating ", nbytes, " bytes for shape ", size);
   auto storage = std::make_shared<Storage>();
-  storage->owner = std::shared_ptr<void>(data, std::free);
-  storage->data = data;
+  storage->data = block.get();
+  storage->owner = std::move(block);
   storage->nbytes = nbytes;
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = std::move(storage);

@@ -31,6 +31,11 @@ bool shares_storage(const Tensor& a, const Tensor& b);
 // or copies result into out when out already has the right shape.
 Tensor& assign_out(Tensor& out, const Tensor& result, const char* op);
 
+// A new tensor of `shape` whose memory layout follows `ref` when ref has that shape and is a
+// permuted dense layout (e.g. a transpose), so element-wise ops on such inputs stream through
+// memory instead of striding; otherwise contiguous.
+Tensor empty_like_layout(IntArrayRef shape, TensorOptions options, const Tensor& ref);
+
 // Copies src, broadcast to dst's shape, into dst with dtype conversion; src must not overlap dst.
 void copy_strided(const Tensor& dst, const Tensor& src);
 

@@ -1,4 +1,5 @@
 // Tensor metadata, data access, copies and casts, and the helpers shared by the op files.
+#include <algorithm>
 #include <cstring>
 
 #include "internal.h"
@@ -88,6 +89,27 @@ std::vector<int64_t> broadcast_byte_strides(IntArrayRef sizes, IntArrayRef strid
   for (size_t i = 0; i < sizes.size(); ++i)
     out[lead + i] = sizes[i] == 1 ? 0 : strides[i] * static_cast<int64_t>(element_size);
   return out;
+}
+
+Tensor empty_like_layout(IntArrayRef shape, TensorOptions options, const Tensor& ref) {
+  if (ref.sizes() != shape || ref.dim() < 2 || ref.is_contiguous()) return empty(shape, options);
+  // Dims ordered by decreasing stride must give a dense, non-overlapping layout.
+  std::vector<int64_t> perm(ref.dim());
+  for (int64_t i = 0; i < ref.dim(); ++i) perm[i] = i;
+  std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) { return ref.stride(a) > ref.stride(b); });
+  int64_t expected = 1;
+  for (size_t i = perm.size(); i-- > 0;) {
+    const int64_t d = perm[i];
+    if (ref.size(d) == 1) continue;
+    if (ref.stride(d) != expected) return empty(shape, options);
+    expected *= ref.size(d);
+  }
+  std::vector<int64_t> permuted(perm.size()), inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) {
+    permuted[i] = shape[perm[i]];
+    inverse[perm[i]] = static_cast<int64_t>(i);
+  }
+  return empty(permuted, options).permute(inverse);
 }
 
 namespace {
