@@ -1,0 +1,131 @@
+// The spec language of FUNCGEN("name = transform(f, ...)"): torch.func's Python call syntax,
+// parsed into a transform tree. Independent of Clang: positions are byte offsets into the spec
+// string, which the Clang front-end maps to source locations inside the string literal.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace funcgen::spec {
+
+// A Python literal or expression of the spec, as written.
+struct Value {
+  enum class Kind { None, Bool, Int, String, Tuple, Name, Call };
+  Kind kind = Kind::None;
+  size_t offset = 0;  // first byte in the spec string
+  size_t end = 0;     // one past the last byte
+  bool boolean = false;
+  int64_t integer = 0;
+  std::string text;                                // String: contents; Name and Call: the name
+  std::vector<Value> items;                        // Tuple: elements; Call: positional arguments
+  std::vector<std::pair<std::string, Value>> kwargs;  // Call: keyword arguments, in order
+  std::vector<size_t> kwarg_offsets;               // Call: offset of each keyword's name
+};
+
+// The whole annotation: `name = value`.
+struct Annotation {
+  std::string name;
+  size_t name_offset = 0;
+  Value value;
+};
+
+// What went wrong, where in the spec string.
+struct Diagnostic {
+  size_t offset = 0;
+  std::string message;
+  std::vector<std::pair<size_t, std::string>> notes;  // offset, text
+};
+
+class ParseError : public std::exception {
+ public:
+  explicit ParseError(Diagnostic d) : diagnostic_(std::move(d)) {}
+  const Diagnostic& diagnostic() const { return diagnostic_; }
+  const char* what() const noexcept override { return diagnostic_.message.c_str(); }
+
+ private:
+  Diagnostic diagnostic_;
+};
+
+// Parses `name = call(...)`; throws ParseError at the offending byte.
+Annotation parse(const std::string& text);
+
+// ---------------------------------------------------------------- the transform tree
+
+enum class TransformKind { Function, Vmap, Grad, GradAndValue, Vjp, Jvp, Jacrev, Jacfwd, Hessian, Linearize };
+const char* name_of(TransformKind kind);
+
+// A vmap in_dims / out_dims entry: an int, or None (not mapped).
+using Dim = std::optional<int64_t>;
+
+// A dims option as written: one entry for all (broadcast), or one per argument / output.
+struct DimsOption {
+  bool per_item = false;  // written as a tuple
+  std::vector<Dim> dims;  // one element when !per_item
+  size_t offset = 0;
+  std::vector<size_t> item_offsets;
+};
+
+struct ArgnumsOption {
+  bool is_tuple = false;
+  std::vector<int64_t> argnums;
+  size_t offset = 0;
+  std::vector<size_t> item_offsets;
+};
+
+enum class Randomness { Error, Different, Same };
+enum class ControlFlow { Error, Select };
+
+struct Transform {
+  TransformKind kind = TransformKind::Function;
+  size_t offset = 0;  // of the transform's name (or the function's name)
+  std::string function;               // Function: the C++ function or earlier spec name
+  std::shared_ptr<const Transform> inner;  // every other kind: what it transforms
+
+  // vmap
+  DimsOption in_dims{false, {Dim(0)}, 0, {}};
+  DimsOption out_dims{false, {Dim(0)}, 0, {}};
+  Randomness randomness = Randomness::Error;
+  size_t randomness_offset = 0;
+  bool randomness_given = false;
+  std::optional<int64_t> chunk_size;
+  ControlFlow control_flow = ControlFlow::Error;
+  // grad, grad_and_value, jacrev, jacfwd, hessian
+  ArgnumsOption argnums{false, {0}, 0, {}};
+  bool has_aux = false;
+};
+
+// Builds the transform tree of an annotation's value, checking transform names, option names,
+// option types and values; throws ParseError at the offending byte.
+std::shared_ptr<const Transform> build_transform(const Value& value);
+
+// ---------------------------------------------------------------- checking against signatures
+
+struct Param {
+  std::string name;
+  bool is_tensor = true;       // fg::Tensor; otherwise a C++ scalar passed through
+  std::string type_spelling;   // for messages: "int", "double", ...
+};
+
+// The C++-level signature of a function, or of a transform of one.
+struct FunctionInfo {
+  std::string name;
+  std::vector<Param> params;
+  size_t outputs = 1;          // number of returned tensors (the elements of a std::tuple)
+  bool returns_tuple = false;
+  bool returns_callable = false;  // vjp and linearize return a function object
+};
+
+// Finds the annotated function or an earlier spec by name; nullptr when unknown.
+using FunctionLookup = std::function<const FunctionInfo*(const std::string& name)>;
+
+// Checks a transform against the signatures it applies to (in_dims arity, in_dims or argnums on a
+// non-tensor argument, unknown function names, ...) and returns the signature of its result.
+// Throws ParseError at the offending byte.
+FunctionInfo check_transform(const Transform& transform, const FunctionLookup& lookup);
+
+}  // namespace funcgen::spec
