@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
-  llvm-16-dev libclang-16-dev clang-16 llvm-16-tools
+  llvm-16-dev libclang-16-dev libclang-cpp16-dev clang-16 llvm-16-tools
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libhwy-dev libopenblas-dev
 )

@@ -34,11 +34,19 @@ struct Annotation {
   Value value;
 };
 
+// A suggested edit of the spec string: replace `length` bytes at `offset` with `text`.
+struct FixIt {
+  size_t offset = 0;
+  size_t length = 0;
+  std::string text;
+};
+
 // What went wrong, where in the spec string.
 struct Diagnostic {
   size_t offset = 0;
   std::string message;
   std::vector<std::pair<size_t, std::string>> notes;  // offset, text
+  std::optional<FixIt> fixit;
 };
 
 class ParseError : public std::exception {

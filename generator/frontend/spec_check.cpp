@@ -6,7 +6,7 @@ namespace {
 
 [[noreturn]] void error(size_t offset, std::string message,
                         std::vector<std::pair<size_t, std::string>> notes = {}) {
-  throw ParseError(Diagnostic{offset, std::move(message), std::move(notes)});
+  throw ParseError(Diagnostic{offset, std::move(message), std::move(notes), std::nullopt});
 }
 
 std::string describe(const Param& p) {

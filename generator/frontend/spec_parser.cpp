@@ -9,8 +9,9 @@ namespace funcgen::spec {
 namespace {
 
 [[noreturn]] void error(size_t offset, std::string message,
-                        std::vector<std::pair<size_t, std::string>> notes = {}) {
-  throw ParseError(Diagnostic{offset, std::move(message), std::move(notes)});
+                        std::vector<std::pair<size_t, std::string>> notes = {},
+                        std::optional<FixIt> fixit = std::nullopt) {
+  throw ParseError(Diagnostic{offset, std::move(message), std::move(notes), std::move(fixit)});
 }
 
 // ---------------------------------------------------------------- lexer
@@ -232,8 +233,8 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
-// "; did you mean 'x'?" for the closest candidate within two edits, else "".
-std::string suggestion(const std::string& word, const std::vector<std::string>& candidates) {
+// The closest candidate within two edits, or "".
+std::string closest(const std::string& word, const std::vector<std::string>& candidates) {
   std::string best;
   size_t best_d = 3;
   for (const auto& c : candidates) {
@@ -243,7 +244,12 @@ std::string suggestion(const std::string& word, const std::vector<std::string>& 
       best = c;
     }
   }
-  return best.empty() ? "" : "; did you mean '" + best + "'?";
+  return best;
+}
+std::string did_you_mean(const std::string& best) { return best.empty() ? "" : "; did you mean '" + best + "'?"; }
+std::optional<FixIt> rename(size_t offset, const std::string& from, const std::string& to) {
+  if (to.empty()) return std::nullopt;
+  return FixIt{offset, from.size(), to};
 }
 
 std::string join(const std::vector<std::string>& items) {
@@ -376,9 +382,11 @@ std::shared_ptr<const Transform> build_transform(const Value& value) {
   std::vector<std::string> names;
   for (const auto& [name, sig] : signatures()) names.push_back(name);
   const auto it = signatures().find(value.text);
-  if (it == signatures().end())
-    error(value.offset, "unknown transform '" + value.text + "'" + suggestion(value.text, names),
-          {{value.offset, "transforms are " + join(names)}});
+  if (it == signatures().end()) {
+    const std::string best = closest(value.text, names);
+    error(value.offset, "unknown transform '" + value.text + "'" + did_you_mean(best),
+          {{value.offset, "transforms are " + join(names)}}, rename(value.offset, value.text, best));
+  }
   const Signature& sig = it->second;
   t->kind = sig.kind;
 
@@ -400,9 +408,12 @@ std::shared_ptr<const Transform> build_transform(const Value& value) {
   allowed.insert(allowed.end(), sig.keyword_only.begin(), sig.keyword_only.end());
   for (size_t k = 0; k < value.kwargs.size(); ++k) {
     const auto& [key, v] = value.kwargs[k];
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
-      error(value.kwarg_offsets[k], "unknown option '" + key + "' for " + value.text + suggestion(key, allowed),
-            {{value.offset, value.text + " takes " + (allowed.empty() ? std::string("no options") : join(allowed))}});
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      const std::string best = closest(key, allowed);
+      error(value.kwarg_offsets[k], "unknown option '" + key + "' for " + value.text + did_you_mean(best),
+            {{value.offset, value.text + " takes " + (allowed.empty() ? std::string("no options") : join(allowed))}},
+            rename(value.kwarg_offsets[k], key, best));
+    }
     if (std::find(given.begin(), given.end(), key) != given.end())
       error(value.kwarg_offsets[k], "option '" + key + "' of " + value.text + " is given both by position and by keyword");
     given.push_back(key);

@@ -1,0 +1,198 @@
+#include "frontend/annotations.h"
+
+#include <clang/AST/RecursiveASTVisitor.h>
+#include <clang/Basic/SourceManager.h>
+#include <clang/Lex/Lexer.h>
+
+#include <algorithm>
+#include <map>
+
+#include "compat/clang_compat.h"
+
+namespace funcgen {
+namespace {
+
+using clang::SourceLocation;
+
+// Where each byte of the spec text was written: FUNCGEN's string literal(s), found by lexing the
+// macro use. Literals are mapped character for character; an escape sequence maps all of its
+// bytes to its backslash.
+class SpecLocations {
+ public:
+  SpecLocations(const clang::SourceManager& sm, const clang::LangOptions& lang, SourceLocation attr_loc)
+      : fallback_(sm.getExpansionLoc(attr_loc)) {
+    const SourceLocation start = fallback_;
+    const clang::FileID file = sm.getFileID(start);
+    bool invalid = false;
+    const llvm::StringRef buffer = sm.getBufferData(file, &invalid);
+    if (invalid) return;
+    const unsigned offset = sm.getFileOffset(start);
+    clang::Lexer lexer(sm.getLocForStartOfFile(file), lang, buffer.begin(), buffer.begin() + offset, buffer.end());
+    clang::Token tok;
+    std::string content;
+    // FUNCGEN ( "literal" "literal"... ): look at a bounded number of tokens.
+    for (int i = 0; i < 64 && !lexer.LexFromRawLexer(tok); ++i) {
+      if (tok.is(clang::tok::r_paren) && !bytes_.empty()) break;
+      if (!tok.is(clang::tok::string_literal)) continue;
+      const SourceLocation loc = tok.getLocation();
+      const llvm::StringRef text(buffer.data() + sm.getFileOffset(loc), tok.getLength());
+      for (size_t k = 1; k + 1 < text.size(); ++k) {
+        bytes_.push_back(loc.getLocWithOffset(static_cast<int>(k)));
+        content.push_back(text[k]);
+        if (text[k] == '\\' && k + 2 < text.size()) ++k;  // a simple escape is one byte
+      }
+    }
+    // Written as [[clang::annotate("funcgen:...")]] rather than FUNCGEN(...): skip the prefix.
+    const size_t prefix = sizeof(kAnnotationPrefix) - 1;
+    if (content.compare(0, prefix, kAnnotationPrefix) == 0) bytes_.erase(bytes_.begin(), bytes_.begin() + prefix);
+  }
+
+  SourceLocation at(size_t offset) const {
+    if (bytes_.empty()) return fallback_;
+    return offset < bytes_.size() ? bytes_[offset] : bytes_.back().getLocWithOffset(1);
+  }
+
+ private:
+  SourceLocation fallback_;
+  std::vector<SourceLocation> bytes_;
+};
+
+bool is_fg_tensor(clang::QualType type) {
+  type = type.getNonReferenceType().getUnqualifiedType().getCanonicalType();
+  const auto* record = type->getAsCXXRecordDecl();
+  return record != nullptr && record->getQualifiedNameAsString() == "fg::Tensor";
+}
+
+std::string spelling(clang::QualType type, const clang::ASTContext& context) {
+  clang::PrintingPolicy policy(context.getLangOpts());
+  policy.SuppressTagKeyword = true;
+  return type.getNonReferenceType().getUnqualifiedType().getAsString(policy);
+}
+
+class Collector {
+ public:
+  explicit Collector(clang::ASTContext& context) : context_(context), diags_(context.getDiagnostics()) {
+    spec_error_ = diags_.getCustomDiagID(clang::DiagnosticsEngine::Error, "%0 [funcgen-spec]");
+    spec_note_ = diags_.getCustomDiagID(clang::DiagnosticsEngine::Note, "%0");
+    unsupported_ = diags_.getCustomDiagID(clang::DiagnosticsEngine::Error, "%0 [funcgen-unsupported]");
+  }
+
+  void add(const clang::FunctionDecl* fn) {
+    std::vector<const clang::AnnotateAttr*> attrs;
+    for (const auto* attr : fn->specific_attrs<clang::AnnotateAttr>())
+      if (compat::starts_with(compat::annotation_text(*attr), kAnnotationPrefix)) attrs.push_back(attr);
+    if (attrs.empty()) return;
+    const auto& sm = context_.getSourceManager();
+    std::sort(attrs.begin(), attrs.end(), [&](const auto* a, const auto* b) {
+      return sm.isBeforeInTranslationUnit(a->getLocation(), b->getLocation());
+    });
+    std::optional<spec::FunctionInfo> info = function_info(fn);
+    for (const auto* attr : attrs) {
+      const std::string text = compat::annotation_text(*attr).substr(sizeof(kAnnotationPrefix) - 1).str();
+      const SpecLocations where(sm, context_.getLangOpts(), attr->getLocation());
+      if (!info) continue;  // the signature itself was reported
+      functions_[fn->getNameAsString()] = *info;
+      try {
+        const spec::Annotation annotation = spec::parse(text);
+        auto transform = spec::build_transform(annotation.value);
+        spec::FunctionInfo result = spec::check_transform(*transform, [&](const std::string& name) -> const spec::FunctionInfo* {
+          auto it = functions_.find(name);
+          return it == functions_.end() ? nullptr : &it->second;
+        });
+        if (functions_.count(annotation.name) != 0) {
+          report(where, spec::Diagnostic{annotation.name_offset,
+                                         "the name '" + annotation.name + "' is already defined; give the generated function another name",
+                                         {}});
+          continue;
+        }
+        result.name = annotation.name;
+        functions_[annotation.name] = result;
+        specs_.push_back(AnnotatedSpec{fn, annotation.name, std::move(transform), result, where.at(0)});
+      } catch (const spec::ParseError& e) {
+        report(where, e.diagnostic());
+      }
+    }
+  }
+
+  std::vector<AnnotatedSpec> take() { return std::move(specs_); }
+
+ private:
+  void report(const SpecLocations& where, const spec::Diagnostic& d) {
+    {  // the error is emitted when its builder goes out of scope, before the notes
+      auto builder = diags_.Report(where.at(d.offset), spec_error_);
+      builder << d.message;
+      if (d.fixit) {
+        const SourceLocation begin = where.at(d.fixit->offset);
+        const SourceLocation end = where.at(d.fixit->offset + d.fixit->length);
+        builder << clang::FixItHint::CreateReplacement(clang::CharSourceRange::getCharRange(begin, end),
+                                                       d.fixit->text);
+      }
+    }
+    for (const auto& [offset, text] : d.notes) diags_.Report(where.at(offset), spec_note_) << text;
+  }
+
+  std::optional<spec::FunctionInfo> function_info(const clang::FunctionDecl* fn) {
+    spec::FunctionInfo info;
+    info.name = fn->getNameAsString();
+    bool ok = true;
+    for (const clang::ParmVarDecl* p : fn->parameters()) {
+      const clang::QualType t = p->getType();
+      if (is_fg_tensor(t)) {
+        info.params.push_back({p->getNameAsString(), true, "fg::Tensor"});
+      } else if (t.getNonReferenceType()->isArithmeticType()) {
+        info.params.push_back({p->getNameAsString(), false, spelling(t, context_)});
+      } else {
+        diags_.Report(p->getLocation(), unsupported_)
+            << ("parameter '" + p->getNameAsString() + "' of type '" + spelling(t, context_) +
+                "' cannot be transformed; parameters must be fg::Tensor or a C++ scalar");
+        ok = false;
+      }
+    }
+    const clang::QualType ret = fn->getReturnType();
+    if (is_fg_tensor(ret)) {
+      info.outputs = 1;
+    } else if (const auto* spec = llvm::dyn_cast_or_null<clang::ClassTemplateSpecializationDecl>(
+                   ret.getCanonicalType()->getAsCXXRecordDecl());
+               spec != nullptr && spec->getQualifiedNameAsString() == "std::tuple") {
+      info.outputs = spec->getTemplateArgs()[0].pack_size();
+      info.returns_tuple = true;
+    } else {
+      diags_.Report(fn->getReturnTypeSourceRange().getBegin(), unsupported_)
+          << ("return type '" + spelling(ret, context_) + "' of '" + info.name +
+              "' cannot be transformed; return fg::Tensor or std::tuple of them");
+      ok = false;
+    }
+    if (!ok) return std::nullopt;
+    return info;
+  }
+
+  clang::ASTContext& context_;
+  clang::DiagnosticsEngine& diags_;
+  unsigned spec_error_, spec_note_, unsupported_;
+  std::map<std::string, spec::FunctionInfo> functions_;
+  std::vector<AnnotatedSpec> specs_;
+};
+
+class Visitor : public clang::RecursiveASTVisitor<Visitor> {
+ public:
+  Visitor(clang::ASTContext& context, Collector& collector) : context_(context), collector_(collector) {}
+  bool VisitFunctionDecl(clang::FunctionDecl* fn) {
+    if (fn->doesThisDeclarationHaveABody() && context_.getSourceManager().isInMainFile(fn->getLocation()))
+      collector_.add(fn);
+    return true;
+  }
+
+ private:
+  clang::ASTContext& context_;
+  Collector& collector_;
+};
+
+}  // namespace
+
+std::vector<AnnotatedSpec> collect_specs(clang::ASTContext& context) {
+  Collector collector(context);
+  Visitor(context, collector).TraverseDecl(context.getTranslationUnitDecl());
+  return collector.take();
+}
+
+}  // namespace funcgen

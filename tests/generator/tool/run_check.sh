@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs funcgen on one test input and checks its diagnostics with FileCheck, clang-tidy style:
+# the input's `// CHECK...` lines give the full expected messages (line, column, notes, fix-its),
+# and a `// EXIT: N` line the expected exit status.
+set -u
+funcgen=$1 filecheck=$2 input=$3 include_dir=$4
+expected_exit=$(sed -n 's|^// EXIT: *\([0-9]*\).*|\1|p' "$input")
+output=$("$funcgen" "$input" -- -std=c++17 -I"$include_dir" 2>&1)
+status=$?
+if [ "$status" != "${expected_exit:-0}" ]; then
+  echo "funcgen exited with $status, expected ${expected_exit:-0}; output:"
+  echo "$output"
+  exit 1
+fi
+printf '%s\n' "$output" | "$filecheck" --strict-whitespace --match-full-lines=false "$input"
