@@ -240,11 +240,12 @@ BinaryPlan plan_binary(BinaryKind kind, const Operand& a, const Operand& b, cons
   check_cpu(b.tensor, op);
   BinaryPlan plan{infer_size(a.tensor.sizes(), b.tensor.sizes(), op), result_type({a, b})};
   if (kind == BinaryKind::Div && !isFloatingType(plan.compute)) plan.compute = kFloat;  // true division
-  if (plan.compute == kBool) {
-    if (kind == BinaryKind::Sub)
+  if (kind == BinaryKind::Sub && (a.tensor.dtype() == kBool || b.tensor.dtype() == kBool)) {
+    if (a.tensor.dtype() == b.tensor.dtype())
       fail(op, "subtraction of two bool tensors is not supported; use logical_xor or ne instead");
-    if (kind == BinaryKind::Pow) plan.compute = kLong;
+    fail(op, "subtraction with a bool tensor is not supported; use logical_not to invert a mask");
   }
+  if (plan.compute == kBool && kind == BinaryKind::Pow) plan.compute = kLong;
   if (kind == BinaryKind::Pow && plan.compute == kLong) {
     // torch refuses integers to negative integer powers rather than truncating them.
     const Tensor& e = b.tensor;
@@ -264,6 +265,8 @@ Tensor binary(BinaryKind kind, const Operand& a, const Operand& b, const char* o
 
 // Writes a (op) b into self, which must have the broadcast shape and a dtype the result casts to.
 const Tensor& binary_inplace(BinaryKind kind, const Tensor& self, const Operand& b, const char* op) {
+  check_cpu(self, op);
+  check_no_internal_overlap(self, op);
   const Operand a{self, false};
   const BinaryPlan plan = plan_binary(kind, a, b, op);
   if (IntArrayRef(plan.shape) != self.sizes())
@@ -291,6 +294,7 @@ Operand scaled(const Tensor& other, const Scalar& alpha) {
   return Operand{mul(other, alpha), false};
 }
 Operand scaled(const Scalar& other, const Scalar& alpha) {
+  if (alpha.isIntegral(false) && alpha.toLong() == 1) return wrap(other);
   if (alpha.isFloatingPoint() || other.isFloatingPoint()) return wrap(other.toDouble() * alpha.toDouble());
   return wrap(other.toLong() * alpha.toLong());
 }
@@ -341,28 +345,28 @@ Tensor operator-(const Scalar& a, const Tensor& b) { return binary(BinaryKind::S
 Tensor operator/(const Scalar& a, const Tensor& b) { return binary(BinaryKind::Div, wrap(a), {b}, "div"); }
 
 Tensor& add_out(Tensor& out, const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  return assign_out(out, add(self, other, alpha), "add_out");
+  return assign_out(out, binary(BinaryKind::Add, {self}, scaled(other, alpha), "add_out"), "add_out");
 }
 Tensor& sub_out(Tensor& out, const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  return assign_out(out, sub(self, other, alpha), "sub_out");
+  return assign_out(out, binary(BinaryKind::Sub, {self}, scaled(other, alpha), "sub_out"), "sub_out");
 }
 Tensor& mul_out(Tensor& out, const Tensor& self, const Tensor& other) {
-  return assign_out(out, mul(self, other), "mul_out");
+  return assign_out(out, binary(BinaryKind::Mul, {self}, {other}, "mul_out"), "mul_out");
 }
 Tensor& div_out(Tensor& out, const Tensor& self, const Tensor& other) {
-  return assign_out(out, div(self, other), "div_out");
+  return assign_out(out, binary(BinaryKind::Div, {self}, {other}, "div_out"), "div_out");
 }
 Tensor& pow_out(Tensor& out, const Tensor& self, const Tensor& exponent) {
-  return assign_out(out, pow(self, exponent), "pow_out");
+  return assign_out(out, binary(BinaryKind::Pow, {self}, {exponent}, "pow_out"), "pow_out");
 }
 Tensor& pow_out(Tensor& out, const Tensor& self, const Scalar& exponent) {
   return assign_out(out, pow(self, exponent), "pow_out");
 }
 Tensor& maximum_out(Tensor& out, const Tensor& self, const Tensor& other) {
-  return assign_out(out, maximum(self, other), "maximum_out");
+  return assign_out(out, binary(BinaryKind::Maximum, {self}, {other}, "maximum_out"), "maximum_out");
 }
 Tensor& minimum_out(Tensor& out, const Tensor& self, const Tensor& other) {
-  return assign_out(out, minimum(self, other), "minimum_out");
+  return assign_out(out, binary(BinaryKind::Minimum, {self}, {other}, "minimum_out"), "minimum_out");
 }
 
 const Tensor& Tensor::add_(const Tensor& other, const Scalar& alpha) const {
@@ -418,8 +422,8 @@ ScalarType unary_dtype(UnaryKind kind, const Tensor& self, const char* op) {
   return unary_info(kind).promotes_integers && !isFloatingType(self.dtype()) ? kFloat : self.dtype();
 }
 
-Tensor unary(UnaryKind kind, const Tensor& self) {
-  const ScalarType t = unary_dtype(kind, self, unary_info(kind).name);
+Tensor unary(UnaryKind kind, const Tensor& self, const char* op) {
+  const ScalarType t = unary_dtype(kind, self, op);
   Tensor out = empty_like_layout(self.sizes(), TensorOptions(t), self);
   run_unary(kind, out, self.to(t));
   return out;
@@ -427,6 +431,7 @@ Tensor unary(UnaryKind kind, const Tensor& self) {
 
 const Tensor& unary_inplace(UnaryKind kind, const Tensor& self, const char* op) {
   const ScalarType t = unary_dtype(kind, self, op);
+  check_no_internal_overlap(self, op);
   if (t != self.dtype())
     fail(op, "result type ", t, " cannot be cast to the desired output type ", self.dtype());
   run_unary(kind, self, self);  // element i reads only element i: safe in place
@@ -436,15 +441,15 @@ const Tensor& unary_inplace(UnaryKind kind, const Tensor& self, const char* op) 
 }  // namespace
 
 #define FG_DEFINE_UNARY(name, Kind)                                                        \
-  Tensor name(const Tensor& self) { return unary(UnaryKind::Kind, self); }                 \
+  Tensor name(const Tensor& self) { return unary(UnaryKind::Kind, self, #name); }          \
   Tensor& name##_(Tensor& self) {                                                          \
     unary_inplace(UnaryKind::Kind, self, #name "_");                                       \
     return self;                                                                           \
   }                                                                                        \
   Tensor& name##_out(Tensor& out, const Tensor& self) {                                    \
-    return assign_out(out, unary(UnaryKind::Kind, self), #name "_out");                    \
+    return assign_out(out, unary(UnaryKind::Kind, self, #name "_out"), #name "_out");      \
   }                                                                                        \
-  Tensor Tensor::name() const { return unary(UnaryKind::Kind, *this); }                    \
+  Tensor Tensor::name() const { return unary(UnaryKind::Kind, *this, #name); }             \
   const Tensor& Tensor::name##_() const { return unary_inplace(UnaryKind::Kind, *this, #name "_"); }
 FG_DEFINE_UNARY(neg, Neg)
 FG_DEFINE_UNARY(abs, Abs)
@@ -532,6 +537,7 @@ Tensor& clamp_out(Tensor& out, const Tensor& self, const std::optional<Scalar>& 
 }
 const Tensor& Tensor::clamp_(const std::optional<Scalar>& min, const std::optional<Scalar>& max) const {
   const ScalarType t = clamp_dtype(*this, min, max, "clamp_");
+  check_no_internal_overlap(*this, "clamp_");
   if (t != dtype()) fail("clamp_", "result type ", t, " cannot be cast to the desired output type ", dtype());
   run_clamp(*this, *this, min, max);
   return *this;
@@ -589,6 +595,7 @@ Tensor comparison(Cmp c, const Operand& a, const Operand& b, const char* op) {
 }
 
 const Tensor& comparison_inplace(Cmp c, const Tensor& self, const Operand& b, const char* op) {
+  check_no_internal_overlap(self, op);
   Tensor r = comparison(c, {self}, b, op);
   if (r.sizes() != self.sizes())
     fail(op, "output shape ", self.sizes(), " does not match the broadcast shape ", r.sizes());

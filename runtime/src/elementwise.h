@@ -15,8 +15,6 @@ struct Operand {
 };
 Operand wrap(const Scalar& s);
 ScalarType result_type(std::initializer_list<Operand> operands);
-// Whether a value of dtype `from` may be written into a tensor of dtype `to` (torch.can_cast).
-bool can_cast(ScalarType from, ScalarType to);
 
 // out = a (op) b, all of out's dtype, a and b broadcast to out's shape; out may be strided.
 void run_binary(cpu::BinaryKind kind, const Tensor& out, const Tensor& a, const Tensor& b);

@@ -222,7 +222,7 @@ Tensor tensor(const std::vector<bool>& v, TensorOptions o) {
 
 Tensor scalar_tensor(const Scalar& value, TensorOptions options) {
   if (!options.has_dtype())
-    options = options.dtype(value.isFloatingPoint() ? kFloat : value.isBoolean() ? kBool : kLong);
+    options = options.dtype(kFloat);  // torch.scalar_tensor is float32 whatever the value
   return full({}, value, options);
 }
 

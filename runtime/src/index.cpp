@@ -15,10 +15,10 @@ void check_index_tensor(const Tensor& index, const char* op) {
   if (index.dtype() != kLong) fail(op, "expected an int64 index tensor, got ", index.dtype());
 }
 
+// As torch, index tensors are not wrapped like Python subscripts: negative entries are errors.
 int64_t checked_index(int64_t i, int64_t size, int64_t dim, const char* op) {
-  if (i < -size || i >= size)
-    fail(op, "index ", i, " is out of bounds for dimension ", dim, " with size ", size);
-  return i < 0 ? i + size : i;
+  if (i < 0 || i >= size) fail(op, "index ", i, " is out of bounds for dimension ", dim, " with size ", size);
+  return i;
 }
 
 // Visits every multi-index of `shape` in row-major order.
@@ -92,43 +92,51 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
   return out;
 }
 
+namespace {
+// self[index[i][j]][j] += src[i][j] (for dim 0), in place; errors are named `op`.
+void scatter_add_into(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const char* op) {
+  check_cpu(self, op);
+  check_cpu(src, op);
+  check_index_tensor(index, op);
+  check_no_internal_overlap(self, op);
+  const int64_t d = wrap_dim(dim, self.dim(), op);
+  if (src.dtype() != self.dtype()) fail(op, "expected src of dtype ", self.dtype(), ", got ", src.dtype());
+  if (index.dim() != self.dim() || src.dim() != self.dim())
+    fail(op, "index ", index.sizes(), ", src ", src.sizes(), " and self ", self.sizes(),
+         " must have the same number of dimensions");
+  for (int64_t k = 0; k < self.dim(); ++k) {
+    if (index.size(k) > src.size(k))
+      fail(op, "index ", index.sizes(), " is larger than src ", src.sizes(), " in dimension ", k);
+    if (k != d && index.size(k) > self.size(k))
+      fail(op, "index ", index.sizes(), " is larger than self ", self.sizes(), " in dimension ", k);
+  }
+  const int64_t size_d = self.dim() == 0 ? 1 : self.size(d);
+  const Tensor source = shares_storage(self, src) ? src.clone() : src;
+  dispatch_all(self.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* dst = static_cast<T*>(self.data_ptr());
+    const T* sp = static_cast<const T*>(source.data_ptr());
+    const int64_t* ip = static_cast<const int64_t*>(index.data_ptr());
+    for_each_index(index.sizes(), [&](std::vector<int64_t>& at) {
+      const int64_t i = checked_index(ip[offset_of(index, at)], size_d, d, op);
+      std::vector<int64_t> to = at;
+      if (!to.empty()) to[d] = i;
+      T& slot = dst[offset_of(self, to)];
+      slot = static_cast<T>(slot + sp[offset_of(source, at)]);
+    });
+  });
+}
+}  // namespace
+
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  check_cpu(self, "scatter_add");
   Tensor out = self.clone();
-  out.scatter_add_(dim, index, src);
+  scatter_add_into(out, dim, index, src, "scatter_add");
   return out;
 }
 
 const Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) const {
-  check_cpu(*this, "scatter_add_");
-  check_cpu(src, "scatter_add_");
-  check_index_tensor(index, "scatter_add_");
-  const int64_t d = wrap_dim(dim, this->dim(), "scatter_add_");
-  if (src.dtype() != dtype())
-    fail("scatter_add_", "expected src of dtype ", dtype(), ", got ", src.dtype());
-  if (index.dim() != this->dim() || src.dim() != this->dim())
-    fail("scatter_add_", "index ", index.sizes(), ", src ", src.sizes(), " and self ", sizes(),
-         " must have the same number of dimensions");
-  for (int64_t k = 0; k < this->dim(); ++k) {
-    if (index.size(k) > src.size(k))
-      fail("scatter_add_", "index ", index.sizes(), " is larger than src ", src.sizes(), " in dimension ", k);
-    if (k != d && index.size(k) > size(k))
-      fail("scatter_add_", "index ", index.sizes(), " is larger than self ", sizes(), " in dimension ", k);
-  }
-  const int64_t size_d = this->dim() == 0 ? 1 : size(d);
-  const Tensor source = detail::shares_storage(*this, src) ? src.clone() : src;
-  dispatch_all(dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    T* dst = static_cast<T*>(data_ptr());
-    const T* sp = static_cast<const T*>(source.data_ptr());
-    const int64_t* ip = static_cast<const int64_t*>(index.data_ptr());
-    for_each_index(index.sizes(), [&](std::vector<int64_t>& at) {
-      const int64_t i = checked_index(ip[offset_of(index, at)], size_d, d, "scatter_add_");
-      std::vector<int64_t> to = at;
-      if (!to.empty()) to[d] = i;
-      T& slot = dst[offset_of(*this, to)];
-      slot = static_cast<T>(slot + sp[offset_of(source, at)]);
-    });
-  });
+  scatter_add_into(*this, dim, index, src, "scatter_add_");
   return *this;
 }
 

@@ -27,6 +27,11 @@ Tensor make_view(const Tensor& self, std::vector<int64_t> sizes, std::vector<int
 inline char* byte_ptr(const Tensor& t) { return static_cast<char*>(t.data_ptr()); }
 // Whether two tensors' storage is the same allocation.
 bool shares_storage(const Tensor& a, const Tensor& b);
+// Throws when several elements of `self` share one memory location (an expanded tensor), which
+// an in-place op named `op` cannot write consistently.
+void check_no_internal_overlap(const Tensor& self, const char* op);
+// Whether a value of dtype `from` may be written into a tensor of dtype `to` (torch.can_cast).
+bool can_cast(ScalarType from, ScalarType to);
 // Replaces out's storage and geometry with those of `result` (for *_out ops that must resize),
 // or copies result into out when out already has the right shape.
 Tensor& assign_out(Tensor& out, const Tensor& result, const char* op);

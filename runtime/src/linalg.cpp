@@ -1,5 +1,6 @@
 // Matrix products: matmul (with all of torch.matmul's broadcasting), mm, bmm, mv, dot, outer and
-// linear. float32 and float64 go to OpenBLAS; int64 uses a plain loop; bool is rejected.
+// linear. float32 and float64 go to OpenBLAS or, for narrow products, to the SIMD kernel below;
+// int64 uses a plain loop; bool is rejected.
 //
 // Every product funnels into matmul_core(), which computes C[batch..., m, n] = A @ B for operands
 // A [batchA..., m, k] and B [batchB..., k, n] whose batch dims broadcast to `batch`:
@@ -7,108 +8,170 @@
 //    (CblasTrans for transposed views); only other layouts are copied;
 //  * when B is the same matrix for every batch item (a 1-D/2-D right operand, a broadcast one),
 //    the batch is folded into A's rows so the whole product is one gemm;
-//  * otherwise small per-item products run in parallel over the batch (OpenMP), each gemm on one
-//    thread, and large ones one after another with OpenBLAS's own threads.
+//  * narrow products (up to 24-64 columns, e.g. the 10 outputs of a classifier layer) with
+//    row-major A use a Highway kernel of dot products: a gemm packs A for every call, which for
+//    so few columns costs as much as the arithmetic (OpenBLAS reaches 1/3 of this kernel's speed
+//    on [8192, 784] @ [784, 10]);
+//  * batches run in parallel over their items, single products split their rows (or columns)
+//    over the threads.
+//
+// Threads: all parallelism is OpenMP's (omp_get_max_threads(), as the rest of the runtime), and
+// OpenBLAS is set to one thread at the first product. OpenBLAS's own pthreads busy-wait after
+// each call; next to the OpenMP threads of the element-wise ops they oversubscribe the cores, and
+// on 2 cores that made each OpenMP region after a gemm wait for a scheduler time slice (a loop of
+// 64 small products took 300 ms instead of 3 ms). Splitting a product over threads ourselves
+// costs nothing measurable: each part is itself a large gemm.
+
+// ------------------------------------------------------------------------------ SIMD kernel
+// Compiled once per ISA by Highway (this file includes itself through foreach_target).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "linalg.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include <cstdint>
+#include <cstring>
+
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace fg::linalg_kernels {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+constexpr size_t kMaxLanes = 64;  // elements in the widest vector of any target (with margin)
+
+// C[r][g] (+)= dot(A row r, Bt row g) for R rows of A and G rows of Bt. Bt rows are zero-padded
+// to a whole number of vectors; A's tail is copied into a zero-padded buffer.
+template <int R, int G, class D, typename T = hn::TFromD<D>>
+HWY_INLINE void DotBlock(D d, const T* HWY_RESTRICT a, int64_t lda, const T* HWY_RESTRICT bt,
+                         int64_t ldbt, int64_t k, T* HWY_RESTRICT c, int64_t ldc, bool accumulate) {
+  using V = hn::Vec<D>;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  V s[R][G];
+  for (int r = 0; r < R; ++r)
+    for (int g = 0; g < G; ++g) s[r][g] = hn::Zero(d);
+  int64_t p = 0;
+  for (; p + N <= k; p += N) {
+    V av[R];
+    for (int r = 0; r < R; ++r) av[r] = hn::LoadU(d, a + r * lda + p);
+    for (int g = 0; g < G; ++g) {
+      const V bv = hn::LoadU(d, bt + g * ldbt + p);
+      for (int r = 0; r < R; ++r) s[r][g] = hn::MulAdd(av[r], bv, s[r][g]);
+    }
+  }
+  if (p < k) {
+    HWY_ALIGN T buf[R][kMaxLanes];
+    V av[R];
+    for (int r = 0; r < R; ++r) {
+      std::memset(buf[r], 0, sizeof(buf[r]));
+      std::memcpy(buf[r], a + r * lda + p, static_cast<size_t>(k - p) * sizeof(T));
+      av[r] = hn::Load(d, buf[r]);
+    }
+    for (int g = 0; g < G; ++g) {
+      const V bv = hn::LoadU(d, bt + g * ldbt + p);
+      for (int r = 0; r < R; ++r) s[r][g] = hn::MulAdd(av[r], bv, s[r][g]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int g = 0; g < G; ++g) {
+      const T v = hn::GetLane(hn::SumOfLanes(d, s[r][g]));
+      T* out = c + r * ldc + g;
+      *out = accumulate ? *out + v : v;
+    }
+}
+
+template <int R, class D, typename T = hn::TFromD<D>>
+HWY_INLINE void DotRows(D d, const T* a, int64_t lda, const T* bt, int64_t ldbt, int64_t n,
+                        int64_t k, T* c, int64_t ldc, bool accumulate) {
+  // Columns in groups of at most 6 (R x 6 accumulators stay in registers), sizes balanced.
+  const int64_t groups = (n + 5) / 6;
+  int64_t j = 0;
+  for (int64_t gi = 0; gi < groups; ++gi) {
+    const int64_t g = (n - j) / (groups - gi);
+    const T* b = bt + j * ldbt;
+    T* cc = c + j;
+    switch (g) {
+      case 1: DotBlock<R, 1>(d, a, lda, b, ldbt, k, cc, ldc, accumulate); break;
+      case 2: DotBlock<R, 2>(d, a, lda, b, ldbt, k, cc, ldc, accumulate); break;
+      case 3: DotBlock<R, 3>(d, a, lda, b, ldbt, k, cc, ldc, accumulate); break;
+      case 4: DotBlock<R, 4>(d, a, lda, b, ldbt, k, cc, ldc, accumulate); break;
+      case 5: DotBlock<R, 5>(d, a, lda, b, ldbt, k, cc, ldc, accumulate); break;
+      default: DotBlock<R, 6>(d, a, lda, b, ldbt, k, cc, ldc, accumulate); break;
+    }
+    j += g;
+  }
+}
+
+// C[m, n] (+)= A[m, k] (row stride lda, unit column stride) @ Bt[n, k]^T, Bt's rows (stride ldbt)
+// zero-padded to a whole number of vectors.
+template <typename T>
+void NarrowGemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* bt, int64_t ldbt,
+                T* c, int64_t ldc, bool accumulate) {
+  const hn::ScalableTag<T> d;
+  int64_t i = 0;
+  for (; i + 4 <= m; i += 4) DotRows<4>(d, a + i * lda, lda, bt, ldbt, n, k, c + i * ldc, ldc, accumulate);
+  for (; i < m; ++i) DotRows<1>(d, a + i * lda, lda, bt, ldbt, n, k, c + i * ldc, ldc, accumulate);
+}
+
+void NarrowGemmF32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* bt,
+                   int64_t ldbt, float* c, int64_t ldc, bool accumulate) {
+  NarrowGemm<float>(m, n, k, a, lda, bt, ldbt, c, ldc, accumulate);
+}
+void NarrowGemmF64(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* bt,
+                   int64_t ldbt, double* c, int64_t ldc, bool accumulate) {
+  NarrowGemm<double>(m, n, k, a, lda, bt, ldbt, c, ldc, accumulate);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace fg::linalg_kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+
 #include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
-#include <cctype>
 #include <climits>
-#include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "internal.h"
 
-// OpenBLAS extensions. Weak, so that the runtime still links (and simply skips the tuning below)
-// against a BLAS that lacks them; gotoblas_dynamic_* exist only in DYNAMIC_ARCH builds.
-extern "C" {
-void openblas_set_num_threads(int num_threads);
-int openblas_get_num_threads(void);
-char* openblas_get_corename(void);
-void gotoblas_dynamic_init(void);
-void gotoblas_dynamic_quit(void);
-}
+// OpenBLAS extension. Weak, so that the runtime still links against a BLAS without it.
+extern "C" void openblas_set_num_threads(int num_threads);
 #pragma weak openblas_set_num_threads
-#pragma weak openblas_get_num_threads
-#pragma weak openblas_get_corename
-#pragma weak gotoblas_dynamic_init
-#pragma weak gotoblas_dynamic_quit
+
+namespace fg::linalg_kernels {
+HWY_EXPORT(NarrowGemmF32);
+HWY_EXPORT(NarrowGemmF64);
+}  // namespace fg::linalg_kernels
 
 namespace fg {
 namespace {
 
 using detail::fail;
 
-// ------------------------------------------------------------------------------ BLAS setup
+// ------------------------------------------------------------------------------ threads
 
-// OpenBLAS 0.3.21 (Debian 12) does not know AMD Zen 4/5 and runs its AVX2 "Haswell" kernels there
-// although the CPU has AVX-512: half the FMA width, about half the gemm speed. When the library
-// picked Haswell or Zen on a CPU with the AVX-512 subsets its SkylakeX kernels use, and the user
-// did not choose a core type (OPENBLAS_CORETYPE) or opt out (FG_BLAS_KEEP_CORETYPE), re-run
-// OpenBLAS's dynamic-arch selection once with OPENBLAS_CORETYPE=SkylakeX, before the first call.
-void select_blas_kernels() {
-  if (!gotoblas_dynamic_init || !gotoblas_dynamic_quit || !openblas_get_corename) return;
-  if (std::getenv("OPENBLAS_CORETYPE") || std::getenv("FG_BLAS_KEEP_CORETYPE")) return;
-  const char* core_name = openblas_get_corename();
-  std::string core = core_name ? core_name : "";
-  std::transform(core.begin(), core.end(), core.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (core != "haswell" && core != "zen") return;
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  __builtin_cpu_init();
-  // libgcc's checks include the OS's XCR0 support for the zmm state.
-  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
-      !__builtin_cpu_supports("avx512dq") || !__builtin_cpu_supports("avx512vl") ||
-      !__builtin_cpu_supports("avx512cd"))
-    return;
-  setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
-  gotoblas_dynamic_quit();
-  gotoblas_dynamic_init();
-  unsetenv("OPENBLAS_CORETYPE");
-#endif
-}
+// Products of at least this many flops (2mnk) are split over the OpenMP threads.
+constexpr double kParallelFlops = 1 << 20;
 
-void ensure_blas_ready() {
+void make_blas_single_threaded() {
   static std::once_flag once;
-  std::call_once(once, select_blas_kernels);
+  std::call_once(once, [] {
+    if (openblas_set_num_threads) openblas_set_num_threads(1);
+  });
 }
 
-// While alive, OpenBLAS calls run on the calling thread only (for gemms issued from an OpenMP
-// region). Nested and concurrent scopes share one saved thread count.
-class BlasSingleThreaded {
- public:
-  BlasSingleThreaded() {
-    std::lock_guard<std::mutex> lock(mutex());
-    if (depth()++ == 0 && openblas_get_num_threads && openblas_set_num_threads) {
-      saved() = openblas_get_num_threads();
-      if (saved() > 1) openblas_set_num_threads(1);
-    }
-  }
-  ~BlasSingleThreaded() {
-    std::lock_guard<std::mutex> lock(mutex());
-    if (--depth() == 0 && openblas_set_num_threads && saved() > 1) openblas_set_num_threads(saved());
-  }
-  BlasSingleThreaded(const BlasSingleThreaded&) = delete;
-  BlasSingleThreaded& operator=(const BlasSingleThreaded&) = delete;
+int available_threads() { return omp_in_parallel() ? 1 : omp_get_max_threads(); }
 
- private:
-  static std::mutex& mutex() {
-    static std::mutex m;
-    return m;
-  }
-  static int& depth() {
-    static int d = 0;
-    return d;
-  }
-  static int& saved() {
-    static int s = 1;
-    return s;
-  }
-};
+double flops_of(int64_t m, int64_t n, int64_t k) {
+  return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+}
 
 // ------------------------------------------------------------------------------ 2-D kernels
 
@@ -247,11 +310,88 @@ void gemm_loop(int64_t m, int64_t n, int64_t k, Mat<int64_t> A, Mat<int64_t> B, 
   }
 }
 
-// ------------------------------------------------------------------------------ batched core
+// ------------------------------------------------------------------------------ narrow products
 
-// Per-item products at most this many flops (2mnk) run in parallel over the batch, one gemm per
-// thread: below it, OpenBLAS's own threading costs more in synchronization than it gains.
-constexpr double kSmallGemmFlops = 64.0 * 1024 * 1024;
+// Which products use NarrowGemm (see the top of the file). Measured on [M, K] @ [K, n] float32
+// for M in {128, 1024, 8192}, K in {64, 784, 4096} against OpenBLAS 0.3.21 (Haswell and
+// Cooperlake kernels) on 2 AVX-512 cores: the kernel wins by 1.3-4x up to n = 24 everywhere, and
+// up to n = 64 while 6 rows of Bt (one column group) stay in L1, i.e. K * sizeof(T) <= 4 KiB;
+// beyond that OpenBLAS's blocking wins.
+template <typename T>
+bool narrow_applicable(int64_t m, int64_t n, int64_t k, int64_t acs) {
+  if (!std::is_floating_point_v<T> || acs != 1 || m < 4 || k < 16 || n < 2) return false;
+  return n <= 24 || (n <= 64 && k * static_cast<int64_t>(sizeof(T)) <= 4096);
+}
+
+// B (k x n, any strides) transposed into rows of length ldbt: k rounded up to a whole number of
+// the widest vector (64 bytes), zero-padded.
+template <typename T>
+std::vector<T> pack_transposed(int64_t k, int64_t n, Mat<T> B, int64_t* ldbt) {
+  constexpr int64_t kVec = 64 / static_cast<int64_t>(sizeof(T));
+  *ldbt = (k + kVec - 1) / kVec * kVec;
+  std::vector<T> bt(static_cast<size_t>(n * *ldbt), T(0));
+  for (int64_t p = 0; p < k; ++p)
+    for (int64_t j = 0; j < n; ++j) bt[j * *ldbt + p] = B.p[p * B.rs + j * B.cs];
+  return bt;
+}
+
+template <typename T>
+void narrow_kernel(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* bt, int64_t ldbt,
+                   T* c, int64_t ldc, bool accumulate) {
+  if constexpr (std::is_same_v<T, float>)
+    HWY_DYNAMIC_DISPATCH(linalg_kernels::NarrowGemmF32)(m, n, k, a, lda, bt, ldbt, c, ldc, accumulate);
+  else
+    HWY_DYNAMIC_DISPATCH(linalg_kernels::NarrowGemmF64)(m, n, k, a, lda, bt, ldbt, c, ldc, accumulate);
+}
+
+// C (m x n, row stride ldc) (+)= A @ B through NarrowGemm; rows split over threads when
+// `parallel` and the product is large enough.
+template <typename T>
+void narrow_gemm(int64_t m, int64_t n, int64_t k, Mat<T> A, Mat<T> B, T* C, int64_t ldc, bool accumulate,
+                 bool parallel) {
+  int64_t ldbt = 0;
+  const std::vector<T> bt = pack_transposed<T>(k, n, B, &ldbt);
+  const int threads = parallel ? available_threads() : 1;
+  if (threads > 1 && m >= 8 && flops_of(m, n, k) >= kParallelFlops) {
+    // The first dispatched call picks the ISA; make it before the threads start.
+    narrow_kernel<T>(0, n, k, A.p, A.rs, bt.data(), ldbt, C, ldc, accumulate);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int t = 0; t < threads; ++t) {
+      // Row ranges on 4-row boundaries (the kernel's block).
+      const int64_t r0 = m * t / threads / 4 * 4;
+      const int64_t r1 = t == threads - 1 ? m : m * (t + 1) / threads / 4 * 4;
+      if (r1 > r0) narrow_kernel<T>(r1 - r0, n, k, A.p + r0 * A.rs, A.rs, bt.data(), ldbt, C + r0 * ldc, ldc, accumulate);
+    }
+  } else {
+    narrow_kernel<T>(m, n, k, A.p, A.rs, bt.data(), ldbt, C, ldc, accumulate);
+  }
+}
+
+// gemm_blas over the threads: the larger of m and n cut into one block per thread.
+template <typename T>
+void gemm_blas_parallel(int64_t m, int64_t n, int64_t k, Mat<T> A, Mat<T> B, T* C, int64_t ldc,
+                        bool accumulate, bool parallel) {
+  const int threads = parallel ? available_threads() : 1;
+  if (threads <= 1 || flops_of(m, n, k) < kParallelFlops || (m < 32 && n < 32)) {
+    gemm_blas<T>(m, n, k, A, B, C, ldc, accumulate);
+    return;
+  }
+  const bool by_rows = m >= n;
+  const int64_t extent = by_rows ? m : n;
+  // Block edges on multiples of 16 (the BLAS kernels' register tiles).
+  auto edge = [&](int t) { return t == threads ? extent : extent * t / threads / 16 * 16; };
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int t = 0; t < threads; ++t) {
+    const int64_t lo = edge(t), hi = edge(t + 1);
+    if (hi <= lo) continue;
+    if (by_rows)
+      gemm_blas<T>(hi - lo, n, k, {A.p + lo * A.rs, A.rs, A.cs}, B, C + lo * ldc, ldc, accumulate);
+    else
+      gemm_blas<T>(m, hi - lo, k, A, {B.p + lo * B.cs, B.rs, B.cs}, C + lo, ldc, accumulate);
+  }
+}
+
+// ------------------------------------------------------------------------------ batched core
 
 // Element offsets of each item of the batch `batch` in X [batchX..., rows, cols] (batchX
 // right-aligned against batch, broadcast where its size is 1).
@@ -311,7 +451,7 @@ void matmul_core_t(Tensor A, Tensor B, IntArrayRef batch, T* C, bool accumulate,
   mat_strides(B, brs, bcs);
   if constexpr (kBlas) {
     check_blas_dims(m, n, k, op);
-    ensure_blas_ready();
+    make_blas_single_threaded();
     if (!blas_layout(m, k, ars, acs).ok) {
       A = A.contiguous();
       mat_strides(A, ars, acs);
@@ -349,8 +489,12 @@ void matmul_core_t(Tensor A, Tensor B, IntArrayRef batch, T* C, bool accumulate,
       const T* a = A.template data_ptr<T>();
       const T* b = B.template data_ptr<T>();
       if constexpr (kBlas) {
+        if (narrow_applicable<T>(M, n, k, 1)) {
+          narrow_gemm<T>(M, n, k, {a, R, 1}, {b, brs, bcs}, C, n, accumulate, true);
+          return;
+        }
         check_blas_dims(M, n, k, op);
-        gemm_blas<T>(M, n, k, {a, R, 1}, {b, brs, bcs}, C, n, accumulate);
+        gemm_blas_parallel<T>(M, n, k, {a, R, 1}, {b, brs, bcs}, C, n, accumulate, true);
       } else {
         gemm_loop(M, n, k, {a, R, acs}, {b, brs, bcs}, C, n, accumulate, true);
       }
@@ -361,21 +505,31 @@ void matmul_core_t(Tensor A, Tensor B, IntArrayRef batch, T* C, bool accumulate,
   const T* a = A.template data_ptr<T>();
   const T* b = B.template data_ptr<T>();
   const int64_t mn = m * n;
+  const bool narrow = narrow_applicable<T>(m, n, k, acs);
   auto item = [&](int64_t i, bool parallel_inside) {
     const Mat<T> ma{a + offA[i], ars, acs};
     const Mat<T> mb{b + offB[i], brs, bcs};
-    if constexpr (kBlas)
-      gemm_blas<T>(m, n, k, ma, mb, C + i * mn, n, accumulate);
-    else
+    if constexpr (kBlas) {
+      if (narrow)
+        narrow_gemm<T>(m, n, k, ma, mb, C + i * mn, n, accumulate, parallel_inside);
+      else
+        gemm_blas_parallel<T>(m, n, k, ma, mb, C + i * mn, n, accumulate, parallel_inside);
+    } else {
       gemm_loop(m, n, k, ma, mb, C + i * mn, n, accumulate, parallel_inside);
+    }
   };
-  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
-  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  if (nb > 1 && threads > 1 && flops <= kSmallGemmFlops) {
-    // Many small products: one per thread at a time.
-    BlasSingleThreaded scope;
+  // Items in parallel when they keep every thread busy: many items, or a whole number of rounds.
+  // Otherwise (few items, or a ragged last round of large items) each item uses all threads.
+  const int threads = available_threads();
+  const bool batch_parallel =
+      nb > 1 && threads > 1 &&
+      (nb >= 4 * threads || nb % threads == 0 || flops_of(m, n, k) < kParallelFlops);
+  if (batch_parallel) {
+    // The first dispatched kernel call picks the ISA: make it before the threads start.
+    const int64_t first = narrow ? 1 : 0;
+    if (narrow) item(0, false);
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < nb; ++i) item(i, false);
+    for (int64_t i = first; i < nb; ++i) item(i, false);
   } else {
     for (int64_t i = 0; i < nb; ++i) item(i, true);
   }
@@ -621,3 +775,5 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
 }
 
 }  // namespace fg
+
+#endif  // HWY_ONCE

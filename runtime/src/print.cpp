@@ -99,7 +99,7 @@ void emit(std::ostream& os, const Tensor& t, std::vector<int64_t>& idx, bool sum
       }
     }
     if (items[k] < 0) {
-      os << "...";
+      os << (last_dim ? " ..." : "...");  // as Python's repr: two spaces after the comma in a row
       continue;
     }
     idx.push_back(items[k]);

@@ -156,7 +156,12 @@ Tensor movedim(const Tensor& self, int64_t source, int64_t destination) {
 
 Tensor unsqueeze(const Tensor& self, int64_t dim) {
   check_defined(self, "unsqueeze");
-  const int64_t d = wrap_dim(dim, self.dim() + 1, "unsqueeze");
+  // The new dim may be one past the last: the valid range is that of a tensor one dim larger.
+  const int64_t n = self.dim() + 1;
+  if (dim < -n || dim >= n)
+    fail("unsqueeze", "dimension ", dim, " is out of range for a tensor of ", self.dim(), " dimension",
+         self.dim() == 1 ? "" : "s", " (expected to be in range [", -n, ", ", n - 1, "])");
+  const int64_t d = dim < 0 ? dim + n : dim;
   auto sizes = self.sizes().vec();
   auto strides = self.strides().vec();
   const int64_t stride = d >= self.dim() ? 1 : sizes[d] * strides[d];

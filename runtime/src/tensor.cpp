@@ -65,8 +65,17 @@ bool shares_storage(const Tensor& a, const Tensor& b) {
          a.unsafeGetTensorImpl()->storage->data == b.unsafeGetTensorImpl()->storage->data;
 }
 
+void check_no_internal_overlap(const Tensor& self, const char* op) {
+  for (int64_t i = 0; i < self.dim(); ++i)
+    if (self.stride(i) == 0 && self.size(i) > 1)
+      fail(op, "unsupported operation: more than one element of the written-to tensor (shape ", self.sizes(),
+           ", strides ", self.strides(), ") refers to a single memory location; clone() it before writing to it");
+}
+
 Tensor& assign_out(Tensor& out, const Tensor& result, const char* op) {
   check_defined(out, op, "out");
+  if (!can_cast(result.dtype(), out.dtype()))
+    fail(op, "result type ", result.dtype(), " cannot be cast to the desired output type ", out.dtype());
   if (out.sizes() == result.sizes()) {
     out.copy_(result);
     return out;
@@ -166,6 +175,7 @@ int64_t Tensor::numel() const { return product(impl().sizes); }
 
 bool Tensor::is_contiguous() const {
   const auto& im = impl();
+  if (numel() == 0) return true;  // nothing to lay out, as in torch
   int64_t expected = 1;
   for (size_t i = im.sizes.size(); i-- > 0;) {
     if (im.sizes[i] == 1) continue;
@@ -248,6 +258,7 @@ Tensor Tensor::to(Device d, ScalarType t) const { return to(d).to(t); }
 const Tensor& Tensor::copy_(const Tensor& src) const {
   check_cpu(*this, "copy_");
   check_cpu(src, "copy_");
+  check_no_internal_overlap(*this, "copy_");
   // The source must broadcast to exactly this tensor's shape.
   const auto shape = infer_size(sizes(), src.sizes(), "copy_");
   if (IntArrayRef(shape) != sizes())

@@ -131,14 +131,15 @@ void Unary(D d, UnaryKind kind, const T* x, T* out, int64_t n) {
   }
 }
 
-// NaN-propagating maximum/minimum, as torch.maximum.
+// NaN-propagating maximum/minimum, as torch.maximum. (x86 max/min return the second operand when
+// either is NaN, and Ne(v, v) is an ordered compare there, so NaN is tested with IsNaN.)
 template <class D, class V>
 HWY_INLINE V MaxNaN(D, V a, V b) {
-  return hn::IfThenElse(hn::Ne(a, a), a, hn::IfThenElse(hn::Ne(b, b), b, hn::Max(a, b)));
+  return hn::IfThenElse(hn::IsNaN(a), a, hn::IfThenElse(hn::IsNaN(b), b, hn::Max(a, b)));
 }
 template <class D, class V>
 HWY_INLINE V MinNaN(D, V a, V b) {
-  return hn::IfThenElse(hn::Ne(a, a), a, hn::IfThenElse(hn::Ne(b, b), b, hn::Min(a, b)));
+  return hn::IfThenElse(hn::IsNaN(a), a, hn::IfThenElse(hn::IsNaN(b), b, hn::Min(a, b)));
 }
 template <class T>
 T ScalarMax(T a, T b) { return std::isnan(a) ? a : std::isnan(b) ? b : (a > b ? a : b); }
@@ -207,7 +208,7 @@ void Clamp(D d, const T* x, T lo, T hi, T* out, int64_t n) {
   const V vlo = hn::Set(d, lo), vhi = hn::Set(d, hi);
   MapUnary(
       d, x, out, n,
-      [&](D, V v) { return hn::IfThenElse(hn::Ne(v, v), v, hn::Min(hn::Max(v, vlo), vhi)); },
+      [&](D, V v) { return hn::IfThenElse(hn::IsNaN(v), v, hn::Min(hn::Max(v, vlo), vhi)); },
       [&](T v) { return std::isnan(v) ? v : std::min(std::max(v, lo), hi); }, AlwaysInDomain());
 }
 
@@ -245,10 +246,10 @@ T Extreme(D d, const T* x, size_t n) {
   size_t i = 0;
   if (n >= N) {
     auto acc = hn::LoadU(d, x);
-    auto nan = hn::Ne(acc, acc);
+    auto nan = hn::IsNaN(acc);
     for (i = N; i + N <= n; i += N) {
       const auto v = hn::LoadU(d, x + i);
-      nan = hn::Or(nan, hn::Ne(v, v));
+      nan = hn::Or(nan, hn::IsNaN(v));
       acc = kMax ? hn::Max(acc, v) : hn::Min(acc, v);
     }
     if (!hn::AllFalse(d, nan)) return std::numeric_limits<T>::quiet_NaN();
@@ -282,9 +283,10 @@ void SoftmaxRows(D d, const T* x, T* out, int64_t rows, int64_t n, bool log) {
              [&](D dd, V v) { return InRange(dd, hn::Sub(v, vm), -std::numeric_limits<T>::max(), T(0)); });
     const T s = SumPairwise(d, yr, static_cast<size_t>(n));
     if (log) {
-      const T shift = m + std::log(s);
-      const T* src = xr;
-      Binary(d, BinaryKind::Sub, src, 1, &shift, 0, yr, n);
+      // (x - m) - log(s), not x - (m + log(s)): the latter loses log(s) against a large m.
+      const T log_s = std::log(s);
+      Binary(d, BinaryKind::Sub, xr, 1, &m, 0, yr, n);
+      Binary(d, BinaryKind::Sub, yr, 1, &log_s, 0, yr, n);
     } else {
       const T inv = T(1) / s;
       Binary(d, BinaryKind::Mul, yr, 1, &inv, 0, yr, n);

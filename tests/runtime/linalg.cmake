@@ -1,0 +1,6 @@
+# Matrix products and einsum (runtime/src/linalg.cpp, runtime/src/einsum.cpp).
+# Included from tests/CMakeLists.txt, after find_package(GTest) and include(GoogleTest).
+add_executable(test_linalg ${CMAKE_CURRENT_LIST_DIR}/test_linalg.cpp)
+target_link_libraries(test_linalg PRIVATE funcgen::runtime GTest::gtest GTest::gtest_main)
+target_compile_options(test_linalg PRIVATE -Wall -Wextra)
+gtest_discover_tests(test_linalg DISCOVERY_TIMEOUT 60 PROPERTIES LABELS runtime)
