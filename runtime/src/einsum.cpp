@@ -256,13 +256,12 @@ Tensor einsum(const std::string& equation_in, const std::vector<Tensor>& tensors
     if (rhs.find("->") != std::string::npos)
       fail("einsum", "invalid equation \"", equation_in, "\": more than one \"->\"");
   }
+  // '-' and '>' may only form the one "->"; ',' only separates operands.
   for (char c : explicit_output ? rhs : lhs)
-    if (c == '-' || c == '>' || c == ',') {
-      if (c == ',' && explicit_output)
-        fail("einsum", "invalid equation \"", equation_in, "\": the output subscripts contain ','");
-      if (c != ',')
-        fail("einsum", "invalid equation \"", equation_in, "\": '", c, "' outside \"->\"");
-    }
+    if (c == '-' || c == '>')
+      fail("einsum", "invalid equation \"", equation_in, "\": '", c, "' outside \"->\"");
+  if (rhs.find(',') != std::string::npos)
+    fail("einsum", "invalid equation \"", equation_in, "\": the output subscripts contain ','");
   std::vector<std::string> parts;
   {
     size_t start = 0;

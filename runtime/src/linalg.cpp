@@ -9,18 +9,18 @@
 //  * when B is the same matrix for every batch item (a 1-D/2-D right operand, a broadcast one),
 //    the batch is folded into A's rows so the whole product is one gemm;
 //  * narrow products (up to 24-64 columns, e.g. the 10 outputs of a classifier layer) with
-//    row-major A use a Highway kernel of dot products: a gemm packs A for every call, which for
-//    so few columns costs as much as the arithmetic (OpenBLAS reaches 1/3 of this kernel's speed
-//    on [8192, 784] @ [784, 10]);
+//    row-major A use a Highway kernel of dot products that streams A once: a gemm packs A for
+//    every call, which for so few columns costs as much as the arithmetic (on [8192, 784] @
+//    [784, 10] OpenBLAS reaches 85 GFLOP/s, this kernel 170-190, near the memory bandwidth);
 //  * batches run in parallel over their items, single products split their rows (or columns)
 //    over the threads.
 //
-// Threads: all parallelism is OpenMP's (omp_get_max_threads(), as the rest of the runtime), and
-// OpenBLAS is set to one thread at the first product. OpenBLAS's own pthreads busy-wait after
-// each call; next to the OpenMP threads of the element-wise ops they oversubscribe the cores, and
-// on 2 cores that made each OpenMP region after a gemm wait for a scheduler time slice (a loop of
-// 64 small products took 300 ms instead of 3 ms). Splitting a product over threads ourselves
-// costs nothing measurable: each part is itself a large gemm.
+// Threads: all parallelism is OpenMP's (omp_get_max_threads(), as in the rest of the runtime), and
+// OpenBLAS is set to one thread at the first product. OpenBLAS's own pthreads and the OpenMP
+// threads of the element-wise ops both busy-wait after their work and take the cores from each
+// other: on 2 cores, a 256x256 sgemm alternating with an OpenMP loop ran at 22-100 GFLOP/s on
+// OpenBLAS's 2 threads, and at 100-200 GFLOP/s split over the OpenMP threads (210 alone).
+// Splitting costs nothing measurable otherwise: each part is itself a large gemm.
 
 // ------------------------------------------------------------------------------ SIMD kernel
 // Compiled once per ISA by Highway (this file includes itself through foreach_target).
@@ -159,6 +159,8 @@ using detail::fail;
 
 // Products of at least this many flops (2mnk) are split over the OpenMP threads.
 constexpr double kParallelFlops = 1 << 20;
+// Batch items of fewer flops than this that go to BLAS are not run concurrently (see below).
+constexpr double kConcurrentBlasFlops = 2.0 * 32 * 32 * 32;
 
 void make_blas_single_threaded() {
   static std::once_flag once;
@@ -520,9 +522,14 @@ void matmul_core_t(Tensor A, Tensor B, IntArrayRef batch, T* C, bool accumulate,
   };
   // Items in parallel when they keep every thread busy: many items, or a whole number of rounds.
   // Otherwise (few items, or a ragged last round of large items) each item uses all threads.
+  // Tiny BLAS products stay on one thread: OpenBLAS builds without small-matrix kernels (its
+  // Haswell/Zen kernel sets) take a lock to allocate every call's buffers, and two threads
+  // calling 8x8 sgemms ran 13x slower than one (16x16: 1.2x slower, 32x32: even, 64x64: 2x
+  // faster).
   const int threads = available_threads();
+  const bool worth_threads = narrow || !kBlas || flops_of(m, n, k) >= kConcurrentBlasFlops;
   const bool batch_parallel =
-      nb > 1 && threads > 1 &&
+      nb > 1 && threads > 1 && worth_threads &&
       (nb >= 4 * threads || nb % threads == 0 || flops_of(m, n, k) < kParallelFlops);
   if (batch_parallel) {
     // The first dispatched kernel call picks the ISA: make it before the threads start.

@@ -149,8 +149,7 @@ Tensor bernoulli(const Tensor& self, double p) {
   check_cpu(self, "bernoulli");
   if (!(p >= 0 && p <= 1)) fail("bernoulli", "p must be in [0, 1], got ", p);
   const Tensor u = rand(self.sizes(), TensorOptions(kDouble));
-  const ScalarType t = isFloatingType(self.dtype()) ? self.dtype() : kFloat;
-  return lt(u, p).to(t);
+  return lt(u, p).to(self.dtype());  // the result has self's dtype, as torch.bernoulli(self, p)
 }
 
 Tensor dropout(const Tensor& input, double p, bool train) {

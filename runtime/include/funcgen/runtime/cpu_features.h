@@ -9,7 +9,7 @@
 namespace fg::cpu {
 
 // Names of the ISA levels this binary has kernels for and this CPU runs, best first,
-// e.g. {"AVX3", "AVX2", "SSE4", "EMU128"}.
+// e.g. {"AVX3", "AVX2", "SSE4", "SSSE3", "SCALAR"}.
 std::vector<std::string> available_isas();
 // The ISA the kernels currently dispatch to.
 std::string current_isa();
