@@ -2,5 +2,5 @@
 # Included from tests/CMakeLists.txt, after find_package(GTest) and include(GoogleTest).
 add_executable(test_linalg ${CMAKE_CURRENT_LIST_DIR}/test_linalg.cpp)
 target_link_libraries(test_linalg PRIVATE funcgen::runtime GTest::gtest GTest::gtest_main)
-target_compile_options(test_linalg PRIVATE -Wall -Wextra)
+target_compile_options(test_linalg PRIVATE -Wall -Wextra -Wno-init-list-lifetime)
 gtest_discover_tests(test_linalg DISCOVERY_TIMEOUT 60 PROPERTIES LABELS runtime)

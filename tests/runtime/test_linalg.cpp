@@ -698,6 +698,10 @@ TEST(Einsum, Errors) {
             "fg::einsum: invalid equation \"i..->i\": '.' must be part of an ellipsis \"...\"");
   EXPECT_EQ(error_of([&] { fg::einsum("...i...->i", {v}); }),
             "fg::einsum: invalid equation \"...i...->i\": operand 0 has more than one ellipsis");
+  EXPECT_EQ(error_of([&] { fg::einsum("i>i", {v}); }),
+            "fg::einsum: invalid equation \"i>i\": '>' outside \"->\"");
+  EXPECT_EQ(error_of([&] { fg::einsum("i,i->i,i", {v, v}); }),
+            "fg::einsum: invalid equation \"i,i->i,i\": the output subscripts contain ','");
   EXPECT_EQ(error_of([&] { fg::einsum("i->i->i", {v}); }),
             "fg::einsum: invalid equation \"i->i->i\": more than one \"->\"");
   EXPECT_EQ(error_of([&] { fg::einsum("...ij,...jk->...ik",
