@@ -217,19 +217,6 @@ Tensor broadcast_to(const Tensor& self, IntArrayRef size) { return self.expand(s
 // ------------------------------------------------------------------ binary arithmetic
 namespace {
 
-const char* binary_name(BinaryKind k) {
-  switch (k) {
-    case BinaryKind::Add: return "add";
-    case BinaryKind::Sub: return "sub";
-    case BinaryKind::Mul: return "mul";
-    case BinaryKind::Div: return "div";
-    case BinaryKind::Maximum: return "maximum";
-    case BinaryKind::Minimum: return "minimum";
-    case BinaryKind::Pow: return "pow";
-  }
-  return "binary";
-}
-
 struct BinaryPlan {
   std::vector<int64_t> shape;
   ScalarType compute;  // dtype the kernel runs in and the result has

@@ -14,10 +14,6 @@ using cpu::ReduceKind;
 
 namespace {
 
-const char* reduce_name(ReduceKind k) {
-  return k == ReduceKind::Sum ? "sum" : k == ReduceKind::Max ? "amax" : "amin";
-}
-
 struct ReducePlan {
   std::vector<bool> reduced;     // per input dim
   std::vector<int64_t> out_shape;  // with keepdim applied

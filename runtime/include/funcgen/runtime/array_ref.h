@@ -21,8 +21,16 @@ class ArrayRef {
   constexpr ArrayRef(const T& one) : data_(&one), size_(1) {}  // NOLINT(google-explicit-constructor)
   constexpr ArrayRef(const T* data, size_t size) : data_(data), size_(size) {}
   ArrayRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
+  // Like c10::ArrayRef, valid for the full-expression that creates the list (a call's arguments).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"
+#endif
   constexpr ArrayRef(std::initializer_list<T> il)  // NOLINT
       : data_(il.begin() == il.end() ? nullptr : il.begin()), size_(il.size()) {}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
   constexpr const T* data() const { return data_; }
   constexpr size_t size() const { return size_; }
