@@ -11,15 +11,11 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 constexpr int64_t kRow = 1024;  // row length of the broadcast and softmax shapes
 
 template <typename Body>
 void run_bytes(benchmark::State& state, int64_t n, double bytes_per_iter, Body&& body) {
-  body();  // warm-up, untimed: first-touch page faults of fresh buffers, lazy initialization
-  const auto t0 = Clock::now();
-  for (auto _ : state) body();
-  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  const double s = fg::bench::timed_seconds(state, body);
   const double gbs = bytes_per_iter * static_cast<double>(state.iterations()) / s / 1e9;
   state.counters["GB/s"] = gbs;
   state.counters["%bw"] = 100.0 * gbs / fg::bench::machine_peak().triad_gbs;

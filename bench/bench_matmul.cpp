@@ -18,7 +18,6 @@ extern "C" char* openblas_get_corename(void);
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
 // Runs `body` in the benchmark loop and reports GFLOP/s and its share of the FMA peaks.
 // `peak` is the all-core peak of the same precision, used for "%peak". With `bytes_per_iter`
@@ -27,10 +26,7 @@ using Clock = std::chrono::steady_clock;
 template <typename Body>
 void run_flops(benchmark::State& state, double flops_per_iter, double peak, Body&& body,
                double bytes_per_iter = 0) {
-  body();  // warm-up, untimed: first-touch page faults of fresh buffers, lazy initialization
-  const auto t0 = Clock::now();
-  for (auto _ : state) body();
-  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  const double s = fg::bench::timed_seconds(state, body);
   const double gflops = flops_per_iter * static_cast<double>(state.iterations()) / s / 1e9;
   state.counters["GFLOP/s"] = gflops;
   state.counters["%peak"] = 100.0 * gflops / peak;

@@ -2,6 +2,9 @@
 // reach: FP32/FP64 FMA throughput (one core and all cores) and STREAM-style memory bandwidth.
 #pragma once
 
+#include <benchmark/benchmark.h>
+
+#include <chrono>
 #include <string>
 
 namespace fg::bench {
@@ -23,5 +26,15 @@ const MachinePeak& machine_peak();
 // Measures the peak and reports it through benchmark::AddCustomContext (so it heads the
 // console output and lands in the JSON "context"), plus `extra` key/value lines.
 void add_peak_context();
+
+// Runs `body` once untimed (first-touch page faults, lazy initialization), then for every
+// benchmark iteration; returns the wall-clock seconds the timed iterations took.
+template <typename Body>
+double timed_seconds(benchmark::State& state, Body&& body) {
+  body();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) body();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 }  // namespace fg::bench

@@ -86,12 +86,12 @@ class Collector {
     std::sort(attrs.begin(), attrs.end(), [&](const auto* a, const auto* b) {
       return sm.isBeforeInTranslationUnit(a->getLocation(), b->getLocation());
     });
-    std::optional<spec::FunctionInfo> info = function_info(fn);
+    const std::optional<spec::FunctionInfo> info = function_info(fn);
+    if (!info) return;  // the signature itself was reported
+    functions_[info->name] = *info;
     for (const auto* attr : attrs) {
       const std::string text = compat::annotation_text(*attr).substr(sizeof(kAnnotationPrefix) - 1).str();
       const SpecLocations where(sm, context_.getLangOpts(), attr->getLocation());
-      if (!info) continue;  // the signature itself was reported
-      functions_[fn->getNameAsString()] = *info;
       try {
         const spec::Annotation annotation = spec::parse(text);
         auto transform = spec::build_transform(annotation.value);
@@ -102,7 +102,7 @@ class Collector {
         if (functions_.count(annotation.name) != 0) {
           report(where, spec::Diagnostic{annotation.name_offset,
                                          "the name '" + annotation.name + "' is already defined; give the generated function another name",
-                                         {}});
+                                         {}, std::nullopt});
           continue;
         }
         result.name = annotation.name;

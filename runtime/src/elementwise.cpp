@@ -250,6 +250,19 @@ Tensor binary(BinaryKind kind, const Operand& a, const Operand& b, const char* o
   return out;
 }
 
+// The out= form: computes straight into `out` when it already has the result's shape and dtype
+// and shares no memory with the inputs; otherwise resizes or casts through assign_out.
+Tensor& binary_out(Tensor& out, BinaryKind kind, const Operand& a, const Operand& b, const char* op) {
+  check_cpu(out, op);
+  const BinaryPlan plan = plan_binary(kind, a, b, op);
+  if (out.sizes() != IntArrayRef(plan.shape) || out.dtype() != plan.compute ||
+      shares_storage(out, a.tensor) || shares_storage(out, b.tensor))
+    return assign_out(out, binary(kind, a, b, op), op);
+  check_no_internal_overlap(out, op);
+  run_binary(kind, out, a.tensor.to(plan.compute), b.tensor.to(plan.compute));
+  return out;
+}
+
 // Writes a (op) b into self, which must have the broadcast shape and a dtype the result casts to.
 const Tensor& binary_inplace(BinaryKind kind, const Tensor& self, const Operand& b, const char* op) {
   check_cpu(self, op);
@@ -332,28 +345,28 @@ Tensor operator-(const Scalar& a, const Tensor& b) { return binary(BinaryKind::S
 Tensor operator/(const Scalar& a, const Tensor& b) { return binary(BinaryKind::Div, wrap(a), {b}, "div"); }
 
 Tensor& add_out(Tensor& out, const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  return assign_out(out, binary(BinaryKind::Add, {self}, scaled(other, alpha), "add_out"), "add_out");
+  return binary_out(out, BinaryKind::Add, {self}, scaled(other, alpha), "add_out");
 }
 Tensor& sub_out(Tensor& out, const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  return assign_out(out, binary(BinaryKind::Sub, {self}, scaled(other, alpha), "sub_out"), "sub_out");
+  return binary_out(out, BinaryKind::Sub, {self}, scaled(other, alpha), "sub_out");
 }
 Tensor& mul_out(Tensor& out, const Tensor& self, const Tensor& other) {
-  return assign_out(out, binary(BinaryKind::Mul, {self}, {other}, "mul_out"), "mul_out");
+  return binary_out(out, BinaryKind::Mul, {self}, {other}, "mul_out");
 }
 Tensor& div_out(Tensor& out, const Tensor& self, const Tensor& other) {
-  return assign_out(out, binary(BinaryKind::Div, {self}, {other}, "div_out"), "div_out");
+  return binary_out(out, BinaryKind::Div, {self}, {other}, "div_out");
 }
 Tensor& pow_out(Tensor& out, const Tensor& self, const Tensor& exponent) {
-  return assign_out(out, binary(BinaryKind::Pow, {self}, {exponent}, "pow_out"), "pow_out");
+  return binary_out(out, BinaryKind::Pow, {self}, {exponent}, "pow_out");
 }
 Tensor& pow_out(Tensor& out, const Tensor& self, const Scalar& exponent) {
   return assign_out(out, pow(self, exponent), "pow_out");
 }
 Tensor& maximum_out(Tensor& out, const Tensor& self, const Tensor& other) {
-  return assign_out(out, binary(BinaryKind::Maximum, {self}, {other}, "maximum_out"), "maximum_out");
+  return binary_out(out, BinaryKind::Maximum, {self}, {other}, "maximum_out");
 }
 Tensor& minimum_out(Tensor& out, const Tensor& self, const Tensor& other) {
-  return assign_out(out, binary(BinaryKind::Minimum, {self}, {other}, "minimum_out"), "minimum_out");
+  return binary_out(out, BinaryKind::Minimum, {self}, {other}, "minimum_out");
 }
 
 const Tensor& Tensor::add_(const Tensor& other, const Scalar& alpha) const {
@@ -416,6 +429,17 @@ Tensor unary(UnaryKind kind, const Tensor& self, const char* op) {
   return out;
 }
 
+// The out= form, as binary_out.
+Tensor& unary_out(Tensor& out, UnaryKind kind, const Tensor& self, const char* op) {
+  check_cpu(out, op);
+  const ScalarType t = unary_dtype(kind, self, op);
+  if (out.sizes() != self.sizes() || out.dtype() != t || shares_storage(out, self))
+    return assign_out(out, unary(kind, self, op), op);
+  check_no_internal_overlap(out, op);
+  run_unary(kind, out, self.to(t));
+  return out;
+}
+
 const Tensor& unary_inplace(UnaryKind kind, const Tensor& self, const char* op) {
   const ScalarType t = unary_dtype(kind, self, op);
   check_no_internal_overlap(self, op);
@@ -434,7 +458,7 @@ const Tensor& unary_inplace(UnaryKind kind, const Tensor& self, const char* op) 
     return self;                                                                           \
   }                                                                                        \
   Tensor& name##_out(Tensor& out, const Tensor& self) {                                    \
-    return assign_out(out, unary(UnaryKind::Kind, self, #name "_out"), #name "_out");      \
+    return unary_out(out, UnaryKind::Kind, self, #name "_out");                            \
   }                                                                                        \
   Tensor Tensor::name() const { return unary(UnaryKind::Kind, *this, #name); }             \
   const Tensor& Tensor::name##_() const { return unary_inplace(UnaryKind::Kind, *this, #name "_"); }
