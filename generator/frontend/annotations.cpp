@@ -8,60 +8,13 @@
 #include <map>
 
 #include "compat/clang_compat.h"
+#include "frontend/lower.h"
 
 namespace funcgen {
 namespace {
 
 using clang::SourceLocation;
 
-// Where each byte of the spec text was written: FUNCGEN's string literal(s), found by lexing the
-// macro use. Literals are mapped character for character; an escape sequence maps all of its
-// bytes to its backslash.
-class SpecLocations {
- public:
-  SpecLocations(const clang::SourceManager& sm, const clang::LangOptions& lang, SourceLocation attr_loc)
-      : fallback_(sm.getExpansionLoc(attr_loc)) {
-    const SourceLocation start = fallback_;
-    const clang::FileID file = sm.getFileID(start);
-    bool invalid = false;
-    const llvm::StringRef buffer = sm.getBufferData(file, &invalid);
-    if (invalid) return;
-    const unsigned offset = sm.getFileOffset(start);
-    clang::Lexer lexer(sm.getLocForStartOfFile(file), lang, buffer.begin(), buffer.begin() + offset, buffer.end());
-    clang::Token tok;
-    std::string content;
-    // FUNCGEN ( "literal" "literal"... ): look at a bounded number of tokens.
-    for (int i = 0; i < 64 && !lexer.LexFromRawLexer(tok); ++i) {
-      if (tok.is(clang::tok::r_paren) && !bytes_.empty()) break;
-      if (!tok.is(clang::tok::string_literal)) continue;
-      const SourceLocation loc = tok.getLocation();
-      const llvm::StringRef text(buffer.data() + sm.getFileOffset(loc), tok.getLength());
-      for (size_t k = 1; k + 1 < text.size(); ++k) {
-        bytes_.push_back(loc.getLocWithOffset(static_cast<int>(k)));
-        content.push_back(text[k]);
-        if (text[k] == '\\' && k + 2 < text.size()) ++k;  // a simple escape is one byte
-      }
-    }
-    // Written as [[clang::annotate("funcgen:...")]] rather than FUNCGEN(...): skip the prefix.
-    const size_t prefix = sizeof(kAnnotationPrefix) - 1;
-    if (content.compare(0, prefix, kAnnotationPrefix) == 0) bytes_.erase(bytes_.begin(), bytes_.begin() + prefix);
-  }
-
-  SourceLocation at(size_t offset) const {
-    if (bytes_.empty()) return fallback_;
-    return offset < bytes_.size() ? bytes_[offset] : bytes_.back().getLocWithOffset(1);
-  }
-
- private:
-  SourceLocation fallback_;
-  std::vector<SourceLocation> bytes_;
-};
-
-bool is_fg_tensor(clang::QualType type) {
-  type = type.getNonReferenceType().getUnqualifiedType().getCanonicalType();
-  const auto* record = type->getAsCXXRecordDecl();
-  return record != nullptr && record->getQualifiedNameAsString() == "fg::Tensor";
-}
 
 std::string spelling(clang::QualType type, const clang::ASTContext& context) {
   clang::PrintingPolicy policy(context.getLangOpts());
@@ -107,7 +60,7 @@ class Collector {
         }
         result.name = annotation.name;
         functions_[annotation.name] = result;
-        specs_.push_back(AnnotatedSpec{fn, annotation.name, std::move(transform), result, where.at(0)});
+        specs_.push_back(AnnotatedSpec{fn, annotation.name, std::move(transform), result, where.at(0), where});
       } catch (const spec::ParseError& e) {
         report(where, e.diagnostic());
       }
@@ -188,6 +141,35 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
 };
 
 }  // namespace
+
+SpecLocations::SpecLocations(const clang::SourceManager& sm, const clang::LangOptions& lang, SourceLocation attr_loc)
+  : fallback_(sm.getExpansionLoc(attr_loc)) {
+  const SourceLocation start = fallback_;
+  const clang::FileID file = sm.getFileID(start);
+  bool invalid = false;
+  const llvm::StringRef buffer = sm.getBufferData(file, &invalid);
+  if (invalid) return;
+  const unsigned offset = sm.getFileOffset(start);
+  clang::Lexer lexer(sm.getLocForStartOfFile(file), lang, buffer.begin(), buffer.begin() + offset, buffer.end());
+  clang::Token tok;
+  std::string content;
+  // FUNCGEN ( "literal" "literal"... ): look at a bounded number of tokens.
+  for (int i = 0; i < 64 && !lexer.LexFromRawLexer(tok); ++i) {
+    if (tok.is(clang::tok::r_paren) && !bytes_.empty()) break;
+    if (!tok.is(clang::tok::string_literal)) continue;
+    const SourceLocation loc = tok.getLocation();
+    const llvm::StringRef text(buffer.data() + sm.getFileOffset(loc), tok.getLength());
+    for (size_t k = 1; k + 1 < text.size(); ++k) {
+      bytes_.push_back(loc.getLocWithOffset(static_cast<int>(k)));
+      content.push_back(text[k]);
+      if (text[k] == '\\' && k + 2 < text.size()) ++k;  // a simple escape is one byte
+    }
+  }
+  // Written as [[clang::annotate("funcgen:...")]] rather than FUNCGEN(...): skip the prefix.
+  const size_t prefix = sizeof(kAnnotationPrefix) - 1;
+  if (content.compare(0, prefix, kAnnotationPrefix) == 0) bytes_.erase(bytes_.begin(), bytes_.begin() + prefix);
+}
+
 
 std::vector<AnnotatedSpec> collect_specs(clang::ASTContext& context) {
   Collector collector(context);

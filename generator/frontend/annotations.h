@@ -13,6 +13,23 @@
 
 namespace funcgen {
 
+// Where each byte of a spec's text was written: FUNCGEN's string literal(s), found by lexing the
+// macro use. Literals are mapped character for character; an escape sequence maps all of its
+// bytes to its backslash.
+class SpecLocations {
+ public:
+  SpecLocations() = default;
+  SpecLocations(const clang::SourceManager& sm, const clang::LangOptions& lang, clang::SourceLocation attr_loc);
+  clang::SourceLocation at(size_t offset) const {
+    if (bytes_.empty()) return fallback_;
+    return offset < bytes_.size() ? bytes_[offset] : bytes_.back().getLocWithOffset(1);
+  }
+
+ private:
+  clang::SourceLocation fallback_;
+  std::vector<clang::SourceLocation> bytes_;
+};
+
 // One spec that parsed and checked: what to generate, for which function.
 struct AnnotatedSpec {
   const clang::FunctionDecl* function = nullptr;
@@ -20,6 +37,7 @@ struct AnnotatedSpec {
   std::shared_ptr<const spec::Transform> transform;
   spec::FunctionInfo result;             // signature of the generated function
   clang::SourceLocation location;        // of the FUNCGEN use
+  SpecLocations spec_locations;          // of each byte of the spec text
 };
 
 // Collects the annotations of functions defined in the main file, in source order. Specs that

@@ -91,6 +91,7 @@ enum class ControlFlow { Error, Select };
 struct Transform {
   TransformKind kind = TransformKind::Function;
   size_t offset = 0;  // of the transform's name (or the function's name)
+  size_t end = 0;     // one past the closing parenthesis (or the name)
   std::string function;               // Function: the C++ function or earlier spec name
   std::shared_ptr<const Transform> inner;  // every other kind: what it transforms
 
@@ -99,6 +100,7 @@ struct Transform {
   DimsOption out_dims{false, {Dim(0)}, 0, {}};
   Randomness randomness = Randomness::Error;
   size_t randomness_offset = 0;
+  size_t randomness_length = 0;
   bool randomness_given = false;
   std::optional<int64_t> chunk_size;
   ControlFlow control_flow = ControlFlow::Error;

@@ -329,6 +329,7 @@ void apply_option(Transform& t, const std::string& key, const Value& v) {
     const std::string r = string_option(v, "randomness", {"error", "different", "same"});
     t.randomness = r == "error" ? Randomness::Error : r == "different" ? Randomness::Different : Randomness::Same;
     t.randomness_offset = v.offset;
+    t.randomness_length = v.end - v.offset;
     t.randomness_given = true;
   } else if (key == "chunk_size") {
     if (v.kind == Value::Kind::None) {
@@ -371,6 +372,7 @@ Annotation parse(const std::string& text) { return Parser(text).annotation(); }
 std::shared_ptr<const Transform> build_transform(const Value& value) {
   auto t = std::make_shared<Transform>();
   t->offset = value.offset;
+  t->end = value.end;
   if (value.kind == Value::Kind::Name) {
     t->kind = TransformKind::Function;
     t->function = value.text;

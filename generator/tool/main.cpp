@@ -1,17 +1,30 @@
 // funcgen [options] <source>... [-- <compiler flags>] | -p <build dir>
 //
-// Reads the FUNCGEN annotations of each source through Clang and reports, as Clang diagnostics,
-// every spec that does not parse or does not fit the annotated function's signature.
+// Reads the FUNCGEN annotations of each source through Clang, reports the specs and function bodies
+// that cannot be transformed as Clang diagnostics, and writes <stem>.funcgen.h / .funcgen.cpp with
+// the generated functions. Nothing is written when any error was reported.
 #include <clang/AST/ASTConsumer.h>
+#include <clang/Basic/SourceManager.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Frontend/FrontendAction.h>
 #include <clang/Tooling/ArgumentsAdjusters.h>
 #include <clang/Tooling/CommonOptionsParser.h>
 #include <clang/Tooling/Tooling.h>
 #include <llvm/Support/CommandLine.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <map>
+#include <set>
+
+#include "analyses/batching.h"
+#include "checks/checks.h"
+#include "checks/reporter.h"
+#include "emitter/output.h"
 #include "frontend/annotations.h"
+#include "frontend/lower.h"
+#include "transforms/vmap.h"
 
 #ifndef FUNCGEN_VERSION
 #define FUNCGEN_VERSION "0.0.0"
@@ -26,10 +39,79 @@ llvm::cl::OptionCategory category("funcgen options");
 llvm::cl::opt<std::string> resource_dir(
     "resource-dir", llvm::cl::desc("Clang resource directory (default: the one found at build time)"),
     llvm::cl::init(FUNCGEN_CLANG_RESOURCE_DIR), llvm::cl::cat(category));
+llvm::cl::opt<std::string> output_dir("o", llvm::cl::desc("Directory for <stem>.funcgen.h and <stem>.funcgen.cpp "
+                                                          "(default: beside each source)"),
+                                      llvm::cl::value_desc("dir"), llvm::cl::cat(category));
+llvm::cl::opt<std::string> depfile("depfile", llvm::cl::desc("Write a make-style dependency file for the outputs"),
+                                   llvm::cl::value_desc("file"), llvm::cl::cat(category));
+llvm::cl::opt<std::string> checks("checks", llvm::cl::desc("Enable or disable checks by glob, as clang-tidy: "
+                                                           "'-*,funcgen-item', '-funcgen-side-effect'"),
+                                  llvm::cl::init(""), llvm::cl::cat(category));
+llvm::cl::opt<bool> list_checks("list-checks", llvm::cl::desc("List the checks and exit"), llvm::cl::cat(category));
+llvm::cl::opt<std::string> explain("explain", llvm::cl::desc("Explain a check (funcgen-<id>) and exit"),
+                                   llvm::cl::value_desc("id"), llvm::cl::cat(category));
+
+// What one translation unit produced.
+struct SourceResult {
+  std::vector<funcgen::OutputFunction> functions;
+  std::vector<std::string> dependencies;
+  bool ok = true;
+};
+
+std::map<std::string, SourceResult> results;
 
 class Consumer : public clang::ASTConsumer {
  public:
-  void HandleTranslationUnit(clang::ASTContext& context) override { funcgen::collect_specs(context); }
+  void HandleTranslationUnit(clang::ASTContext& context) override {
+    using namespace funcgen;
+    const clang::SourceManager& sm = context.getSourceManager();
+    Reporter reporter(context.getDiagnostics(), sm);
+    reporter.set_check_globs(checks);
+    const std::vector<AnnotatedSpec> specs = collect_specs(context);
+    Lowering lowering(context, reporter);
+    SourceResult result;
+    for (const AnnotatedSpec& spec : specs) {
+      const ir::Function* fn = lowering.lower(spec.function);
+      if (fn == nullptr) continue;
+      const auto earlier = [&specs](const std::string& name) -> const AnnotatedSpec* {
+        for (const AnnotatedSpec& s : specs)
+          if (s.name == name) return &s;
+        return nullptr;
+      };
+      const std::vector<VmapLevel> levels = vmap_levels(spec, *fn, reporter, earlier);
+      if (levels.empty()) continue;
+      std::vector<Levels> params(fn->params.size(), 0);
+      VmapLevels vl;
+      for (size_t k = 0; k < levels.size(); ++k) {
+        vl.all |= 1u << k;
+        if (levels[k].randomness == spec::Randomness::Different) vl.different |= 1u << k;
+        if (levels[k].randomness == spec::Randomness::Same) vl.same |= 1u << k;
+        for (size_t i = 0; i < params.size(); ++i)
+          if (levels[k].in_dims[i]) params[i] |= 1u << k;
+      }
+      BatchingAnalysis analysis(*fn, params, vl, lowering);
+      if (analysis.recursive()) {
+        reporter.report("unsupported", fn->decl->getLocation(),
+                        "'" + fn->name + "' calls itself (directly or through helpers); recursion cannot be vmapped");
+        continue;
+      }
+      const unsigned errors_before = context.getDiagnostics().getClient()->getNumErrors();
+      run_vmap_checks(VmapCheckContext{analysis, levels, spec, reporter, context});
+      if (context.getDiagnostics().getClient()->getNumErrors() != errors_before) continue;
+      GeneratedFunction g = emit_vmap(spec.name, *fn, levels, analysis, reporter);
+      result.functions.push_back(OutputFunction{fn->namespaces, g.declaration, g.helpers, g.definition});
+    }
+    for (auto it = sm.fileinfo_begin(); it != sm.fileinfo_end(); ++it) {
+      llvm::SmallString<256> path(it->first->getName());
+      llvm::sys::fs::make_absolute(path);
+      llvm::sys::path::remove_dots(path, true);
+      result.dependencies.push_back(path.str().str());
+    }
+    std::sort(result.dependencies.begin(), result.dependencies.end());
+    result.dependencies.erase(std::unique(result.dependencies.begin(), result.dependencies.end()), result.dependencies.end());
+    const clang::FileEntry* main = sm.getFileEntryForID(sm.getMainFileID());
+    results[main != nullptr ? main->getName().str() : ""] = std::move(result);
+  }
 };
 
 class Action : public clang::ASTFrontendAction {
@@ -39,14 +121,42 @@ class Action : public clang::ASTFrontendAction {
   }
 };
 
+int print_checks() {
+  for (const auto& c : funcgen::all_checks())
+    llvm::outs() << "funcgen-" << c.id << (c.warning ? " (warning)" : "") << ": " << c.summary << "\n";
+  return 0;
+}
+
+int print_explanation(const std::string& id) {
+  const funcgen::CheckInfo* c = funcgen::find_check(id);
+  if (c == nullptr) {
+    llvm::errs() << "funcgen: unknown check '" << id << "'; --list-checks lists them\n";
+    return 2;
+  }
+  llvm::outs() << "funcgen-" << c->id << " (" << (c->warning ? "warning" : "error") << "): " << c->summary << "\n\n"
+               << c->help << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, const char** argv) {
   llvm::cl::SetVersionPrinter([](llvm::raw_ostream& os) { os << "funcgen " << FUNCGEN_VERSION << "\n"; });
+  // --list-checks and --explain need no source.
+  for (int i = 1; i < argc; ++i) {
+    const llvm::StringRef a(argv[i]);
+    if (a == "--list-checks" || a == "-list-checks") return print_checks();
+    if ((a == "--explain" || a == "-explain") && i + 1 < argc) return print_explanation(argv[i + 1]);
+    if (a.startswith("--explain=")) return print_explanation(a.substr(10).str());
+  }
   auto parser = clang::tooling::CommonOptionsParser::create(argc, argv, category, llvm::cl::OneOrMore,
                                                             "funcgen: torch.func transforms for C++, at compile time\n");
   if (!parser) {
     llvm::errs() << "funcgen: " << llvm::toString(parser.takeError()) << "\n";
+    return 2;
+  }
+  if (!depfile.empty() && parser->getSourcePathList().size() != 1) {
+    llvm::errs() << "funcgen: --depfile needs exactly one source file\n";
     return 2;
   }
   clang::tooling::ClangTool tool(parser->getCompilations(), parser->getSourcePathList());
@@ -56,5 +166,36 @@ int main(int argc, const char** argv) {
         ("-resource-dir=" + resource_dir).c_str(), clang::tooling::ArgumentInsertPosition::BEGIN));
   // The annotations are [[clang::annotate]] only under Clang's own front-end, which this is.
   const int status = tool.run(clang::tooling::newFrontendActionFactory<Action>().get());
-  return status == 0 ? 0 : 1;
+  if (status != 0) return 1;  // errors were reported: write nothing, keep the old outputs
+
+  // Every source succeeded: render all outputs first, then write them.
+  std::vector<std::pair<std::string, std::string>> writes;
+  std::vector<std::string> targets, deps;
+  for (const std::string& source : parser->getSourcePathList()) {
+    llvm::SmallString<256> absolute(source);
+    llvm::sys::fs::make_absolute(absolute);
+    llvm::sys::path::remove_dots(absolute, true);
+    auto it = results.find(absolute.str().str());
+    if (it == results.end()) it = results.find(source);
+    if (it == results.end()) {
+      llvm::errs() << "funcgen: internal error: no result for '" << source << "'\n";
+      return 1;
+    }
+    llvm::SmallString<256> dir(output_dir.empty() ? llvm::sys::path::parent_path(absolute) : llvm::StringRef(output_dir));
+    const funcgen::OutputFiles files = funcgen::assemble(absolute.str().str(), dir.str().str(), it->second.functions);
+    writes.emplace_back(files.header_path, files.header);
+    writes.emplace_back(files.source_path, files.source);
+    targets.push_back(files.header_path);
+    targets.push_back(files.source_path);
+    deps.insert(deps.end(), it->second.dependencies.begin(), it->second.dependencies.end());
+  }
+  if (!depfile.empty()) writes.emplace_back(depfile, funcgen::depfile_text(targets, deps));
+  for (const auto& [path, content] : writes) {
+    std::string error;
+    if (!funcgen::write_atomically(path, content, error)) {
+      llvm::errs() << "funcgen: " << error << "\n";
+      return 1;
+    }
+  }
+  return 0;
 }

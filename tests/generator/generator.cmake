@@ -5,11 +5,23 @@ gtest_discover_tests(test_spec PROPERTIES LABELS generator)
 
 # The tool's diagnostics, checked with FileCheck against the inputs' CHECK lines.
 find_program(FUNCGEN_FILECHECK NAMES FileCheck-16 FileCheck HINTS /usr/lib/llvm-16/bin REQUIRED)
-file(GLOB FUNCGEN_TOOL_TESTS ${CMAKE_CURRENT_LIST_DIR}/tool/*.cpp)
+# The limitations gallery (samples/limitations) carries its expected diagnostics the same way.
+file(GLOB FUNCGEN_TOOL_TESTS ${CMAKE_CURRENT_LIST_DIR}/tool/*.cpp ${PROJECT_SOURCE_DIR}/samples/limitations/*.cpp)
 foreach(input IN LISTS FUNCGEN_TOOL_TESTS)
   get_filename_component(name ${input} NAME_WE)
+  get_filename_component(dir ${input} DIRECTORY)
+  get_filename_component(dir ${dir} NAME)
+  if(dir STREQUAL "limitations")
+    set(name limitations.${name})
+  endif()
   add_test(NAME funcgen.${name}
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/tool/run_check.sh $<TARGET_FILE:funcgen> ${FUNCGEN_FILECHECK}
                    ${input} ${PROJECT_SOURCE_DIR}/runtime/include)
   set_tests_properties(funcgen.${name} PROPERTIES LABELS generator)
 endforeach()
+
+# The limitations gallery's fixed versions, generated at build time and checked for numbers.
+add_executable(test_limitations_fixed ${CMAKE_CURRENT_LIST_DIR}/limitations/test_fixed.cpp)
+funcgen_generate(test_limitations_fixed SOURCES ${PROJECT_SOURCE_DIR}/samples/limitations/fixed.cpp)
+target_link_libraries(test_limitations_fixed PRIVATE GTest::gtest GTest::gtest_main)
+gtest_discover_tests(test_limitations_fixed PROPERTIES LABELS generator)

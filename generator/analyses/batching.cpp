@@ -1,0 +1,134 @@
+#include "analyses/batching.h"
+
+#include "transforms/batching_rules.h"
+
+namespace funcgen {
+
+BatchingAnalysis::BatchingAnalysis(const ir::Function& fn, std::vector<Levels> param_levels, VmapLevels vmap,
+                                   Lowering& lowering, std::set<const clang::FunctionDecl*>* active)
+    : fn_(fn), vmap_(vmap), lowering_(lowering), vars_(fn.vars.size(), 0), active_(active ? active : &own_active_) {
+  for (size_t i = 0; i < fn.params.size() && i < param_levels.size(); ++i)
+    vars_[static_cast<size_t>(fn.params[i])] = param_levels[i];
+  active_->insert(fn.decl);
+  // Loops carry batching around: iterate until nothing grows (levels only grow, so this ends).
+  for (int round = 0; round < 32; ++round) {
+    changed_ = false;
+    outputs_.assign(fn.outputs, 0);
+    walk(fn.body);
+    if (!changed_) break;
+  }
+  active_->erase(fn.decl);
+}
+
+Levels BatchingAnalysis::of(const ir::Expr& e) const {
+  auto it = exprs_.find(&e);
+  return it == exprs_.end() ? 0 : it->second;
+}
+
+const BatchingAnalysis* BatchingAnalysis::callee(const ir::Expr& call) const {
+  auto it = callees_.find(&call);
+  return it == callees_.end() ? nullptr : it->second.get();
+}
+
+void BatchingAnalysis::assign(int var, Levels l) {
+  Levels& v = vars_[static_cast<size_t>(var)];
+  if ((v | l) != v) {
+    v |= l;
+    changed_ = true;
+  }
+}
+
+void BatchingAnalysis::walk(const std::vector<ir::StmtPtr>& body) {
+  for (const auto& s : body) {
+    Levels l = s->expr ? eval(*s->expr) : 0;
+    switch (s->kind) {
+      case ir::StmtKind::Decl:
+      case ir::StmtKind::Assign:
+        if (s->var >= 0) assign(s->var, l);
+        break;
+      case ir::StmtKind::Bind:
+        for (int v : s->vars) assign(v, l);
+        break;
+      case ir::StmtKind::Return:
+        if (s->expr && s->expr->kind == ir::ExprKind::Tuple && s->expr->args.size() == outputs_.size()) {
+          for (size_t i = 0; i < outputs_.size(); ++i) outputs_[i] |= of(*s->expr->args[i]);
+        } else {
+          for (auto& o : outputs_) o |= l;
+        }
+        break;
+      case ir::StmtKind::Opaque:
+        // Scalars computed from batched scalars are batched too.
+        for (int w : s->writes) {
+          Levels r = 0;
+          for (int v : s->reads) r |= vars_[static_cast<size_t>(v)];
+          assign(w, r);
+        }
+        break;
+      default:
+        break;
+    }
+    walk(s->init);
+    if (s->step) eval(*s->step);
+    walk(s->body);
+    walk(s->else_body);
+  }
+}
+
+Levels BatchingAnalysis::eval(const ir::Expr& e) {
+  Levels args = 0;
+  for (const auto& a : e.args) args |= eval(*a);
+  Levels out = args;
+  switch (e.kind) {
+    case ir::ExprKind::VarRef:
+      out = vars_[static_cast<size_t>(e.var)];
+      break;
+    case ir::ExprKind::Opaque:
+      out = 0;
+      for (int v : e.reads) out |= vars_[static_cast<size_t>(v)];
+      for (int w : e.writes) assign(w, out);
+      break;
+    case ir::ExprKind::Call: {
+      if (e.form == ir::CallForm::User) {
+        std::vector<Levels> params;
+        for (const auto& a : e.args) params.push_back(of(*a));
+        if (active_->count(e.callee) != 0) {
+          recursive_ = true;
+          break;
+        }
+        const ir::Function* callee = lowering_.lower(e.callee);
+        if (callee == nullptr) break;
+        auto analysis = std::make_unique<BatchingAnalysis>(*callee, params, vmap_, lowering_, active_);
+        recursive_ |= analysis->recursive();
+        out = 0;
+        for (Levels o : analysis->outputs()) out |= o;
+        callees_[&e] = std::move(analysis);
+        break;
+      }
+      if (e.form == ir::CallForm::External) break;
+      const OpRule rule = find_rule(e.op);
+      switch (rule.rule) {
+        case BatchRule::Factory:
+        case BatchRule::Query:
+        case BatchRule::Meta:
+          out = 0;
+          break;
+        case BatchRule::Random:
+          // randn_like(x) and dropout(x) are shaped like x: 'same' keeps x's batch, 'different'
+          // adds every 'different' level.
+          out = vmap_.different;
+          if (e.op == "dropout" || e.op == "bernoulli") out |= args;
+          break;
+        default:
+          break;
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  Levels& slot = exprs_[&e];
+  if ((slot | out) != slot) slot |= out;
+  return slot;
+}
+
+}  // namespace funcgen

@@ -1,0 +1,92 @@
+#include "checks/check_util.h"
+
+#include <clang/AST/ExprCXX.h>
+
+namespace funcgen::checks {
+
+std::vector<const clang::Stmt*> leaf_asts(const std::vector<ir::StmtPtr>& body) {
+  std::vector<const clang::Stmt*> out;
+  ir::for_each_stmt(body, [&](const ir::Stmt& s) {
+    switch (s.kind) {
+      case ir::StmtKind::Decl:
+        if (s.expr && s.expr->ast) out.push_back(s.expr->ast);
+        break;
+      case ir::StmtKind::Bind:
+      case ir::StmtKind::Assign:
+      case ir::StmtKind::Eval:
+      case ir::StmtKind::Return:
+      case ir::StmtKind::Opaque:
+        if (s.ast) out.push_back(s.ast);
+        break;
+      case ir::StmtKind::If:
+      case ir::StmtKind::While:
+      case ir::StmtKind::DoWhile:
+      case ir::StmtKind::Switch:
+        if (s.expr && s.expr->ast) out.push_back(s.expr->ast);
+        break;
+      case ir::StmtKind::For:
+        if (s.expr && s.expr->ast) out.push_back(s.expr->ast);
+        if (s.step && s.step->ast) out.push_back(s.step->ast);
+        break;
+      default:
+        break;
+    }
+  });
+  return out;
+}
+
+std::string text_of(const clang::ASTContext& context, clang::SourceRange range) {
+  const auto& sm = context.getSourceManager();
+  const clang::CharSourceRange r = clang::CharSourceRange::getTokenRange(sm.getExpansionRange(range).getAsRange());
+  return clang::Lexer::getSourceText(r, sm, context.getLangOpts()).str();
+}
+
+std::string describe(const ir::Function& fn, const clang::ASTContext& context, const ir::Expr& e) {
+  if (e.kind == ir::ExprKind::VarRef) return fn.var(e.var).name;
+  return text_of(context, e.range);
+}
+
+std::string batched_source(const BatchingAnalysis& an, const ir::Expr& e) {
+  std::string found;
+  ir::for_each_expr(e, [&](const ir::Expr& x) {
+    if (!found.empty()) return;
+    if (x.kind == ir::ExprKind::VarRef && an.of(x) != 0) found = an.function().var(x.var).name;
+    if (x.kind == ir::ExprKind::Opaque)
+      for (int v : x.reads)
+        if (found.empty() && an.var(v) != 0) found = an.function().var(v).name;
+  });
+  return found;
+}
+
+std::set<const ir::Expr*> condition_exprs(const std::vector<ir::StmtPtr>& body) {
+  std::set<const ir::Expr*> out;
+  auto add_all = [&](const ir::Expr& e) { ir::for_each_expr(e, [&](const ir::Expr& x) { out.insert(&x); }); };
+  ir::for_each_stmt(body, [&](const ir::Stmt& s) {
+    const bool control = s.kind == ir::StmtKind::If || s.kind == ir::StmtKind::While || s.kind == ir::StmtKind::DoWhile ||
+                         s.kind == ir::StmtKind::Switch || s.kind == ir::StmtKind::For;
+    if (control && s.expr) add_all(*s.expr);
+  });
+  ir::for_each_expr(body, [&](const ir::Expr& e) {
+    if (e.kind == ir::ExprKind::Conditional) add_all(e.arg(0));
+    if (e.kind == ir::ExprKind::Binary && (e.text == "&&" || e.text == "||")) {
+      add_all(e.arg(0));
+      add_all(e.arg(1));
+    }
+  });
+  return out;
+}
+
+std::string spec_text(const VmapCheckContext& ctx) {
+  return ctx.spec.name;
+}
+
+clang::SourceLocation call_location(const ir::Expr& e) {
+  if (e.ast == nullptr) return e.range.getBegin();
+  if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(e.ast))
+    if (const auto* me = llvm::dyn_cast<clang::MemberExpr>(mc->getCallee()->IgnoreParens())) return me->getMemberLoc();
+  if (const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(e.ast)) return oc->getOperatorLoc();
+  if (const auto* c = llvm::dyn_cast<clang::CallExpr>(e.ast)) return c->getCallee()->getBeginLoc();
+  return e.ast->getExprLoc();
+}
+
+}  // namespace funcgen::checks

@@ -1,0 +1,92 @@
+// funcgen-inplace-batched: an in-place op writes batched values into a tensor that is not batched
+// (more elements than the destination holds), as `x.add_(y)` under in_dims=(None, 0).
+#include <clang/AST/ExprCXX.h>
+
+#include "checks/check_util.h"
+#include "transforms/batching_rules.h"
+
+namespace funcgen {
+
+namespace {
+
+bool is_view_op(const std::string& op) {
+  static const char* const views[] = {"diagonal", "select", "slice", "narrow", "transpose", "t", "view", "reshape",
+                                      "unsqueeze", "squeeze", "expand", "permute", "flatten", "movedim", "view_as",
+                                      "expand_as", "unbind"};
+  for (const char* v : views)
+    if (op == v) return true;
+  return false;
+}
+
+// The variable a destination is a view of: `result` for result.diagonal().
+const ir::Expr* view_root(const ir::Expr* e) {
+  while (e->kind == ir::ExprKind::Call && (e->form == ir::CallForm::Method || e->form == ir::CallForm::Free ||
+                                           (e->form == ir::CallForm::Operator && e->text == "[]")) &&
+         !e->args.empty() && (is_view_op(e->op) || e->text == "[]"))
+    e = e->args[0].get();
+  return e;
+}
+
+// The declaration that initialised a local from a factory, if it did.
+const ir::Expr* factory_init(const ir::Function& fn, int var) {
+  const ir::Expr* found = nullptr;
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
+    if ((s.kind == ir::StmtKind::Decl || s.kind == ir::StmtKind::Assign) && s.var == var && s.expr &&
+        s.expr->kind == ir::ExprKind::Call && s.expr->form == ir::CallForm::Free &&
+        (s.expr->op == "zeros" || s.expr->op == "empty" || s.expr->op == "ones" || s.expr->op == "full"))
+      found = s.expr.get();
+  });
+  return found;
+}
+
+}  // namespace
+
+void check_inplace_batched(const VmapCheckContext& ctx, const BatchingAnalysis& fn) {
+  const ir::Function& f = fn.function();
+  ir::for_each_expr(f.body, [&](const ir::Expr& e) {
+    if (e.kind != ir::ExprKind::Call || e.args.empty()) return;
+    if (e.form != ir::CallForm::Method && e.form != ir::CallForm::Operator && e.form != ir::CallForm::Free) return;
+    const OpRule rule = find_rule(e.op);
+    const bool inplace = (rule.rule == BatchRule::Pointwise && rule.inplace) || e.op == "scatter_add_";
+    if (!inplace) return;
+    const Levels dest = fn.of(e.arg(0));
+    Levels src = 0;
+    const ir::Expr* batched_src = nullptr;
+    for (size_t i = 1; i < e.args.size(); ++i) {
+      if (e.args[i]->type != ir::Type::Tensor) continue;
+      src |= fn.of(*e.args[i]);
+      if (fn.of(*e.args[i]) & ~dest) batched_src = e.args[i].get();
+    }
+    if ((src & ~dest) == 0 || batched_src == nullptr) return;
+    const std::string dest_name = checks::describe(f, ctx.context, e.arg(0));
+    const std::string src_name = checks::describe(f, ctx.context, *batched_src);
+    const std::string op = e.form == ir::CallForm::Operator ? "operator" + e.text : e.op;
+    const ir::Expr* root = view_root(&e.arg(0));
+    const ir::Expr* factory = root->kind == ir::ExprKind::VarRef ? factory_init(f, root->var) : nullptr;
+    {
+      auto diag = ctx.reporter.report("inplace-batched", checks::call_location(e),
+                                      "in-place '" + op + "' writes batched values of '" + src_name + "' into '" + dest_name +
+                                          "', which is not batched; under vmap it cannot hold one result per example");
+      diag << e.range;
+    }
+    if (factory != nullptr && factory->ast != nullptr) {
+      // The page's fix: create the destination from a batched tensor, so that it is batched too.
+      const auto* call = llvm::dyn_cast<clang::CallExpr>(factory->ast);
+      const ir::Expr* like = view_root(batched_src);
+      const std::string like_name = like->kind == ir::ExprKind::VarRef ? f.var(like->var).name : src_name;
+      const std::string method = "new_" + factory->op;
+      const std::string root_name = f.var(root->var).name;
+      const clang::SourceRange callee = call->getCallee()->IgnoreImplicit()->getSourceRange();
+      ctx.reporter.note(call->getBeginLoc(), "'" + root_name + "' is created by 'fg::" + factory->op +
+                                                 "', which is not batched; create it with '" + like_name + "." + method +
+                                                 "' so that it is batched like '" + like_name + "'")
+          << clang::FixItHint::CreateReplacement(clang::CharSourceRange::getTokenRange(callee), like_name + "." + method);
+    } else if (root->kind == ir::ExprKind::VarRef && f.var(root->var).param_index >= 0) {
+      ctx.reporter.note(f.var(root->var).decl->getLocation(),
+                        "'" + f.var(root->var).name + "' is not mapped: its in_dim is None; map it too, or use the "
+                        "out-of-place form ('" + dest_name + " = " + dest_name + " + ...')");
+    }
+  });
+}
+
+}  // namespace funcgen

@@ -1,0 +1,53 @@
+// Diagnostics of funcgen, through Clang's DiagnosticsEngine so that they print in Clang's format
+// (`file:line:col: error: message [funcgen-id]`, notes, carets, fix-its) and IDEs read them.
+#pragma once
+
+#include <clang/Basic/Diagnostic.h>
+#include <clang/Basic/SourceManager.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace funcgen {
+
+// Every check funcgen has, with what it means; `--list-checks` and `--explain` print these.
+struct CheckInfo {
+  const char* id;  // without the "funcgen-" prefix
+  bool warning;    // severity when enabled
+  const char* summary;
+  const char* help;
+};
+const std::vector<CheckInfo>& all_checks();
+const CheckInfo* find_check(const std::string& id);
+
+class Reporter {
+ public:
+  explicit Reporter(clang::DiagnosticsEngine& diags, const clang::SourceManager& sm) : diags_(diags), sm_(sm) {}
+
+  // Enables or disables checks by clang-tidy-style globs: "-*,funcgen-item", "-funcgen-side-effect".
+  void set_check_globs(const std::string& globs);
+  bool enabled(const std::string& id) const;
+
+  // An error or warning of check `id` at `loc`; the message gets " [funcgen-id]" appended. The
+  // returned builder takes fix-its and ranges; notes are reported with note() after it is gone.
+  // Reports nothing (and returns an inert builder) when the check is disabled or the line says
+  // NOLINT(funcgen-id).
+  clang::DiagnosticBuilder report(const std::string& id, clang::SourceLocation loc, const std::string& message);
+  clang::DiagnosticBuilder note(clang::SourceLocation loc, const std::string& message);
+
+  // Whether the last report() was emitted (its notes should follow).
+  bool last_reported() const { return last_reported_; }
+  bool has_errors() const { return diags_.hasErrorOccurred(); }
+
+ private:
+  bool suppressed_by_nolint(const std::string& id, clang::SourceLocation loc) const;
+
+  clang::DiagnosticsEngine& diags_;
+  const clang::SourceManager& sm_;
+  std::vector<std::pair<std::string, bool>> globs_;  // pattern, enable
+  std::map<std::pair<std::string, int>, unsigned> ids_;
+  bool last_reported_ = false;
+};
+
+}  // namespace funcgen

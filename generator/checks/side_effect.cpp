@@ -1,0 +1,149 @@
+// funcgen-side-effect (warning): under vmap the body runs once for the whole batch, so I/O and
+// writes to state outside the function happen once, not once per example.
+#include <clang/AST/RecursiveASTVisitor.h>
+
+#include "checks/check_util.h"
+#include "frontend/lower.h"
+
+namespace funcgen {
+
+namespace {
+
+bool is_stream(clang::QualType t) {
+  const auto* record = t.getNonReferenceType()->getAsCXXRecordDecl();
+  if (record == nullptr || !record->hasDefinition()) return false;
+  bool stream = false;
+  auto is_ostream = [](const clang::CXXRecordDecl* r) {
+    const std::string n = r->getQualifiedNameAsString();
+    return n == "std::basic_ostream" || n == "std::basic_ios" || n == "std::ios_base";
+  };
+  if (is_ostream(record)) return true;
+  record->forallBases([&](const clang::CXXRecordDecl* base) {
+    if (is_ostream(base)) stream = true;
+    return true;
+  });
+  return stream;
+}
+
+bool is_io_function(const clang::FunctionDecl* fn) {
+  if (fn == nullptr) return false;
+  static const char* const names[] = {"printf", "puts", "putchar", "fprintf", "fputs", "fwrite", "perror", "std::printf",
+                                      "std::puts", "std::putchar", "std::fprintf", "std::fputs", "std::fwrite"};
+  const std::string q = fn->getQualifiedNameAsString();
+  for (const char* n : names)
+    if (q == n) return true;
+  return false;
+}
+
+// The variable an lvalue expression names, looking through members, subscripts and derefs.
+const clang::ValueDecl* root_of(const clang::Expr* e, bool& through_pointer) {
+  while (true) {
+    e = e->IgnoreParenImpCasts();
+    if (const auto* m = llvm::dyn_cast<clang::MemberExpr>(e)) {
+      through_pointer |= m->isArrow();
+      e = m->getBase();
+    } else if (const auto* a = llvm::dyn_cast<clang::ArraySubscriptExpr>(e)) {
+      e = a->getBase();
+    } else if (const auto* u = llvm::dyn_cast<clang::UnaryOperator>(e); u != nullptr && u->getOpcode() == clang::UO_Deref) {
+      through_pointer = true;
+      e = u->getSubExpr();
+    } else if (const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(e);
+               oc != nullptr && (oc->getOperator() == clang::OO_Subscript || oc->getOperator() == clang::OO_Star ||
+                                 oc->getOperator() == clang::OO_Arrow)) {
+      e = oc->getArg(0);
+    } else if (const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(e)) {
+      return r->getDecl();
+    } else {
+      return nullptr;
+    }
+  }
+}
+
+struct Effect {
+  clang::SourceLocation loc;
+  clang::SourceRange range;
+  std::string message;
+  const clang::ValueDecl* state = nullptr;
+};
+
+class Finder : public clang::RecursiveASTVisitor<Finder> {
+ public:
+  explicit Finder(const std::string& fn) : fn_(fn) {}
+  std::vector<Effect> found;
+
+  bool VisitCXXOperatorCallExpr(clang::CXXOperatorCallExpr* c) {
+    if (c->getOperator() == clang::OO_LessLess && c->getNumArgs() == 2 && is_stream(c->getArg(0)->getType())) {
+      // Report a chain `std::cout << a << b` once, at its start.
+      const auto* inner = llvm::dyn_cast<clang::CXXOperatorCallExpr>(c->getArg(0)->IgnoreImplicit());
+      if (inner == nullptr || inner->getOperator() != clang::OO_LessLess) io(c->getArg(0), c->getSourceRange());
+    }
+    if (c->isAssignmentOp() || c->getOperator() == clang::OO_PlusPlus || c->getOperator() == clang::OO_MinusMinus)
+      write(c->getArg(0), c->getSourceRange());
+    return true;
+  }
+  bool VisitCallExpr(clang::CallExpr* c) {
+    if (is_io_function(c->getDirectCallee())) io(c, c->getSourceRange());
+    return true;
+  }
+  bool VisitCXXMemberCallExpr(clang::CXXMemberCallExpr* c) {
+    const clang::CXXMethodDecl* m = c->getMethodDecl();
+    if (m == nullptr || m->isConst() || is_fg_tensor(c->getImplicitObjectArgument()->getType())) return true;
+    if (is_stream(c->getImplicitObjectArgument()->getType())) {
+      io(c->getImplicitObjectArgument(), c->getSourceRange());
+      return true;
+    }
+    write(c->getImplicitObjectArgument(), c->getSourceRange(), m->getNameAsString());
+    return true;
+  }
+  bool VisitBinaryOperator(clang::BinaryOperator* b) {
+    if (b->isAssignmentOp()) write(b->getLHS(), b->getSourceRange());
+    return true;
+  }
+  bool VisitUnaryOperator(clang::UnaryOperator* u) {
+    if (u->isIncrementDecrementOp()) write(u->getSubExpr(), u->getSourceRange());
+    return true;
+  }
+
+ private:
+  void io(const clang::Expr* at, clang::SourceRange range) {
+    found.push_back({at->getBeginLoc(), range,
+                     "output runs once for the whole batch, not once per example: vmap runs '" + fn_ + "' a single time",
+                     nullptr});
+  }
+  void write(const clang::Expr* target, clang::SourceRange range, const std::string& method = "") {
+    bool through_pointer = false;
+    const clang::ValueDecl* root = root_of(target, through_pointer);
+    if (root == nullptr) return;
+    const auto* parm = llvm::dyn_cast<clang::ParmVarDecl>(root);
+    const auto* var = llvm::dyn_cast<clang::VarDecl>(root);
+    const bool outside_param = parm != nullptr && (parm->getType()->isReferenceType() ||
+                                                   (through_pointer && parm->getType()->isPointerType()));
+    // Plain assignments to globals are funcgen-global-assignment's; method calls on them are ours.
+    const bool outside_global = var != nullptr && var->hasGlobalStorage() && !method.empty();
+    if (!outside_param && !outside_global) return;
+    const std::string what = method.empty() ? "is modified" : "is modified by '" + method + "'";
+    found.push_back({target->getBeginLoc(), range,
+                     "'" + root->getNameAsString() + "' " + what + " once for the whole batch, not once per example: "
+                     "vmap runs '" + fn_ + "' a single time",
+                     root});
+  }
+  std::string fn_;
+};
+
+}  // namespace
+
+void check_side_effect(const VmapCheckContext& ctx, const BatchingAnalysis& fn) {
+  Finder finder(fn.function().name);
+  for (const clang::Stmt* s : checks::leaf_asts(fn.function().body)) finder.TraverseStmt(const_cast<clang::Stmt*>(s));
+  for (const Effect& e : finder.found) {
+    ctx.reporter.report("side-effect", e.loc, e.message) << e.range;
+    if (e.state != nullptr)
+      ctx.reporter.note(e.state->getLocation(), llvm::isa<clang::ParmVarDecl>(e.state)
+                                                    ? "'" + e.state->getNameAsString() + "' refers to state outside '" + fn.function().name + "'"
+                                                    : "'" + e.state->getNameAsString() + "' is declared here");
+    ctx.reporter.note(ctx.spec.location, "return the values instead, or move the side effect out of the function that '" +
+                                             ctx.spec.name + "' transforms");
+  }
+}
+
+}  // namespace funcgen

@@ -1,0 +1,675 @@
+#include "frontend/lower.h"
+
+#include <clang/AST/DeclCXX.h>
+#include <clang/AST/ExprCXX.h>
+#include <clang/AST/RecursiveASTVisitor.h>
+#include <clang/AST/StmtCXX.h>
+#include <clang/Lex/Lexer.h>
+
+#include "compat/clang_compat.h"
+
+namespace funcgen {
+
+namespace {
+
+clang::QualType bare(clang::QualType t) { return t.getNonReferenceType().getUnqualifiedType().getCanonicalType(); }
+
+std::string record_name(clang::QualType t) {
+  const auto* record = bare(t)->getAsCXXRecordDecl();
+  return record == nullptr ? std::string() : record->getQualifiedNameAsString();
+}
+
+// The first template argument's type of a std::vector / std::initializer_list / std::tuple.
+clang::QualType template_arg(clang::QualType t, unsigned i = 0) {
+  const auto* spec = llvm::dyn_cast_or_null<clang::ClassTemplateSpecializationDecl>(bare(t)->getAsCXXRecordDecl());
+  if (spec == nullptr || spec->getTemplateArgs().size() <= i) return {};
+  const auto& arg = spec->getTemplateArgs()[i];
+  return arg.getKind() == clang::TemplateArgument::Type ? arg.getAsType() : clang::QualType();
+}
+
+}  // namespace
+
+bool is_fg_tensor(clang::QualType type) { return !type.isNull() && record_name(type) == "fg::Tensor"; }
+
+ir::Type ir_type_of(clang::QualType type) {
+  if (type.isNull()) return ir::Type::Other;
+  const clang::QualType t = bare(type);
+  if (t->isVoidType()) return ir::Type::Void;
+  if (t->isBooleanType()) return ir::Type::Bool;
+  if (t->isEnumeralType()) return ir::Type::Other;
+  if (t->isIntegerType()) return ir::Type::Int;
+  if (t->isRealFloatingType()) return ir::Type::Float;
+  const std::string name = record_name(t);
+  if (name == "fg::Tensor") return ir::Type::Tensor;
+  if (name == "fg::Scalar") return ir::Type::Float;
+  if (name == "std::tuple" || name == "std::pair") {
+    const auto* spec = llvm::cast<clang::ClassTemplateSpecializationDecl>(t->getAsCXXRecordDecl());
+    for (const auto& pack : spec->getTemplateArgs().asArray())
+      if (pack.getKind() == clang::TemplateArgument::Pack)
+        for (const auto& a : pack.pack_elements())
+          if (a.getKind() == clang::TemplateArgument::Type && is_fg_tensor(a.getAsType())) return ir::Type::TensorTuple;
+    if (name == "std::pair" && (is_fg_tensor(template_arg(t, 0)) || is_fg_tensor(template_arg(t, 1))))
+      return ir::Type::TensorTuple;
+    return ir::Type::Other;
+  }
+  if (name == "std::vector" || name == "std::initializer_list" || name == "fg::ArrayRef" ||
+      name == "std::optional") {
+    const clang::QualType elem = template_arg(t);
+    if (is_fg_tensor(elem)) return name == "std::optional" ? ir::Type::Tensor : ir::Type::TensorList;
+    if (!elem.isNull() && bare(elem)->isIntegerType() && name != "std::optional") return ir::Type::IntList;
+  }
+  return ir::Type::Other;
+}
+
+std::string cxx_spelling(clang::QualType type, const clang::ASTContext& context) {
+  clang::PrintingPolicy policy(context.getLangOpts());
+  policy.SuppressTagKeyword = true;
+  policy.FullyQualifiedName = true;
+  policy.SuppressScope = false;
+  if (is_fg_tensor(type)) {
+    std::string s = type.isLocalConstQualified() || type.getNonReferenceType().isConstQualified() ? "const " : "";
+    s += "fg::Tensor";
+    if (type->isLValueReferenceType()) s += "&";
+    return s;
+  }
+  return type.getAsString(policy);
+}
+
+namespace {
+
+using ir::ExprKind;
+using ir::ExprPtr;
+using ir::StmtKind;
+using ir::StmtPtr;
+
+// Whether any part of an expression or statement has a tensor-like type: such code must be lowered
+// op by op; everything else is kept as C++ text.
+class TensorFinder : public clang::RecursiveASTVisitor<TensorFinder> {
+ public:
+  bool found = false;
+  bool VisitExpr(clang::Expr* e) {
+    if (ir::is_tensor_like(ir_type_of(e->getType()))) found = true;
+    return !found;
+  }
+  bool VisitVarDecl(clang::VarDecl* d) {
+    if (ir::is_tensor_like(ir_type_of(d->getType()))) found = true;
+    return !found;
+  }
+};
+
+bool involves_tensors(const clang::Stmt* s) {
+  if (s == nullptr) return false;
+  TensorFinder finder;
+  finder.TraverseStmt(const_cast<clang::Stmt*>(s));
+  return finder.found;
+}
+
+// The locals an opaque piece of code reads and writes.
+class VarUses : public clang::RecursiveASTVisitor<VarUses> {
+ public:
+  explicit VarUses(const std::map<const clang::ValueDecl*, int>& vars) : vars_(vars) {}
+  std::vector<int> reads, writes;
+
+  bool VisitDeclRefExpr(clang::DeclRefExpr* e) {
+    if (auto it = vars_.find(e->getDecl()); it != vars_.end()) add(reads, it->second);
+    return true;
+  }
+  bool VisitUnaryOperator(clang::UnaryOperator* u) {
+    if (u->isIncrementDecrementOp()) mark_written(u->getSubExpr());
+    return true;
+  }
+  bool VisitBinaryOperator(clang::BinaryOperator* b) {
+    if (b->isAssignmentOp()) mark_written(b->getLHS());
+    return true;
+  }
+
+ private:
+  void mark_written(const clang::Expr* e) {
+    if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(e->IgnoreParenImpCasts()))
+      if (auto it = vars_.find(ref->getDecl()); it != vars_.end()) add(writes, it->second);
+  }
+  static void add(std::vector<int>& v, int id) {
+    if (std::find(v.begin(), v.end(), id) == v.end()) v.push_back(id);
+  }
+  const std::map<const clang::ValueDecl*, int>& vars_;
+};
+
+const char* operator_op(clang::OverloadedOperatorKind k, bool unary) {
+  switch (k) {
+    case clang::OO_Plus: return unary ? "" : "add";
+    case clang::OO_Minus: return unary ? "neg" : "sub";
+    case clang::OO_Star: return "mul";
+    case clang::OO_Slash: return "div";
+    case clang::OO_Greater: return "gt";
+    case clang::OO_Less: return "lt";
+    case clang::OO_GreaterEqual: return "ge";
+    case clang::OO_LessEqual: return "le";
+    case clang::OO_EqualEqual: return "eq";
+    case clang::OO_ExclaimEqual: return "ne";
+    case clang::OO_PlusEqual: return "add_";
+    case clang::OO_MinusEqual: return "sub_";
+    case clang::OO_StarEqual: return "mul_";
+    case clang::OO_SlashEqual: return "div_";
+    case clang::OO_Subscript: return "select";
+    default: return nullptr;
+  }
+}
+
+class FunctionLowerer {
+ public:
+  FunctionLowerer(ir::Function& fn, clang::ASTContext& context, Reporter& reporter)
+      : f_(fn), context_(context), sm_(context.getSourceManager()), reporter_(reporter) {}
+
+  bool run(const clang::FunctionDecl* decl) {
+    f_.decl = decl;
+    f_.name = decl->getNameAsString();
+    f_.qualified_name = decl->getQualifiedNameAsString();
+    for (const clang::DeclContext* dc = decl->getDeclContext(); dc != nullptr; dc = dc->getParent())
+      if (const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(dc))
+        f_.namespaces.insert(f_.namespaces.begin(), ns->isAnonymousNamespace() ? "" : ns->getNameAsString());
+    for (const clang::ParmVarDecl* p : decl->parameters()) {
+      const int id = add_var(p, p->getType());
+      f_.vars[static_cast<size_t>(id)].param_index = static_cast<int>(f_.params.size());
+      f_.params.push_back(id);
+    }
+    f_.return_type = ir_type_of(decl->getReturnType());
+    f_.return_cxx_type = cxx_spelling(decl->getReturnType(), context_);
+    if (f_.return_type == ir::Type::TensorTuple) {
+      const auto* spec = llvm::dyn_cast<clang::ClassTemplateSpecializationDecl>(bare(decl->getReturnType())->getAsCXXRecordDecl());
+      f_.outputs = spec->getTemplateArgs()[0].getKind() == clang::TemplateArgument::Pack ? spec->getTemplateArgs()[0].pack_size()
+                                                                                       : spec->getTemplateArgs().size();
+    }
+    if (const auto* body = llvm::dyn_cast_or_null<clang::CompoundStmt>(decl->getBody()))
+      for (const clang::Stmt* s : body->body()) append(f_.body, s);
+    return ok_;
+  }
+
+ private:
+  int add_var(const clang::ValueDecl* d, clang::QualType type) {
+    ir::Var v;
+    v.id = static_cast<int>(f_.vars.size());
+    v.name = d->getNameAsString();
+    v.type = ir_type_of(type);
+    v.cxx_type = cxx_spelling(type, context_);
+    v.decl = d;
+    f_.vars.push_back(v);
+    vars_[d] = v.id;
+    return v.id;
+  }
+
+  void unsupported(const clang::Stmt* s, const std::string& what) {
+    ok_ = false;
+    reporter_.report("unsupported", s->getBeginLoc(), what) << s->getSourceRange();
+  }
+
+  std::string text_of(clang::SourceRange range) const {
+    const clang::CharSourceRange r = clang::CharSourceRange::getTokenRange(sm_.getExpansionRange(range).getAsRange());
+    return clang::Lexer::getSourceText(r, sm_, context_.getLangOpts()).str();
+  }
+
+  // ------------------------------------------------------------------ statements
+
+  void append(std::vector<StmtPtr>& out, const clang::Stmt* s) {
+    if (s == nullptr || llvm::isa<clang::NullStmt>(s)) return;
+    if (const auto* ds = llvm::dyn_cast<clang::DeclStmt>(s)) {
+      for (const clang::Decl* d : ds->decls()) lower_decl(out, d, ds);
+      return;
+    }
+    if (StmtPtr lowered = lower_stmt(s)) out.push_back(std::move(lowered));
+  }
+
+  std::vector<StmtPtr> lower_body(const clang::Stmt* s) {
+    std::vector<StmtPtr> out;
+    if (const auto* c = llvm::dyn_cast_or_null<clang::CompoundStmt>(s)) {
+      for (const clang::Stmt* child : c->body()) append(out, child);
+    } else {
+      append(out, s);
+    }
+    return out;
+  }
+
+  StmtPtr make(StmtKind kind, const clang::Stmt* s) {
+    auto st = std::make_unique<ir::Stmt>();
+    st->kind = kind;
+    st->ast = s;
+    st->range = s->getSourceRange();
+    return st;
+  }
+
+  StmtPtr opaque_stmt(const clang::Stmt* s) {
+    StmtPtr st = make(StmtKind::Opaque, s);
+    st->text = text_of(s->getSourceRange());
+    VarUses uses(vars_);
+    uses.TraverseStmt(const_cast<clang::Stmt*>(s));
+    st->reads = uses.reads;
+    st->writes = uses.writes;
+    return st;
+  }
+
+  void lower_decl(std::vector<StmtPtr>& out, const clang::Decl* d, const clang::DeclStmt* ds) {
+    if (const auto* dd = llvm::dyn_cast<clang::DecompositionDecl>(d)) {
+      StmtPtr st = make(StmtKind::Bind, ds);
+      for (const clang::BindingDecl* b : dd->bindings()) st->vars.push_back(add_var(b, b->getType()));
+      st->text = dd->getType()->isReferenceType() ? "auto&" : "auto";
+      st->expr = lower_expr(dd->getInit());
+      out.push_back(std::move(st));
+      return;
+    }
+    const auto* vd = llvm::dyn_cast<clang::VarDecl>(d);
+    if (vd == nullptr) {
+      if (involves_tensors(ds)) unsupported(ds, "this declaration cannot be transformed");
+      else out.push_back(opaque_stmt(ds));
+      return;
+    }
+    StmtPtr st = make(StmtKind::Decl, ds);
+    st->range = vd->getSourceRange();
+    st->var = add_var(vd, vd->getType());
+    st->is_static_local = vd->isStaticLocal();
+    if (const clang::Expr* init = vd->getInit()) {
+      // `fg::Tensor y;` default-constructs through a CXXConstructExpr with no arguments.
+      const auto* ctor = llvm::dyn_cast<clang::CXXConstructExpr>(init);
+      if (!(ctor != nullptr && ctor->getNumArgs() == 0)) st->expr = lower_expr(init);
+    }
+    out.push_back(std::move(st));
+  }
+
+  StmtPtr lower_stmt(const clang::Stmt* s) {
+    if (const auto* c = llvm::dyn_cast<clang::CompoundStmt>(s)) {
+      StmtPtr st = make(StmtKind::Block, s);
+      for (const clang::Stmt* child : c->body()) append(st->body, child);
+      return st;
+    }
+    if (const auto* r = llvm::dyn_cast<clang::ReturnStmt>(s)) {
+      StmtPtr st = make(StmtKind::Return, s);
+      if (r->getRetValue() != nullptr) st->expr = lower_expr(r->getRetValue());
+      return st;
+    }
+    if (const auto* i = llvm::dyn_cast<clang::IfStmt>(s)) {
+      if (i->getInit() != nullptr || i->getConditionVariable() != nullptr || i->isConstexpr()) {
+        if (!involves_tensors(s)) return opaque_stmt(s);
+        unsupported(s, "an if with an initializer, a condition variable or constexpr cannot be transformed; "
+                       "declare the variable before the if");
+        return nullptr;
+      }
+      StmtPtr st = make(StmtKind::If, s);
+      st->expr = lower_expr(i->getCond());
+      st->body = lower_body(i->getThen());
+      if (i->getElse() != nullptr) {
+        st->has_else = true;
+        st->else_body = lower_body(i->getElse());
+      }
+      return st;
+    }
+    if (const auto* fs = llvm::dyn_cast<clang::ForStmt>(s)) {
+      StmtPtr st = make(StmtKind::For, s);
+      if (fs->getInit() != nullptr) append(st->init, fs->getInit());
+      if (fs->getCond() != nullptr) st->expr = lower_expr(fs->getCond());
+      if (fs->getInc() != nullptr) st->step = lower_expr(fs->getInc());
+      st->body = lower_body(fs->getBody());
+      return st;
+    }
+    if (const auto* w = llvm::dyn_cast<clang::WhileStmt>(s)) {
+      if (w->getConditionVariable() != nullptr) {
+        unsupported(s, "a while loop with a condition variable cannot be transformed");
+        return nullptr;
+      }
+      StmtPtr st = make(StmtKind::While, s);
+      st->expr = lower_expr(w->getCond());
+      st->body = lower_body(w->getBody());
+      return st;
+    }
+    if (const auto* d = llvm::dyn_cast<clang::DoStmt>(s)) {
+      StmtPtr st = make(StmtKind::DoWhile, s);
+      st->expr = lower_expr(d->getCond());
+      st->body = lower_body(d->getBody());
+      return st;
+    }
+    if (const auto* sw = llvm::dyn_cast<clang::SwitchStmt>(s)) {
+      if (sw->getInit() != nullptr || sw->getConditionVariable() != nullptr) {
+        unsupported(s, "a switch with an initializer or a condition variable cannot be transformed");
+        return nullptr;
+      }
+      StmtPtr st = make(StmtKind::Switch, s);
+      st->expr = lower_expr(sw->getCond());
+      st->body = lower_body(sw->getBody());
+      return st;
+    }
+    if (const auto* cs = llvm::dyn_cast<clang::CaseStmt>(s)) {
+      // A case label owns the statement after it; flatten to label + statement in the block.
+      StmtPtr st = make(StmtKind::Case, s);
+      st->text = "case " + text_of(cs->getLHS()->getSourceRange());
+      pending_after_label_ = cs->getSubStmt();
+      return flatten_label(std::move(st));
+    }
+    if (const auto* ds = llvm::dyn_cast<clang::DefaultStmt>(s)) {
+      StmtPtr st = make(StmtKind::Case, s);
+      st->text = "default";
+      pending_after_label_ = ds->getSubStmt();
+      return flatten_label(std::move(st));
+    }
+    if (llvm::isa<clang::BreakStmt>(s)) return make(StmtKind::Break, s);
+    if (llvm::isa<clang::ContinueStmt>(s)) return make(StmtKind::Continue, s);
+    if (const auto* e = llvm::dyn_cast<clang::Expr>(s)) return lower_expr_stmt(e);
+    if (!involves_tensors(s)) return opaque_stmt(s);
+    unsupported(s, std::string("a '") + s->getStmtClassName() + "' statement that uses tensors cannot be transformed");
+    return nullptr;
+  }
+
+  // `case 1: stmt` becomes a Block holding the label and the statement, so that blocks stay flat.
+  StmtPtr flatten_label(StmtPtr label) {
+    const clang::Stmt* sub = pending_after_label_;
+    pending_after_label_ = nullptr;
+    StmtPtr block = std::make_unique<ir::Stmt>();
+    block->kind = StmtKind::Block;
+    block->range = label->range;
+    block->text = "label";
+    block->body.push_back(std::move(label));
+    append(block->body, sub);
+    return block;
+  }
+
+  StmtPtr lower_expr_stmt(const clang::Expr* e) {
+    const clang::Expr* inner = e->IgnoreImplicit();
+    if (const auto* w = llvm::dyn_cast<clang::ExprWithCleanups>(inner)) inner = w->getSubExpr()->IgnoreImplicit();
+    // var = expr / var op= expr on a local: an assignment, whatever the type.
+    const clang::Expr* lhs = nullptr;
+    const clang::Expr* rhs = nullptr;
+    std::string op;
+    if (const auto* b = llvm::dyn_cast<clang::BinaryOperator>(inner); b != nullptr && b->isAssignmentOp()) {
+      lhs = b->getLHS();
+      rhs = b->getRHS();
+      op = b->getOpcodeStr().str();
+    } else if (const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(inner);
+               oc != nullptr && oc->getOperator() == clang::OO_Equal && oc->getNumArgs() == 2) {
+      lhs = oc->getArg(0);
+      rhs = oc->getArg(1);
+      op = "=";
+    }
+    if (lhs != nullptr) {
+      if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(lhs->IgnoreParenImpCasts())) {
+        if (auto it = vars_.find(ref->getDecl()); it != vars_.end()) {
+          StmtPtr st = make(StmtKind::Assign, e);
+          st->var = it->second;
+          st->text = op;
+          st->expr = lower_expr(rhs);
+          return st;
+        }
+      }
+    }
+    if (!involves_tensors(e)) return opaque_stmt(e);
+    StmtPtr st = make(StmtKind::Eval, e);
+    st->expr = lower_expr(e);
+    return st;
+  }
+
+  // ------------------------------------------------------------------ expressions
+
+  ExprPtr make_expr(ExprKind kind, const clang::Expr* e) {
+    auto x = std::make_unique<ir::Expr>();
+    x->kind = kind;
+    x->ast = e;
+    x->range = e->getSourceRange();
+    x->type = ir_type_of(e->getType());
+    return x;
+  }
+
+  ExprPtr opaque(const clang::Expr* e) {
+    ExprPtr x = make_expr(ExprKind::Opaque, e);
+    x->text = text_of(e->getSourceRange());
+    VarUses uses(vars_);
+    uses.TraverseStmt(const_cast<clang::Expr*>(e));
+    x->reads = uses.reads;
+    x->writes = uses.writes;
+    return x;
+  }
+
+  // Removes what the source does not spell: implicit casts, temporaries, copies and conversions
+  // into the runtime's parameter types (fg::Scalar, IntArrayRef, std::optional).
+  const clang::Expr* strip(const clang::Expr* e) {
+    while (true) {
+      e = e->IgnoreImplicit();
+      if (const auto* p = llvm::dyn_cast<clang::ParenExpr>(e)) { e = p->getSubExpr(); continue; }
+      if (const auto* w = llvm::dyn_cast<clang::ExprWithCleanups>(e)) { e = w->getSubExpr(); continue; }
+      if (const auto* m = llvm::dyn_cast<clang::MaterializeTemporaryExpr>(e)) { e = m->getSubExpr(); continue; }
+      if (const auto* b = llvm::dyn_cast<clang::CXXBindTemporaryExpr>(e)) { e = b->getSubExpr(); continue; }
+      if (const auto* l = llvm::dyn_cast<clang::CXXStdInitializerListExpr>(e)) { e = l->getSubExpr(); continue; }
+      if (const auto* c = llvm::dyn_cast<clang::CXXConstructExpr>(e);
+          c != nullptr && !llvm::isa<clang::CXXTemporaryObjectExpr>(c) && c->getNumArgs() >= 1 &&
+          (c->getNumArgs() == 1 || llvm::isa<clang::CXXDefaultArgExpr>(c->getArg(1)))) {
+        const std::string name = record_name(c->getType());
+        if (name == "fg::Tensor" || name == "fg::Scalar" || name == "fg::ArrayRef" || name == "std::optional" ||
+            name == "std::vector" || name == "std::basic_string") {
+          e = c->getArg(0);
+          continue;
+        }
+      }
+      if (const auto* f = llvm::dyn_cast<clang::CXXFunctionalCastExpr>(e);
+          f != nullptr && (is_fg_tensor(f->getType()) || record_name(f->getType()) == "fg::Scalar")) {
+        e = f->getSubExpr();
+        continue;
+      }
+      return e;
+    }
+  }
+
+  ExprPtr lower_expr(const clang::Expr* original) {
+    const clang::Expr* e = strip(original);
+    if (!involves_tensors(e)) return opaque(e);
+
+    if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(e)) {
+      if (auto it = vars_.find(ref->getDecl()); it != vars_.end()) {
+        ExprPtr x = make_expr(ExprKind::VarRef, e);
+        x->var = it->second;
+        x->type = f_.var(it->second).type;
+        return x;
+      }
+      return opaque(e);  // a global tensor: read as a constant (assignments to it are diagnosed)
+    }
+    if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(e)) return lower_member_call(mc);
+    if (const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(e)) return lower_operator_call(oc);
+    if (const auto* call = llvm::dyn_cast<clang::CallExpr>(e)) return lower_call(call);
+    if (const auto* u = llvm::dyn_cast<clang::UnaryOperator>(e)) {
+      ExprPtr x = make_expr(ExprKind::Unary, e);
+      x->text = clang::UnaryOperator::getOpcodeStr(u->getOpcode()).str();
+      x->args.push_back(lower_expr(u->getSubExpr()));
+      return x;
+    }
+    if (const auto* b = llvm::dyn_cast<clang::BinaryOperator>(e)) {
+      ExprPtr x = make_expr(ExprKind::Binary, e);
+      x->text = b->getOpcodeStr().str();
+      x->args.push_back(lower_expr(b->getLHS()));
+      x->args.push_back(lower_expr(b->getRHS()));
+      return x;
+    }
+    if (const auto* c = llvm::dyn_cast<clang::ConditionalOperator>(e)) {
+      ExprPtr x = make_expr(ExprKind::Conditional, e);
+      x->args.push_back(lower_expr(c->getCond()));
+      x->args.push_back(lower_expr(c->getTrueExpr()));
+      x->args.push_back(lower_expr(c->getFalseExpr()));
+      return x;
+    }
+    if (const auto* il = llvm::dyn_cast<clang::InitListExpr>(e)) {
+      const ir::Type t = ir_type_of(il->getType());
+      ExprPtr x = make_expr(t == ir::Type::TensorTuple ? ExprKind::Tuple : ExprKind::List, e);
+      for (const clang::Expr* item : il->inits()) x->args.push_back(lower_expr(item));
+      return x;
+    }
+    if (const auto* c = llvm::dyn_cast<clang::CXXConstructExpr>(e)) {
+      // std::tuple<fg::Tensor, fg::Tensor>{a, b} / std::vector<fg::Tensor>{a, b}
+      const ir::Type t = ir_type_of(c->getType());
+      if (t == ir::Type::TensorTuple || t == ir::Type::TensorList) {
+        ExprPtr x = make_expr(t == ir::Type::TensorTuple ? ExprKind::Tuple : ExprKind::List, e);
+        for (const clang::Expr* item : c->arguments()) {
+          if (llvm::isa<clang::CXXDefaultArgExpr>(item)) break;
+          x->args.push_back(lower_expr(item));
+        }
+        if (t == ir::Type::TensorList && x->args.size() == 1 && x->args[0]->kind == ExprKind::List)
+          return std::move(x->args[0]);
+        return x;
+      }
+      // `{}` for an optional tensor argument (nll_loss(x, t, {}, Reduction::Sum)), `fg::Tensor()`:
+      // an undefined tensor, the same under every transform.
+      if (c->getNumArgs() == 0) return opaque(e);
+    }
+    if (const auto* cast = llvm::dyn_cast<clang::ExplicitCastExpr>(e)) {
+      ExprPtr x = make_expr(ExprKind::Cast, e);
+      x->text = cxx_spelling(cast->getType(), context_);
+      x->args.push_back(lower_expr(cast->getSubExpr()));
+      return x;
+    }
+    if (const auto* ic = llvm::dyn_cast<clang::ImplicitCastExpr>(original->IgnoreParens());
+        ic != nullptr && ir::is_scalar(ir_type_of(ic->getType())) && !ir::is_scalar(ir_type_of(e->getType()))) {
+      ExprPtr x = make_expr(ExprKind::Cast, ic);
+      x->text = cxx_spelling(ic->getType(), context_);
+      x->args.push_back(lower_expr(ic->getSubExpr()));
+      return x;
+    }
+    unsupported(e, std::string("this '") + e->getStmtClassName() + "' expression on tensors cannot be transformed");
+    return opaque(e);
+  }
+
+  void add_args(ir::Expr& x, const clang::FunctionDecl* callee, llvm::ArrayRef<const clang::Expr*> args) {
+    for (unsigned i = 0; i < args.size(); ++i) {
+      if (llvm::isa<clang::CXXDefaultArgExpr>(args[i])) break;  // defaults are left to the callee
+      x.args.push_back(lower_expr(args[i]));
+      const clang::ParmVarDecl* p = callee != nullptr && i < callee->getNumParams() ? callee->getParamDecl(i) : nullptr;
+      x.params.push_back(p != nullptr ? p->getNameAsString() : "");
+      x.param_types.push_back(p != nullptr ? ir_type_of(p->getType()) : x.args.back()->type);
+    }
+  }
+
+  static std::string template_args_of(const clang::FunctionDecl* fn, const clang::ASTContext& ctx) {
+    const clang::TemplateArgumentList* targs = fn != nullptr ? fn->getTemplateSpecializationArgs() : nullptr;
+    if (targs == nullptr) return "";
+    std::string s = "<";
+    for (unsigned i = 0; i < targs->size(); ++i) {
+      if (i) s += ", ";
+      if (targs->get(i).getKind() == clang::TemplateArgument::Type) s += cxx_spelling(targs->get(i).getAsType(), ctx);
+      else if (targs->get(i).getKind() == clang::TemplateArgument::Integral)
+        s += llvm::toString(targs->get(i).getAsIntegral(), 10);
+    }
+    return s + ">";
+  }
+
+  ExprPtr lower_member_call(const clang::CXXMemberCallExpr* mc) {
+    const clang::CXXMethodDecl* method = mc->getMethodDecl();
+    const clang::Expr* object = mc->getImplicitObjectArgument();
+    if (method == nullptr || object == nullptr || !is_fg_tensor(object->getType())) {
+      unsupported(mc, "calls of member functions on values other than fg::Tensor cannot be transformed here");
+      return opaque(mc);
+    }
+    ExprPtr x = make_expr(ExprKind::Call, mc);
+    x->form = ir::CallForm::Method;
+    x->op = method->getNameAsString();
+    x->callee = method;
+    x->template_args = template_args_of(method, context_);
+    x->args.push_back(lower_expr(object));
+    x->params.push_back("self");
+    x->param_types.push_back(ir::Type::Tensor);
+    std::vector<const clang::Expr*> args(mc->arg_begin(), mc->arg_end());
+    add_args(*x, method, args);
+    return x;
+  }
+
+  ExprPtr lower_operator_call(const clang::CXXOperatorCallExpr* oc) {
+    const auto* callee = llvm::dyn_cast_or_null<clang::FunctionDecl>(oc->getCalleeDecl());
+    const bool unary = oc->getNumArgs() == 1;
+    const char* op = operator_op(oc->getOperator(), unary);
+    const bool fg_operator = callee != nullptr && compat::starts_with(callee->getQualifiedNameAsString(), "fg::");
+    if (op == nullptr || !fg_operator) {
+      // e.g. std::cout << x: an external call (I/O), kept as it is written.
+      ExprPtr x = make_expr(ExprKind::Call, oc);
+      x->form = ir::CallForm::External;
+      x->callee = callee;
+      x->op = clang::getOperatorSpelling(oc->getOperator());
+      x->text = "operator";
+      std::vector<const clang::Expr*> args(oc->arg_begin(), oc->arg_end());
+      add_args(*x, nullptr, args);
+      return x;
+    }
+    if (*op == '\0') return lower_expr(oc->getArg(0));  // unary plus
+    ExprPtr x = make_expr(ExprKind::Call, oc);
+    x->form = ir::CallForm::Operator;
+    x->op = op;
+    x->callee = callee;
+    x->text = clang::getOperatorSpelling(oc->getOperator());
+    std::vector<const clang::Expr*> args(oc->arg_begin(), oc->arg_end());
+    // Member operators (+=, []) take self implicitly; free ones name both parameters.
+    if (llvm::isa<clang::CXXMethodDecl>(callee)) {
+      x->args.push_back(lower_expr(args[0]));
+      x->params.push_back("self");
+      x->param_types.push_back(ir::Type::Tensor);
+      add_args(*x, callee, llvm::ArrayRef<const clang::Expr*>(args).drop_front());
+    } else {
+      add_args(*x, callee, args);
+    }
+    return x;
+  }
+
+  ExprPtr lower_call(const clang::CallExpr* call) {
+    const clang::FunctionDecl* callee = call->getDirectCallee();
+    if (callee == nullptr) {
+      unsupported(call, "calls through function pointers or lambdas cannot be transformed");
+      return opaque(call);
+    }
+    const std::string qname = callee->getQualifiedNameAsString();
+    std::vector<const clang::Expr*> args(call->arg_begin(), call->arg_end());
+    if (qname == "std::make_tuple" || qname == "std::tie" || qname == "std::make_pair" || qname == "std::forward_as_tuple") {
+      ExprPtr x = make_expr(ExprKind::Tuple, call);
+      for (const clang::Expr* a : args) x->args.push_back(lower_expr(a));
+      return x;
+    }
+    if (qname == "std::get") {
+      ExprPtr x = make_expr(ExprKind::Get, call);
+      const clang::TemplateArgumentList* targs = callee->getTemplateSpecializationArgs();
+      if (targs == nullptr || targs->size() == 0 || targs->get(0).getKind() != clang::TemplateArgument::Integral) {
+        unsupported(call, "std::get by type cannot be transformed; use std::get<index>");
+        return opaque(call);
+      }
+      x->index = static_cast<int>(targs->get(0).getAsIntegral().getExtValue());
+      x->args.push_back(lower_expr(args[0]));
+      return x;
+    }
+    ExprPtr x = make_expr(ExprKind::Call, call);
+    x->callee = callee;
+    x->op = callee->getNameAsString();
+    x->template_args = template_args_of(callee, context_);
+    const clang::DeclContext* dc = callee->getDeclContext();
+    const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(dc);
+    if (ns != nullptr && ns->getName() == "fg" && llvm::isa<clang::TranslationUnitDecl>(ns->getParent())) {
+      x->form = ir::CallForm::Free;
+    } else if (callee->hasBody() && sm_.isInMainFile(callee->getLocation())) {
+      x->form = ir::CallForm::User;
+      x->callee = callee->getDefinition();
+    } else {
+      x->form = ir::CallForm::External;
+      x->op = qname;
+    }
+    add_args(*x, callee, args);
+    return x;
+  }
+
+  ir::Function& f_;
+  clang::ASTContext& context_;
+  const clang::SourceManager& sm_;
+  Reporter& reporter_;
+  std::map<const clang::ValueDecl*, int> vars_;
+  const clang::Stmt* pending_after_label_ = nullptr;
+  bool ok_ = true;
+};
+
+}  // namespace
+
+const ir::Function* Lowering::lower(const clang::FunctionDecl* fn) {
+  fn = fn->getDefinition() != nullptr ? fn->getDefinition() : fn;
+  if (auto it = done_.find(fn); it != done_.end()) return it->second.get();
+  if (failed_.count(fn) != 0) return nullptr;
+  auto f = std::make_unique<ir::Function>();
+  if (!FunctionLowerer(*f, context_, reporter_).run(fn)) {
+    failed_[fn] = true;
+    return nullptr;
+  }
+  return done_.emplace(fn, std::move(f)).first->second.get();
+}
+
+}  // namespace funcgen

@@ -1,0 +1,37 @@
+// Lowers a C++ function definition from the Clang AST to funcgen's IR (ir/ir.h). Constructs that
+// the IR cannot express are reported as funcgen-unsupported errors at the construct.
+#pragma once
+
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/Decl.h>
+
+#include <map>
+#include <memory>
+
+#include "checks/reporter.h"
+#include "ir/ir.h"
+
+namespace funcgen {
+
+// fg::Tensor, by value or reference, const or not.
+bool is_fg_tensor(clang::QualType type);
+// The IR type of a C++ type.
+ir::Type ir_type_of(clang::QualType type);
+// How a type is spelled in generated code (fully qualified).
+std::string cxx_spelling(clang::QualType type, const clang::ASTContext& context);
+
+// Lowers functions on demand and keeps them (helpers are lowered once, however often called).
+class Lowering {
+ public:
+  Lowering(clang::ASTContext& context, Reporter& reporter) : context_(context), reporter_(reporter) {}
+  // nullptr when the function could not be lowered (the errors were reported).
+  const ir::Function* lower(const clang::FunctionDecl* fn);
+
+ private:
+  clang::ASTContext& context_;
+  Reporter& reporter_;
+  std::map<const clang::FunctionDecl*, std::unique_ptr<ir::Function>> done_;
+  std::map<const clang::FunctionDecl*, bool> failed_;
+};
+
+}  // namespace funcgen

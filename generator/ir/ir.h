@@ -1,0 +1,152 @@
+// The generator's intermediate representation of a C++ tensor function: typed expression trees of
+// runtime ops inside structured statements, each node with its source range.
+//
+// The IR mirrors the shape of the user's function (its locals keep their names, its control flow
+// its structure) so that the generated code reads like the code it came from. Expressions that
+// touch no tensor are kept whole as C++ text (`Opaque`), together with their AST for the checks.
+#pragma once
+
+#include <clang/AST/Decl.h>
+#include <clang/AST/Expr.h>
+#include <clang/AST/Stmt.h>
+#include <clang/Basic/SourceLocation.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace funcgen::ir {
+
+enum class Type {
+  Tensor,       // fg::Tensor
+  TensorTuple,  // std::tuple of tensors (and scalars)
+  TensorList,   // std::vector<fg::Tensor> or a braced list of tensors
+  IntList,      // a braced list or vector of integers (IntArrayRef arguments)
+  Int,
+  Float,
+  Bool,
+  Void,
+  Other,  // anything else: enums, strings, dtypes, options (never batched)
+};
+const char* name_of(Type type);
+inline bool is_tensor_like(Type t) { return t == Type::Tensor || t == Type::TensorTuple || t == Type::TensorList; }
+inline bool is_scalar(Type t) { return t == Type::Int || t == Type::Float || t == Type::Bool; }
+
+// A local variable or parameter of the function.
+struct Var {
+  int id = 0;
+  std::string name;
+  Type type = Type::Other;
+  std::string cxx_type;  // as it is spelled in generated code
+  int param_index = -1;  // >= 0 for parameters
+  const clang::ValueDecl* decl = nullptr;
+};
+
+enum class ExprKind {
+  VarRef,       // a local or parameter
+  Opaque,       // C++ text without tensors: literals, constants, scalar arithmetic on scalars
+  Call,         // a runtime op (free function, method or operator) or a user function
+  Unary,        // a scalar operator on an expression that involves tensors: `-x.size(0)`, `!b`
+  Binary,       // idem: `x.dim() - 1`, `a && b`, `n < x.size(0)`
+  Conditional,  // c ? a : b
+  List,         // {a, b, ...}: an IntArrayRef or a list of tensors
+  Tuple,        // std::make_tuple(a, b), std::tuple<...>{a, b}, `return {a, b}`
+  Get,          // std::get<I>(tuple)
+  Cast,         // a scalar conversion of a tensor-derived value: (double)..., static_cast, implicit bool
+};
+
+enum class CallForm {
+  Free,      // fg::op(args)
+  Method,    // self.op(args); args[0] is self
+  Operator,  // a + b, -a, a += b, a[i]: emitted as the runtime op it calls
+  User,      // a function of the user's, defined in this file
+  External,  // any other function that takes or returns tensors
+};
+
+struct Expr;
+using ExprPtr = std::unique_ptr<Expr>;
+
+struct Expr {
+  ExprKind kind = ExprKind::Opaque;
+  Type type = Type::Other;
+  clang::SourceRange range;
+  const clang::Expr* ast = nullptr;
+
+  int var = -1;                 // VarRef
+  std::string text;             // Opaque: C++ text; Unary/Binary: the operator; Cast: the target type
+  std::string op;               // Call: the runtime op's name ("add", "sum", "add_", ...)
+  CallForm form = CallForm::Free;
+  const clang::FunctionDecl* callee = nullptr;  // Call
+  std::vector<ExprPtr> args;    // Call (Method: args[0] is self), operands of the other kinds
+  std::vector<std::string> params;  // Call: the callee's parameter name of each argument ("self" first for methods)
+  std::vector<Type> param_types;    // Call: the callee's parameter type of each argument
+  int index = 0;                // Get: the tuple element
+  std::string template_args;    // Call: explicit template arguments as written, "<float>" for item<float>()
+  std::vector<int> reads;       // Opaque: the locals it reads
+  std::vector<int> writes;      // Opaque: the locals it assigns or increments
+
+  const Expr& arg(size_t i) const { return *args[i]; }
+};
+
+enum class StmtKind {
+  Decl,      // T var = expr;  (expr may be null: default-constructed)
+  Bind,      // auto [a, b] = expr;  (vars: the bound names)
+  Assign,    // var = expr; or var op= expr for scalars (text: the operator)
+  Eval,      // expr;  (in-place ops, calls for their side effects)
+  If,        // if (expr) body else else_body
+  For,       // for (init; expr; step) body
+  While,     // while (expr) body
+  DoWhile,   // do body while (expr);
+  Switch,    // switch (expr) body, with Case statements in body
+  Case,      // case / default label (text: the label's C++ text, "default" for default)
+  Break,
+  Continue,
+  Return,    // return expr;
+  Block,     // { body }
+  Opaque,    // a statement without tensors, kept as C++ text
+};
+
+struct Stmt;
+using StmtPtr = std::unique_ptr<Stmt>;
+
+struct Stmt {
+  StmtKind kind = StmtKind::Opaque;
+  clang::SourceRange range;
+  const clang::Stmt* ast = nullptr;
+  int var = -1;                    // Decl, Assign
+  std::vector<int> vars;           // Bind
+  std::string text;                // Assign: "=", "+=", ...; Case: label; Opaque: C++ text
+  ExprPtr expr;                    // initializer, value, condition, returned value
+  std::vector<StmtPtr> body;       // If then, loops, Block, Switch
+  std::vector<StmtPtr> else_body;  // If
+  std::vector<StmtPtr> init;       // For
+  ExprPtr step;                    // For
+  bool has_else = false;
+  std::vector<int> reads;          // Opaque: the locals it reads
+  std::vector<int> writes;         // Opaque: the locals it assigns or increments
+  bool is_static_local = false;    // Decl of a `static` local (state that outlives the call)
+};
+
+// One function of the user's, lowered.
+struct Function {
+  std::string name;                  // unqualified
+  std::string qualified_name;        // with namespaces, for calls from generated code
+  std::vector<std::string> namespaces;  // enclosing namespaces, outermost first ("" for anonymous)
+  std::vector<Var> vars;             // parameters first, in order
+  std::vector<int> params;           // var ids of the parameters
+  Type return_type = Type::Tensor;
+  std::string return_cxx_type;
+  size_t outputs = 1;                // tensors returned (tuple elements)
+  std::vector<StmtPtr> body;
+  const clang::FunctionDecl* decl = nullptr;
+
+  const Var& var(int id) const { return vars[static_cast<size_t>(id)]; }
+};
+
+// Calls `fn` on every expression of the statements, children before parents.
+void for_each_expr(const std::vector<StmtPtr>& body, const std::function<void(const Expr&)>& fn);
+void for_each_expr(const Expr& expr, const std::function<void(const Expr&)>& fn);
+void for_each_stmt(const std::vector<StmtPtr>& body, const std::function<void(const Stmt&)>& fn);
+
+}  // namespace funcgen::ir

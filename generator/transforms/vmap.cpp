@@ -1,0 +1,843 @@
+#include "transforms/vmap.h"
+
+#include <clang/AST/Expr.h>
+#include <clang/AST/ExprCXX.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "transforms/batching_rules.h"
+
+namespace funcgen {
+
+namespace {
+
+using ir::Expr;
+using ir::ExprKind;
+using ir::Stmt;
+using ir::StmtKind;
+
+std::string mask(Levels l) {
+  if (l == 0) return "0";
+  std::string bits;
+  for (Levels v = l; v != 0; v >>= 1) bits.insert(bits.begin(), (v & 1) ? '1' : '0');
+  return "0b" + bits;
+}
+
+bool is_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':'; });
+}
+
+// Wraps an expression in parentheses unless it is a name, a literal or a call.
+std::string paren(const std::string& s) {
+  if (is_identifier(s)) return s;
+  int depth = 0;
+  for (char c : s) {
+    if (c == '(' || c == '[' || c == '{' || c == '<') ++depth;
+    else if (c == ')' || c == ']' || c == '}' || c == '>') --depth;
+    else if (depth == 0 && std::strchr(" +-*/%!?:=&|^~,", c) != nullptr) return "(" + s + ")";
+  }
+  return s;
+}
+
+std::optional<int64_t> int_literal(const std::string& s) {
+  std::string t;
+  for (char c : s)
+    if (!std::isspace(static_cast<unsigned char>(c))) t += c;
+  if (t.empty()) return std::nullopt;
+  size_t i = t[0] == '-' ? 1 : 0;
+  if (i == t.size()) return std::nullopt;
+  for (size_t k = i; k < t.size(); ++k)
+    if (!std::isdigit(static_cast<unsigned char>(t[k]))) return std::nullopt;
+  return std::stoll(t);
+}
+
+// A logical dim as a physical one, computed here when it is a literal.
+std::string shift_dim(const std::string& dim, int nb) {
+  if (nb == 0) return dim;
+  if (auto v = int_literal(dim)) return *v >= 0 ? std::to_string(*v + nb) : std::to_string(*v);
+  return "fg::vmap::dim(" + dim + ", " + std::to_string(nb) + ")";
+}
+
+std::string shift_dims(const std::string& dims, int nb) {
+  if (nb == 0) return dims;
+  // {0, -1} written out: shift each.
+  if (dims.size() >= 2 && dims.front() == '{' && dims.back() == '}') {
+    std::stringstream in(dims.substr(1, dims.size() - 2));
+    std::string item, out;
+    bool all_literal = true;
+    std::vector<std::string> items;
+    while (std::getline(in, item, ',')) {
+      if (!int_literal(item)) all_literal = false;
+      items.push_back(item);
+    }
+    if (all_literal) {
+      for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + shift_dim(items[i], nb);
+      return "{" + out + "}";
+    }
+  }
+  if (int_literal(dims)) return shift_dim(dims, nb);
+  return "fg::vmap::dims(" + dims + ", " + std::to_string(nb) + ")";
+}
+
+struct Code {
+  std::string text;
+  Levels levels = 0;
+};
+
+std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
+  return s;
+}
+
+// Shared by every function emitted for one spec: names of batched helpers already emitted.
+struct EmitContext {
+  std::string spec_name;
+  int nlevels = 0;
+  Reporter* reporter = nullptr;
+  std::string* helpers = nullptr;
+  std::map<std::pair<const clang::FunctionDecl*, std::vector<Levels>>, std::string> specializations;
+  std::set<std::string> helper_names;
+};
+
+std::string batch_params(int nlevels) {
+  std::vector<std::string> p;
+  for (int k = 0; k < nlevels; ++k) p.push_back("int64_t batch" + std::to_string(k));
+  return join(p);
+}
+
+std::string batch_args(int nlevels) {
+  std::vector<std::string> p;
+  for (int k = 0; k < nlevels; ++k) p.push_back("batch" + std::to_string(k));
+  return join(p);
+}
+
+std::string batch_sizes_of(Levels l) {
+  std::vector<std::string> p;
+  for (int k = 0; k < 32; ++k)
+    if (l & (1u << k)) p.push_back("batch" + std::to_string(k));
+  return "{" + join(p) + "}";
+}
+
+std::string signature(const ir::Function& fn, const std::string& name, bool with_batches, int nlevels) {
+  std::vector<std::string> params;
+  for (int id : fn.params) {
+    const ir::Var& v = fn.var(id);
+    std::string type = v.cxx_type;
+    params.push_back(type + (type.back() == '&' ? "" : " ") + v.name);
+  }
+  if (with_batches && nlevels > 0) params.push_back(batch_params(nlevels));
+  return fn.return_cxx_type + " " + name + "(" + join(params) + ")";
+}
+
+class BodyEmitter {
+ public:
+  BodyEmitter(const BatchingAnalysis& analysis, EmitContext& ctx) : an_(analysis), fn_(analysis.function()), ctx_(ctx) {
+    for (const auto& v : fn_.vars) names_.insert(v.name);
+  }
+
+  std::string body() {
+    std::string out;
+    block(fn_.body, out, 1);
+    return out;
+  }
+
+ private:
+  // ------------------------------------------------------------------ names and preludes
+
+  std::string fresh(const std::string& base) {
+    std::string name = base;
+    for (int i = 1; names_.count(name) != 0; ++i) name = base + std::to_string(i);
+    names_.insert(name);
+    return name;
+  }
+
+  // A name for the value of `c`, so that it can be used twice: itself when it is one already.
+  std::string bind(const Code& c, const std::string& base = "t") {
+    if (is_identifier(c.text)) return c.text;
+    const std::string name = fresh(base);
+    pre_.push_back("const fg::Tensor " + name + " = " + c.text + ";");
+    return name;
+  }
+
+  // Emits `fn` with its own prelude; when it needs statements, wraps them in a lambda so that they
+  // run exactly where and when the expression is evaluated.
+  template <typename F>
+  std::string scoped(F fn) {
+    std::vector<std::string> saved;
+    saved.swap(pre_);
+    std::string text = fn();
+    std::vector<std::string> mine;
+    mine.swap(pre_);
+    pre_.swap(saved);
+    if (mine.empty()) return text;
+    return "[&] { " + join(mine, " ") + " return " + text + "; }()";
+  }
+
+  void flush(std::string& out, int indent) {
+    for (const auto& p : pre_) out += std::string(indent * 2, ' ') + p + "\n";
+    pre_.clear();
+  }
+
+  // ------------------------------------------------------------------ statements
+
+  void block(const std::vector<ir::StmtPtr>& body, std::string& out, int indent) {
+    for (const auto& s : body) stmt(*s, out, indent);
+  }
+
+  void line(std::string& out, int indent, const std::string& text) {
+    flush(out, indent);
+    out += std::string(indent * 2, ' ') + text + "\n";
+  }
+
+  std::string var_decl(const ir::Var& v) {
+    const std::string& t = v.cxx_type;
+    return t + (t.back() == '&' ? "" : " ") + v.name;
+  }
+
+  void stmt(const Stmt& s, std::string& out, int indent) {
+    switch (s.kind) {
+      case StmtKind::Decl: {
+        const ir::Var& v = fn_.var(s.var);
+        std::string text = (s.is_static_local ? "static " : "") + var_decl(v);
+        if (s.expr) text += " = " + expr(*s.expr).text;
+        line(out, indent, text + ";");
+        return;
+      }
+      case StmtKind::Bind: {
+        std::vector<std::string> names;
+        for (int v : s.vars) names.push_back(fn_.var(v).name);
+        line(out, indent, s.text + " [" + join(names) + "] = " + expr(*s.expr).text + ";");
+        return;
+      }
+      case StmtKind::Assign:
+        line(out, indent, fn_.var(s.var).name + " " + s.text + " " + expr(*s.expr).text + ";");
+        return;
+      case StmtKind::Eval:
+        line(out, indent, expr(*s.expr).text + ";");
+        return;
+      case StmtKind::If: {
+        line(out, indent, "if (" + expr(*s.expr).text + ") {");
+        block(s.body, out, indent + 1);
+        if (s.has_else) {
+          line(out, indent, "} else {");
+          block(s.else_body, out, indent + 1);
+        }
+        line(out, indent, "}");
+        return;
+      }
+      case StmtKind::For: {
+        std::string init;
+        if (!s.init.empty()) {
+          std::string tmp;
+          for (const auto& i : s.init) stmt(*i, tmp, 0);
+          init = tmp;
+          while (!init.empty() && (init.back() == '\n' || init.back() == ' ')) init.pop_back();
+          if (init.find('\n') != std::string::npos) {
+            // The init needed statements of its own: put the loop in a block of its own.
+            line(out, indent, "{");
+            out += init + "\n";
+            init = ";";
+            std::string cond = s.expr ? scoped([&] { return expr(*s.expr).text; }) : "";
+            std::string step = s.step ? scoped([&] { return expr(*s.step).text; }) : "";
+            line(out, indent, "for (; " + cond + "; " + step + ") {");
+            block(s.body, out, indent + 1);
+            line(out, indent, "}");
+            line(out, indent, "}");
+            return;
+          }
+        } else {
+          init = ";";
+        }
+        std::string cond = s.expr ? scoped([&] { return expr(*s.expr).text; }) : "";
+        std::string step = s.step ? scoped([&] { return expr(*s.step).text; }) : "";
+        line(out, indent, "for (" + init + " " + cond + "; " + step + ") {");
+        block(s.body, out, indent + 1);
+        line(out, indent, "}");
+        return;
+      }
+      case StmtKind::While:
+        line(out, indent, "while (" + scoped([&] { return expr(*s.expr).text; }) + ") {");
+        block(s.body, out, indent + 1);
+        line(out, indent, "}");
+        return;
+      case StmtKind::DoWhile:
+        line(out, indent, "do {");
+        block(s.body, out, indent + 1);
+        line(out, indent, "} while (" + scoped([&] { return expr(*s.expr).text; }) + ");");
+        return;
+      case StmtKind::Switch:
+        line(out, indent, "switch (" + expr(*s.expr).text + ") {");
+        block(s.body, out, indent + 1);
+        line(out, indent, "}");
+        return;
+      case StmtKind::Case:
+        line(out, indent - 1, s.text + ":");
+        return;
+      case StmtKind::Break:
+        line(out, indent, "break;");
+        return;
+      case StmtKind::Continue:
+        line(out, indent, "continue;");
+        return;
+      case StmtKind::Return:
+        line(out, indent, s.expr ? "return " + expr(*s.expr).text + ";" : "return;");
+        return;
+      case StmtKind::Block:
+        if (s.text == "label") {
+          block(s.body, out, indent);
+          return;
+        }
+        line(out, indent, "{");
+        block(s.body, out, indent + 1);
+        line(out, indent, "}");
+        return;
+      case StmtKind::Opaque: {
+        std::string text = s.text;
+        if (s.ast != nullptr && llvm::isa<clang::Expr>(s.ast)) text += ";";
+        line(out, indent, text);
+        return;
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ expressions
+
+  Code expr(const Expr& e) {
+    const Levels l = an_.of(e);
+    switch (e.kind) {
+      case ExprKind::VarRef:
+        return {fn_.var(e.var).name, l};
+      case ExprKind::Opaque:
+        return {e.text, l};
+      case ExprKind::Unary: {
+        const std::string a = expr(e.arg(0)).text;
+        const auto* u = llvm::dyn_cast_or_null<clang::UnaryOperator>(e.ast);
+        if (u != nullptr && u->isPostfix()) return {paren(a) + e.text, l};
+        return {"(" + e.text + paren(a) + ")", l};
+      }
+      case ExprKind::Binary: {
+        const std::string a = expr(e.arg(0)).text;
+        // && and || evaluate their right side only sometimes: keep its statements inside it.
+        const bool lazy = e.text == "&&" || e.text == "||";
+        const std::string b = lazy ? scoped([&] { return expr(e.arg(1)).text; }) : expr(e.arg(1)).text;
+        return {"(" + a + " " + e.text + " " + b + ")", l};
+      }
+      case ExprKind::Conditional: {
+        const std::string c = expr(e.arg(0)).text;
+        const std::string a = scoped([&] { return expr(e.arg(1)).text; });
+        const std::string b = scoped([&] { return expr(e.arg(2)).text; });
+        return {"(" + c + " ? " + a + " : " + b + ")", l};
+      }
+      case ExprKind::Cast:
+        return {"static_cast<" + e.text + ">(" + expr(e.arg(0)).text + ")", l};
+      case ExprKind::List: {
+        std::vector<std::string> items;
+        for (const auto& a : e.args) items.push_back(expr(*a).text);
+        return {"{" + join(items) + "}", l};
+      }
+      case ExprKind::Tuple: {
+        std::vector<std::string> items;
+        for (const auto& a : e.args) items.push_back(expr(*a).text);
+        return {"std::make_tuple(" + join(items) + ")", l};
+      }
+      case ExprKind::Get:
+        return {"std::get<" + std::to_string(e.index) + ">(" + expr(e.arg(0)).text + ")", l};
+      case ExprKind::Call:
+        return call(e);
+    }
+    return {e.text, l};
+  }
+
+  // The call as the user wrote it, with `args` in place of its arguments.
+  std::string plain(const Expr& e, const std::vector<std::string>& args) const {
+    switch (e.form) {
+      case ir::CallForm::Free:
+        return "fg::" + e.op + e.template_args + "(" + join(args) + ")";
+      case ir::CallForm::Method:
+        return paren(args[0]) + "." + e.op + e.template_args + "(" +
+               join(std::vector<std::string>(args.begin() + 1, args.end())) + ")";
+      case ir::CallForm::Operator:
+      case ir::CallForm::External:
+        if (e.form == ir::CallForm::External && e.text != "operator") return e.op + e.template_args + "(" + join(args) + ")";
+        if (e.text == "[]") return paren(args[0]) + "[" + args[1] + "]";
+        if (args.size() == 1) return "(" + e.text + paren(args[0]) + ")";
+        if (e.text.size() >= 2 && e.text.back() == '=' && e.text != "==" && e.text != "!=" && e.text != "<=" &&
+            e.text != ">=")
+          return args[0] + " " + e.text + " " + args[1];
+        return "(" + args[0] + " " + e.text + " " + args[1] + ")";
+      case ir::CallForm::User:
+        return e.callee->getQualifiedNameAsString() + "(" + join(args) + ")";
+    }
+    return "";
+  }
+
+  static std::string batched(const std::string& text, Levels l) { return "{" + text + ", " + mask(l) + "}"; }
+
+  Code call(const Expr& e) {
+    const Levels l = an_.of(e);
+    std::vector<Code> args;
+    for (const auto& a : e.args) args.push_back(expr(*a));
+    std::vector<std::string> texts;
+    Levels tensors = 0;
+    for (size_t i = 0; i < args.size(); ++i) {
+      texts.push_back(args[i].text);
+      if (ir::is_tensor_like(e.args[i]->type)) tensors |= args[i].levels;
+    }
+    if (e.form == ir::CallForm::User) {
+      if (tensors == 0) return {plain(e, texts), l};
+      return {specialize(e, texts), l};
+    }
+    const OpRule rule = e.form == ir::CallForm::External ? OpRule{} : find_rule(e.op);
+    if (tensors == 0 && rule.rule != BatchRule::Random) return {plain(e, texts), l};
+    const int nb = e.args.empty() ? 0 : nbatch(args[0].levels);
+
+    switch (rule.rule) {
+      case BatchRule::Pointwise:
+        return pointwise(e, args, texts);
+      case BatchRule::Reduce: {
+        // max(self, other) and min(self, other) are element-wise.
+        for (size_t i = 1; i < e.args.size(); ++i)
+          if (e.args[i]->type == ir::Type::Tensor) return pointwise(e, args, texts);
+        return reduce(e, texts, nb);
+      }
+      case BatchRule::Dims:
+        return dims(e, rule, texts, nb);
+      case BatchRule::Size: {
+        const std::string self = bind(args[0], "self");
+        texts[0] = self;
+        texts[1] = "fg::vmap::batch_shape(" + self + ", " + std::to_string(nb) + ", " + texts[1] + ")";
+        return {plain(e, texts), l};
+      }
+      case BatchRule::Helper:
+        return helper(e, args, texts, nb);
+      case BatchRule::Factory:
+      case BatchRule::Like:
+      case BatchRule::Meta:
+      case BatchRule::Item:
+      case BatchRule::Dynamic:
+      case BatchRule::Out:
+        return {plain(e, texts), l};
+      case BatchRule::Random:
+        return random(e, args, texts);
+      case BatchRule::Query: {
+        const std::string n = std::to_string(nb);
+        if (nb == 0) return {plain(e, texts), l};
+        if (e.op == "size") return {"fg::vmap::logical_size(" + texts[0] + ", " + n + ", " + texts[1] + ")", l};
+        if (e.op == "dim" || e.op == "ndimension") return {"fg::vmap::logical_dim(" + texts[0] + ", " + n + ")", l};
+        if (e.op == "numel") return {"fg::vmap::logical_numel(" + texts[0] + ", " + n + ")", l};
+        return {"fg::vmap::logical_sizes(" + texts[0] + ", " + n + ")", l};
+      }
+      case BatchRule::None:
+        break;
+    }
+    if (e.type != ir::Type::Tensor) return {plain(e, texts), l};  // side effects: diagnosed by the checks
+    return fallback(e, args, texts);
+  }
+
+  Code pointwise(const Expr& e, const std::vector<Code>& args, std::vector<std::string> texts) {
+    std::vector<size_t> operands;
+    for (size_t i = 0; i < args.size(); ++i)
+      if (e.args[i]->type == ir::Type::Tensor) operands.push_back(i);
+    if (operands.size() >= 2) {
+      std::vector<std::string> items, names;
+      for (size_t i : operands) {
+        const std::string name = bind(args[i]);
+        items.push_back(batched(name, args[i].levels));
+        names.push_back(fresh(name + "_b"));
+      }
+      pre_.push_back("auto [" + join(names) + "] = fg::vmap::align({" + join(items) + "});");
+      for (size_t k = 0; k < operands.size(); ++k) texts[operands[k]] = names[k];
+    }
+    return {plain(e, texts), an_.of(e)};
+  }
+
+  Code reduce(const Expr& e, std::vector<std::string> texts, int nb) {
+    const Levels l = an_.of(e);
+    if (nb == 0) return {plain(e, texts), l};
+    for (size_t i = 1; i < e.args.size(); ++i) {
+      if (e.params[i] != "dim") continue;
+      if (e.args[i]->type == ir::Type::Int) {
+        texts[i] = shift_dim(texts[i], nb);
+        return {plain(e, texts), l};
+      }
+      if (e.args[i]->type == ir::Type::IntList) {
+        texts[i] = shift_dims(texts[i], nb);
+        return {plain(e, texts), l};
+      }
+    }
+    // Over every logical dim: flatten them into one and reduce over it.
+    const std::string flat = "fg::vmap::flatten_logical(" + texts[0] + ", " + std::to_string(nb) + ")";
+    const std::string d = std::to_string(nb);
+    std::vector<std::string> rest(texts.begin() + 1, texts.end());
+    if (e.op == "sum" || e.op == "mean")
+      return {"fg::" + e.op + "(" + flat + ", {" + d + "}" + (rest.empty() ? "" : ", false, " + rest[0]) + ")", l};
+    if (e.op == "amax" || e.op == "max") return {"fg::amax(" + flat + ", {" + d + "})", l};
+    if (e.op == "amin" || e.op == "min") return {"fg::amin(" + flat + ", {" + d + "})", l};
+    if (e.op == "argmax" || e.op == "argmin") return {"fg::" + e.op + "(" + flat + ", " + d + ")", l};
+    if (e.op == "norm") return {"fg::norm(" + flat + ", " + (rest.empty() ? "2" : rest[0]) + ", {" + d + "})", l};
+    return {plain(e, texts), l};
+  }
+
+  Code dims(const Expr& e, const OpRule& rule, std::vector<std::string> texts, int nb) {
+    const Levels l = an_.of(e);
+    if (nb == 0) return {plain(e, texts), l};
+    if (e.form == ir::CallForm::Operator && e.text == "[]")
+      return {paren(texts[0]) + ".select(" + std::to_string(nb) + ", " + texts[1] + ")", l};
+    if (e.op == "squeeze" && texts.size() == 1)
+      return {"fg::vmap::squeeze_logical(" + texts[0] + ", " + std::to_string(nb) + ")", l};
+    // Write out every parameter up to the last dim whose default counts from the front.
+    size_t last = texts.size() - 1;
+    for (size_t p = 0; p < rule.params.size(); ++p) {
+      const auto& param = rule.params[p];
+      const bool given = p + 1 < texts.size();
+      if (given || (param.is_dim && !param.default_value.empty() && param.default_value[0] != '-')) last = std::max(last, p + 1);
+    }
+    std::vector<std::string> out{texts[0]};
+    for (size_t p = 0; p + 1 <= last && p < rule.params.size(); ++p) {
+      const auto& param = rule.params[p];
+      std::string v = p + 1 < texts.size() ? texts[p + 1] : param.default_value;
+      out.push_back(param.is_dim ? shift_dim(v, nb) : v);
+    }
+    for (size_t p = rule.params.size() + 1; p < texts.size(); ++p) out.push_back(texts[p]);
+    return {plain(e, out), l};
+  }
+
+  Code helper(const Expr& e, const std::vector<Code>& args, std::vector<std::string> texts, int nb) {
+    const Levels l = an_.of(e);
+    const std::string n = std::to_string(nb);
+    if (e.op == "t") return {"fg::vmap::t(" + texts[0] + ", " + n + ")", l};
+    if (e.op == "permute") return {"fg::vmap::permute(" + texts[0] + ", " + n + ", " + texts[1] + ")", l};
+    if (e.op == "expand") return {"fg::vmap::expand(" + texts[0] + ", " + n + ", " + texts[1] + ")", l};
+    auto b = [&](size_t i) { return batched(texts[i], args[i].levels); };
+    auto list = [&](size_t i) {
+      const Expr& lst = e.arg(i);
+      std::vector<std::string> items;
+      for (const auto& item : lst.args) items.push_back(batched(expr(*item).text, an_.of(*item)));
+      return "{" + join(items) + "}";
+    };
+    std::string call;
+    if (e.op == "cat" || e.op == "stack") {
+      if (e.arg(0).kind != ExprKind::List) return unsupported_list(e, args, texts);
+      call = "fg::vmap::" + e.op + "(" + list(0) + ", " + (texts.size() > 1 ? texts[1] : "0") + ")";
+    } else if (e.op == "einsum") {
+      if (e.arg(1).kind != ExprKind::List) return unsupported_list(e, args, texts);
+      call = "fg::vmap::einsum(" + texts[0] + ", " + list(1) + ")";
+    } else if (e.op == "index_select" || e.op == "gather") {
+      call = "fg::vmap::" + e.op + "(" + b(0) + ", " + texts[1] + ", " + b(2) + ")";
+    } else if (e.op == "scatter_add") {
+      call = "fg::vmap::scatter_add(" + b(0) + ", " + texts[1] + ", " + b(2) + ", " + b(3) + ")";
+    } else if (e.op == "linear") {
+      call = "fg::vmap::linear(" + b(0) + ", " + b(1) + ", " + (texts.size() > 2 ? b(2) : "{}") + ")";
+    } else if (e.op == "mse_loss") {
+      call = "fg::vmap::mse_loss(" + b(0) + ", " + b(1) + ", " + (texts.size() > 2 ? texts[2] : "fg::Reduction::Mean") + ")";
+    } else if (e.op == "nll_loss" || e.op == "cross_entropy") {
+      call = "fg::vmap::" + e.op + "(" + b(0) + ", " + b(1) + ", " + (texts.size() > 2 ? b(2) : "{}") + ", " +
+             (texts.size() > 3 ? texts[3] : "fg::Reduction::Mean") + ", " + (texts.size() > 4 ? texts[4] : "-100") + ")";
+    } else {  // matmul, mm, bmm, mv, dot, outer
+      call = "fg::vmap::" + e.op + "(" + b(0) + ", " + b(1) + ")";
+    }
+    return {call + ".value", l};
+  }
+
+  Code unsupported_list(const Expr& e, const std::vector<Code>& args, const std::vector<std::string>& texts) {
+    ctx_.reporter->report("unsupported", e.range.getBegin(),
+                          "under vmap, '" + e.op + "' needs its tensors as a braced list ({a, b}) so that each one's batching is known")
+        << e.range;
+    return {plain(e, texts), an_.of(e)};
+  }
+
+  Code random(const Expr& e, const std::vector<Code>& args, std::vector<std::string> texts) {
+    const Levels l = an_.of(e);
+    const Levels different = an_.vmap().different;
+    const std::string fn = e.op == "rand_like" ? "rand" : "randn";
+    if (e.op == "randn" || e.op == "rand") {
+      if (different != 0 && !texts.empty())
+        texts[0] = "fg::vmap::with_batch(" + batch_sizes_of(different) + ", " + texts[0] + ")";
+      return {plain(e, texts), l};
+    }
+    const Levels lx = args[0].levels;
+    const std::string nx = std::to_string(nbatch(lx));
+    if (e.op == "randn_like" || e.op == "rand_like") {
+      if (lx == different) return {plain(e, texts), l};
+      const std::string x = bind(args[0], "like");
+      std::string sizes = "fg::vmap::logical_sizes(" + x + ", " + nx + ")";
+      if (different != 0) sizes = "fg::vmap::with_batch(" + batch_sizes_of(different) + ", " + sizes + ")";
+      return {"fg::" + fn + "(" + sizes + ", " + x + ".options())", l};
+    }
+    // dropout(x, p, train), bernoulli(p): the mask is drawn per example at 'different' levels.
+    if (different == 0) {
+      if (e.op == "dropout")
+        return {"fg::vmap::dropout_same(" + texts[0] + ", " + nx + ", " + texts[1] + ", " + (texts.size() > 2 ? texts[2] : "true") + ")", l};
+      return {"fg::vmap::bernoulli_same(" + texts[0] + ", " + nx + ")", l};
+    }
+    if ((lx & ~different) != 0) {
+      ctx_.reporter->report("unsupported", e.range.getBegin(),
+                            "'" + e.op + "' on a tensor batched at a vmap level with randomness='same' inside a vmap with "
+                            "randomness='different' cannot be generated yet; use one randomness for both")
+          << e.range;
+      return {plain(e, texts), l};
+    }
+    if (lx != different)
+      texts[0] = "fg::vmap::materialize(" + texts[0] + ", " + mask(lx) + ", " + mask(different) + ", " +
+                 batch_sizes_of(different) + ")";
+    return {plain(e, texts), l};
+  }
+
+  Code fallback(const Expr& e, const std::vector<Code>& args, std::vector<std::string> texts) {
+    ctx_.reporter->report("vmap-fallback", e.range.getBegin(),
+                          "'" + e.op + "' has no batching rule; under vmap it runs once per example and the results are stacked")
+        << e.range;
+    std::vector<std::string> operands;
+    int k = 0;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (e.args[i]->type != ir::Type::Tensor) continue;
+      operands.push_back(batched(texts[i], args[i].levels));
+      texts[i] = "example[" + std::to_string(k++) + "]";
+    }
+    return {"fg::vmap::per_example({" + join(operands) + "}, [&](const std::vector<fg::Tensor>& example) { return " +
+                plain(e, texts) + "; }).value",
+            an_.of(e)};
+  }
+
+  // A user function called with batched arguments: emit its batched version once per pattern.
+  std::string specialize(const Expr& e, std::vector<std::string> texts) {
+    const BatchingAnalysis* callee = an_.callee(e);
+    std::vector<Levels> key;
+    for (const auto& a : e.args) key.push_back(an_.of(*a));
+    texts.push_back(batch_args(ctx_.nlevels));
+    if (callee == nullptr) return plain(e, texts);
+    auto it = ctx_.specializations.find({e.callee, key});
+    std::string name;
+    if (it != ctx_.specializations.end()) {
+      name = it->second;
+    } else {
+      name = callee->function().name + "__" + ctx_.spec_name;
+      for (int i = 1; ctx_.helper_names.count(name) != 0; ++i) name = callee->function().name + "__" + ctx_.spec_name + std::to_string(i);
+      ctx_.helper_names.insert(name);
+      ctx_.specializations[{e.callee, key}] = name;
+      BodyEmitter inner(*callee, ctx_);
+      const std::string body = inner.body();
+      *ctx_.helpers += "// " + callee->function().name + " batched as its call in " + fn_.name + " needs.\n";
+      *ctx_.helpers += "static " + signature(callee->function(), name, true, ctx_.nlevels) + " {\n" + body + "}\n\n";
+    }
+    return name + "(" + join(texts) + ")";
+  }
+
+  const BatchingAnalysis& an_;
+  const ir::Function& fn_;
+  EmitContext& ctx_;
+  std::set<std::string> names_;
+  std::vector<std::string> pre_;
+};
+
+std::string dims_text(const std::vector<spec::Dim>& d) {
+  std::vector<std::string> s;
+  for (const auto& x : d) s.push_back(x ? std::to_string(*x) : "None");
+  return s.size() == 1 ? s[0] : "(" + join(s) + ")";
+}
+
+}  // namespace
+
+std::vector<VmapLevel> vmap_levels(const AnnotatedSpec& spec, const ir::Function& fn, Reporter& reporter,
+                                   const std::function<const AnnotatedSpec*(const std::string&)>& earlier) {
+  std::vector<VmapLevel> levels;
+  const spec::Transform* t = spec.transform.get();
+  const SpecLocations* where = &spec.spec_locations;
+  while (t != nullptr) {
+    if (t->kind == spec::TransformKind::Function && t->function != fn.name) {
+      // A name defined by an earlier spec: continue with its transform.
+      const AnnotatedSpec* inner = earlier(t->function);
+      if (inner == nullptr) break;
+      t = inner->transform.get();
+      where = &inner->spec_locations;
+      continue;
+    }
+    if (t->kind != spec::TransformKind::Vmap) break;
+    VmapLevel level;
+    level.transform = t;
+    level.where = where;
+    level.randomness = t->randomness;
+    level.chunk_size = t->chunk_size;
+    level.control_flow = t->control_flow;
+    const size_t nparams = fn.params.size();
+    for (size_t i = 0; i < nparams; ++i) {
+      spec::Dim d = t->in_dims.per_item ? t->in_dims.dims[i] : t->in_dims.dims[0];
+      if (fn.var(fn.params[i]).type != ir::Type::Tensor) d = std::nullopt;
+      level.in_dims.push_back(d);
+    }
+    for (size_t j = 0; j < fn.outputs; ++j)
+      level.out_dims.push_back(t->out_dims.per_item ? t->out_dims.dims[j] : t->out_dims.dims[0]);
+    levels.push_back(level);
+    t = t->inner.get();
+  }
+  if (t == nullptr || t->kind != spec::TransformKind::Function || levels.empty()) {
+    const spec::Transform* at_t = t != nullptr ? t : spec.transform.get();
+    reporter.report("unsupported", where->at(at_t->offset),
+                    std::string("'") + spec::name_of(at_t->kind) +
+                        "' is not generated by this version of funcgen (the AD transforms come next); vmap is, nested "
+                        "freely");
+    return {};
+  }
+  const auto at = [&](const VmapLevel& l, size_t offset) { return l.where->at(offset); };
+  for (size_t k = 0; k < levels.size(); ++k) {
+    bool any = false;
+    for (const auto& d : levels[k].in_dims) any |= d.has_value();
+    if (!any) {
+      reporter.report("spec", at(levels[k], levels[k].transform->offset),
+                      "vmap needs at least one tensor argument with an in_dim that is not None");
+      return {};
+    }
+  }
+  return levels;
+}
+
+GeneratedFunction emit_vmap(const std::string& name, const ir::Function& fn, const std::vector<VmapLevel>& levels,
+                            const BatchingAnalysis& analysis, Reporter& reporter) {
+  GeneratedFunction g;
+  const int nlevels = static_cast<int>(levels.size());
+  EmitContext ctx;
+  ctx.spec_name = name;
+  ctx.nlevels = nlevels;
+  ctx.reporter = &reporter;
+  ctx.helpers = &g.helpers;
+
+  // The body on physical (batch-dims-in-front) values.
+  const std::string body_name = name + "__batched_body";
+  BodyEmitter body(analysis, ctx);
+  const std::string body_text = body.body();
+  g.helpers += "// " + fn.name + " on batched values: one batch dim per vmap level in front.\n";
+  g.helpers += "static " + signature(fn, body_name, true, nlevels) + " {\n" + body_text + "}\n\n";
+
+  g.declaration = signature(fn, name, false, 0) + ";";
+
+  std::string d;
+  d += signature(fn, name, false, 0) + " {\n";
+  const std::string quoted = "\"" + name + "\"";
+  // Arguments in: each level's batch dim moves to the front, in level order.
+  std::vector<std::string> arg_names;
+  std::vector<Levels> arg_levels;
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    const ir::Var& v = fn.var(fn.params[i]);
+    Levels lv = 0;
+    std::string current = v.name;
+    for (int k = 0; k < nlevels; ++k) {
+      const spec::Dim dim = levels[k].in_dims[i];
+      if (!dim) continue;
+      const std::string next = v.name + "_in";
+      d += "  " + std::string(current == v.name ? "fg::Tensor " : "") + next + " = fg::vmap::move_in(" + current + ", " +
+           std::to_string(*dim) + ", " + std::to_string(nbatch(lv)) + ", " + quoted + ", \"" + v.name + "\");" +
+           "  // in_dims level " + std::to_string(k) + "\n";
+      current = next;
+      lv |= 1u << k;
+    }
+    arg_names.push_back(current);
+    arg_levels.push_back(lv);
+  }
+  for (int k = 0; k < nlevels; ++k) {
+    std::vector<std::string> mapped;
+    for (size_t i = 0; i < fn.params.size(); ++i) {
+      if (!(arg_levels[i] & (1u << k))) continue;
+      const int pos = nbatch(arg_levels[i] & ((1u << k) - 1));
+      mapped.push_back("{\"" + fn.var(fn.params[i]).name + "\", &" + arg_names[i] + ", " + std::to_string(pos) + "}");
+    }
+    d += "  const int64_t batch" + std::to_string(k) + " = fg::vmap::batch_size(" + quoted + ", {" + join(mapped) + "});\n";
+  }
+
+  // Outputs: every output gets the batch dims its out_dims ask for, then they move into place.
+  const std::vector<Levels>& out_levels = analysis.outputs();
+  std::vector<Levels> want(fn.outputs, 0);
+  for (size_t j = 0; j < fn.outputs; ++j) {
+    for (int k = 0; k < nlevels; ++k) {
+      if (levels[k].out_dims[j]) {
+        want[j] |= 1u << k;
+      } else if (out_levels[j] & (1u << k)) {
+        const auto& od = levels[k].transform->out_dims;
+        const size_t offset = od.per_item && j < od.item_offsets.size() ? od.item_offsets[j]
+                              : od.offset != 0                          ? od.offset
+                                                                        : levels[k].transform->offset;
+        reporter.report("spec", levels[k].where->at(offset),
+                        "out_dims is None for output " + std::to_string(j) + ", but '" + fn.name +
+                            "' returns it batched at this vmap level; give it an out_dim or return a value that "
+                            "does not depend on the mapped inputs");
+      }
+    }
+  }
+  const bool tuple = fn.return_type == ir::Type::TensorTuple;
+  std::vector<std::string> call_args = arg_names;
+  call_args.push_back(batch_args(nlevels));
+  auto finish = [&](const std::string& result, std::vector<std::string>& outs) {
+    for (size_t j = 0; j < fn.outputs; ++j) {
+      std::string o = tuple ? "std::get<" + std::to_string(j) + ">(" + result + ")" : result;
+      if (out_levels[j] != want[j])
+        o = "fg::vmap::materialize(" + o + ", " + mask(out_levels[j]) + ", " + mask(want[j]) + ", " + batch_sizes_of(want[j]) + ")";
+      outs.push_back(o);
+    }
+  };
+
+  // chunk_size: the outermost level that asks for it runs its batch in chunks.
+  int chunk_level = -1;
+  for (int k = 0; k < nlevels && chunk_level < 0; ++k)
+    if (levels[k].chunk_size) chunk_level = k;
+  std::vector<std::string> outs;
+  if (chunk_level < 0) {
+    d += "  const auto result = " + body_name + "(" + join(call_args) + ");\n";
+    finish("result", outs);
+  } else {
+    const int k = chunk_level;
+    std::vector<std::string> pairs, positions, inner_args;
+    int t = 0;
+    for (size_t i = 0; i < fn.params.size(); ++i) {
+      if (fn.var(fn.params[i]).type != ir::Type::Tensor) {
+        inner_args.push_back(arg_names[i]);
+        continue;
+      }
+      const bool mapped = arg_levels[i] & (1u << k);
+      pairs.push_back("{" + arg_names[i] + ", " + (mapped ? std::to_string(nbatch(arg_levels[i] & ((1u << k) - 1))) : "-1") + "}");
+      inner_args.push_back("chunk[" + std::to_string(t++) + "]");
+    }
+    for (size_t j = 0; j < fn.outputs; ++j) positions.push_back(std::to_string(nbatch(want[j] & ((1u << k) - 1))));
+    for (int m = 0; m < nlevels; ++m) inner_args.push_back(m == k ? "chunk_batch" : "batch" + std::to_string(m));
+    std::string first_mapped;
+    for (size_t i = 0, c = 0; i < fn.params.size(); ++i) {
+      if (fn.var(fn.params[i]).type != ir::Type::Tensor) continue;
+      if ((arg_levels[i] & (1u << k)) && first_mapped.empty())
+        first_mapped = "chunk[" + std::to_string(c) + "].size(" + std::to_string(nbatch(arg_levels[i] & ((1u << k) - 1))) + ")";
+      ++c;
+    }
+    std::vector<std::string> chunk_outs;
+    std::string batch_k = "batch" + std::to_string(k);
+    d += "  // chunk_size=" + std::to_string(*levels[k].chunk_size) + ": level " + std::to_string(k) + " runs in chunks\n";
+    d += "  const std::vector<fg::Tensor> result = fg::vmap::chunked(" + std::to_string(*levels[k].chunk_size) + ", " +
+         batch_k + ", {" + join(pairs) + "}, {" + join(positions) + "}, [&](const std::vector<fg::Tensor>& chunk) {\n";
+    d += "    const int64_t chunk_batch = " + first_mapped + ";\n";
+    d += "    const int64_t " + batch_k + " = chunk_batch;\n";
+    d += "    const auto part = " + body_name + "(" + join(inner_args) + ");\n";
+    finish("part", chunk_outs);
+    d += "    return std::vector<fg::Tensor>{" + join(chunk_outs) + "};\n";
+    d += "  });\n";
+    for (size_t j = 0; j < fn.outputs; ++j) outs.push_back("result[" + std::to_string(j) + "]");
+  }
+  std::vector<std::string> finals;
+  for (size_t j = 0; j < fn.outputs; ++j) {
+    std::string o = outs[j];
+    // Innermost level first: the outer batch dims stay in front while it moves.
+    for (int k = nlevels - 1; k >= 0; --k) {
+      if (!levels[k].out_dims[j]) continue;
+      o = "fg::vmap::move_out(" + o + ", " + std::to_string(nbatch(want[j] & ((1u << k) - 1))) + ", " +
+          std::to_string(*levels[k].out_dims[j]) + ", " + quoted + ")";
+    }
+    finals.push_back(o);
+  }
+  d += "  return " + (tuple ? "std::make_tuple(" + join(finals) + ")" : finals[0]) + ";\n}\n";
+  g.definition = d;
+  (void)dims_text;
+  return g;
+}
+
+}  // namespace funcgen

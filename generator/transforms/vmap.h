@@ -1,0 +1,45 @@
+// vmap: emits the batched version of a lowered function. Batched values keep one batch dim per vmap
+// level in front (fg/runtime/vmap.h's layout); each op is rewritten by its batching rule
+// (templates/batching_rules.def) into ops over the whole batch.
+#pragma once
+
+#include <clang/AST/ASTContext.h>
+
+#include <string>
+#include <vector>
+
+#include "analyses/batching.h"
+#include "checks/reporter.h"
+#include "frontend/annotations.h"
+#include "frontend/lower.h"
+
+namespace funcgen {
+
+// One vmap level of a (possibly nested) vmap spec, outermost first, with in_dims and out_dims
+// resolved to one entry per parameter and per output.
+struct VmapLevel {
+  std::vector<spec::Dim> in_dims;
+  std::vector<spec::Dim> out_dims;
+  spec::Randomness randomness = spec::Randomness::Error;
+  std::optional<int64_t> chunk_size;
+  spec::ControlFlow control_flow = spec::ControlFlow::Error;
+  const spec::Transform* transform = nullptr;
+  const SpecLocations* where = nullptr;  // of the spec text this level was written in
+};
+
+// The levels of a spec that is vmaps all the way down to a function; empty (and reported) otherwise.
+// A spec may name an earlier spec (`vmap(batched)`): `earlier` finds it by name.
+std::vector<VmapLevel> vmap_levels(const AnnotatedSpec& spec, const ir::Function& fn, Reporter& reporter,
+                                   const std::function<const AnnotatedSpec*(const std::string&)>& earlier);
+
+struct GeneratedFunction {
+  std::string declaration;  // for the .funcgen.h
+  std::string helpers;      // static functions the definition calls (bodies, batched helpers)
+  std::string definition;
+};
+
+// Emits the vmap of `fn`; the analysis must be of `fn` with the levels' in_dims.
+GeneratedFunction emit_vmap(const std::string& name, const ir::Function& fn, const std::vector<VmapLevel>& levels,
+                            const BatchingAnalysis& analysis, Reporter& reporter);
+
+}  // namespace funcgen

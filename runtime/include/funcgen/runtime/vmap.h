@@ -1,0 +1,167 @@
+// Support for the code that funcgen generates for vmap: the batching rules that need run-time
+// shapes. funcgen decides at compile time which values are batched at which vmap level; these
+// helpers do the shape work that depends on the actual ranks and sizes.
+//
+// Layout convention: a value batched at a set of vmap levels (a bit mask, bit i = level i, level 0
+// the outermost vmap) carries one batch dim per level at the front, in increasing level order,
+// followed by its logical dims (the shape the untransformed function sees). nbatch(levels) is the
+// number of those leading dims.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "funcgen/runtime/ops.h"
+#include "funcgen/runtime/random.h"
+#include "funcgen/runtime/tensor.h"
+
+namespace fg::vmap {
+
+using Levels = uint32_t;
+
+inline int64_t nbatch(Levels levels) { return __builtin_popcount(levels); }
+
+// A physical tensor with the vmap levels it is batched at.
+struct Batched {
+  Tensor value;
+  Levels levels = 0;
+};
+
+// ------------------------------------------------------------------ entry and exit
+
+// One argument's in_dim at one level, for the size check of that level.
+struct MappedArg {
+  const char* name;  // the parameter's name, for messages
+  const Tensor* value;
+  int64_t dim;  // physical dim holding this level's batch
+};
+
+// Moves `in_dim` of x (a logical dim at this level, negative counts from the end) to physical
+// position `position` (the number of batch dims of outer levels x already has in front). Throws
+// fg::Error naming `fn`, the parameter and x's shape when in_dim is out of range, e.g.
+// "fg::vmap: f: in_dim 2 of argument 'x' is out of range for a tensor of shape [3, 4]".
+Tensor move_in(const Tensor& x, int64_t in_dim, int64_t position, const char* fn, const char* name);
+
+// The batch size of one level: every mapped argument must have the same size along its dim, as
+// torch.func requires. Throws "fg::vmap: f: expected all tensors to have the same size in the
+// mapped dimension, got sizes 3 for argument 'x' and 4 for argument 'y'". `args` is not empty.
+int64_t batch_size(const char* fn, std::initializer_list<MappedArg> args);
+
+// Gives an output that is batched at `have` the batch dims of every level in `all` that it lacks
+// (expanded, not copied), using batch_sizes[i] for the i-th level of `all` (in level order).
+Tensor materialize(const Tensor& x, Levels have, Levels all, const std::vector<int64_t>& batch_sizes);
+
+// Moves the batch dim at physical position `position` to `out_dim` (a dim of the tensor without
+// this level's batch dim plus it, negative counts from the end, as torch.func's out_dims); the
+// `position` dims before it stay in front. Throws naming fn when out_dim is out of range.
+Tensor move_out(const Tensor& x, int64_t position, int64_t out_dim, const char* fn);
+
+// ------------------------------------------------------------------ alignment for batching rules
+
+// Makes operands of a broadcasting op line up: every operand with levels != 0 gets a size-1 dim
+// for each level of the union it lacks (at its place in level order) and size-1 dims after its
+// batch dims until its logical rank is the largest logical rank among all operands. Operands with
+// levels == 0 come back unchanged (NumPy broadcasting aligns them from the right). Views only.
+// A braced list, align({{a, 0b1}, {b, 0}}), gives a std::array (for structured bindings); a
+// std::vector<Batched> gives a std::vector. (The vector form is a template so that it never
+// competes with the array form for a braced list.)
+template <size_t N>
+std::array<Tensor, N> align(const Batched (&operands)[N]);
+template <typename Vector, typename = std::enable_if_t<std::is_same_v<Vector, std::vector<Batched>>>>
+std::vector<Tensor> align(const Vector& operands);
+
+// As align, and then expands every operand (unbatched ones too) to the union's full batch sizes;
+// for ops that do not broadcast (cat, stack, gather, index_select, scatter_add). Unbatched operands
+// also get leading size-1 logical dims up to the largest logical rank, so every result has
+// nbatch(union) batch dims followed by that many logical dims. Expanded views, no copies.
+std::vector<Tensor> align_full(const std::vector<Batched>& operands);
+
+// Inserts size-1 dims for the levels in `want` that `have` lacks. `have` must be a subset of `want`.
+Tensor add_levels(const Tensor& x, Levels have, Levels want);
+
+// The union of the operands' levels.
+Levels union_levels(const std::vector<Batched>& operands);
+
+// A logical dim argument as a physical one: non-negative dims move past the nb batch dims,
+// negative ones (counted from the end) stay.
+inline int64_t dim(int64_t logical_dim, int64_t nb) { return logical_dim >= 0 ? logical_dim + nb : logical_dim; }
+std::vector<int64_t> dims(IntArrayRef logical_dims, int64_t nb);
+// `sizes` with x's nb batch sizes in front (view/reshape/expand/new_* sizes).
+std::vector<int64_t> batch_shape(const Tensor& x, int64_t nb, IntArrayRef sizes);
+// `batch_sizes` followed by `sizes` (the batch_shape of a value whose batch sizes are known).
+std::vector<int64_t> with_batch(IntArrayRef batch_sizes, IntArrayRef sizes);
+
+// Logical queries.
+inline int64_t logical_dim(const Tensor& x, int64_t nb) { return x.dim() - nb; }
+int64_t logical_size(const Tensor& x, int64_t nb, int64_t d);  // x.size(d) of the logical tensor
+int64_t logical_numel(const Tensor& x, int64_t nb);
+IntArrayRef logical_sizes(const Tensor& x, int64_t nb);
+
+// ------------------------------------------------------------------ rules with run-time shapes
+
+// x's logical dims flattened into one (a logical scalar gives one dim of size 1): [B..., n].
+// Reductions over every logical dim reduce over dim nb of this.
+Tensor flatten_logical(const Tensor& x, int64_t nb);
+// squeeze() of the logical dims only (batch dims of size 1 stay).
+Tensor squeeze_logical(const Tensor& x, int64_t nb);
+// t() of the logical tensor (no-op below 2 logical dims).
+Tensor t(const Tensor& x, int64_t nb);
+// permute(dims) of the logical tensor.
+Tensor permute(const Tensor& x, int64_t nb, IntArrayRef dims);
+// expand(sizes) of the logical tensor (sizes may have more dims than x, and -1 entries).
+Tensor expand(const Tensor& x, int64_t nb, IntArrayRef sizes);
+
+// torch.matmul of the logical operands (1-D operands promoted and squeezed as torch does).
+Batched matmul(const Batched& a, const Batched& b);
+Batched mm(const Batched& a, const Batched& b);
+Batched mv(const Batched& a, const Batched& v);
+Batched dot(const Batched& a, const Batched& b);
+Batched outer(const Batched& a, const Batched& b);
+Batched bmm(const Batched& a, const Batched& b);
+// linear(x, w, b) with any of the three batched; `bias` undefined when there is none.
+Batched linear(const Batched& x, const Batched& w, const Batched& bias);
+// einsum of batched operands: each level becomes an extra index in the equation.
+Batched einsum(const std::string& equation, const std::vector<Batched>& operands);
+
+Batched cat(const std::vector<Batched>& tensors, int64_t dim);
+Batched stack(const std::vector<Batched>& tensors, int64_t dim);
+Batched index_select(const Batched& self, int64_t dim, const Batched& index);
+Batched gather(const Batched& self, int64_t dim, const Batched& index);
+Batched scatter_add(const Batched& self, int64_t dim, const Batched& index, const Batched& src);
+
+Batched mse_loss(const Batched& input, const Batched& target, Reduction reduction);
+Batched nll_loss(const Batched& input, const Batched& target, const Batched& weight, Reduction reduction,
+                 int64_t ignore_index);
+Batched cross_entropy(const Batched& input, const Batched& target, const Batched& weight,
+                      Reduction reduction, int64_t ignore_index);
+
+// ------------------------------------------------------------------ randomness
+
+// randomness='same' for an op whose input x is batched: the same random values for every example.
+Tensor dropout_same(const Tensor& x, int64_t nb, double p, bool train);
+Tensor bernoulli_same(const Tensor& p, int64_t nb);
+
+// ------------------------------------------------------------------ fallback and chunking
+
+// The slow path for an op without a batching rule (functorch's fallback): expands the batched
+// operands to the union's batch sizes, runs `op` once per example on the unbatched slices
+// (operands with levels == 0 are passed whole) and stacks the results.
+Batched per_example(const std::vector<Batched>& operands,
+                    const std::function<Tensor(const std::vector<Tensor>&)>& op);
+
+// vmap's chunk_size: calls `body` on slices of at most `chunk` examples along each argument's
+// batch dim of one level (args[i].second is that dim, or -1 for an argument not batched at that
+// level), and concatenates each output along out_positions[j]. With chunk >= batch, one call.
+std::vector<Tensor> chunked(int64_t chunk, int64_t batch, const std::vector<std::pair<Tensor, int64_t>>& args,
+                            const std::vector<int64_t>& out_positions,
+                            const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& body);
+
+}  // namespace fg::vmap
+
+#include "funcgen/runtime/vmap_inl.h"
