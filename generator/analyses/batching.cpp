@@ -14,7 +14,7 @@ BatchingAnalysis::BatchingAnalysis(const ir::Function& fn, std::vector<Levels> p
   for (int round = 0; round < 32; ++round) {
     changed_ = false;
     outputs_.assign(fn.outputs, 0);
-    walk(fn.body);
+    walk(fn.body, 0);
     if (!changed_) break;
   }
   active_->erase(fn.decl);
@@ -38,20 +38,24 @@ void BatchingAnalysis::assign(int var, Levels l) {
   }
 }
 
-void BatchingAnalysis::walk(const std::vector<ir::StmtPtr>& body) {
+// `control`: the levels of the batched conditions the statements run under (control_flow='select'):
+// what they assign or return is selected per example, so it is batched at those levels too.
+void BatchingAnalysis::walk(const std::vector<ir::StmtPtr>& body, Levels control) {
   for (const auto& s : body) {
     Levels l = s->expr ? eval(*s->expr) : 0;
     switch (s->kind) {
       case ir::StmtKind::Decl:
-      case ir::StmtKind::Assign:
         if (s->var >= 0) assign(s->var, l);
+        break;
+      case ir::StmtKind::Assign:
+        if (s->var >= 0) assign(s->var, l | control);
         break;
       case ir::StmtKind::Bind:
         for (int v : s->vars) assign(v, l);
         break;
       case ir::StmtKind::Return:
         if (s->expr && s->expr->kind == ir::ExprKind::Tuple && s->expr->args.size() == outputs_.size()) {
-          for (size_t i = 0; i < outputs_.size(); ++i) outputs_[i] |= of(*s->expr->args[i]);
+          for (size_t i = 0; i < outputs_.size(); ++i) outputs_[i] |= of(*s->expr->args[i]) | control;
         } else {
           for (auto& o : outputs_) o |= l;
         }
@@ -67,10 +71,16 @@ void BatchingAnalysis::walk(const std::vector<ir::StmtPtr>& body) {
       default:
         break;
     }
-    walk(s->init);
+    walk(s->init, control);
     if (s->step) eval(*s->step);
-    walk(s->body);
-    walk(s->else_body);
+    const bool branch = s->kind == ir::StmtKind::If || s->kind == ir::StmtKind::While;
+    const Levels inner = control | (vmap_.select && branch && s->expr ? of(*s->expr) : 0);
+    walk(s->body, inner);
+    walk(s->else_body, inner);
+    // `if (c) { ...; return a; }` without else: the rest of the block is c's else branch.
+    if (inner != control && s->kind == ir::StmtKind::If && !s->has_else && !s->body.empty() &&
+        s->body.back()->kind == ir::StmtKind::Return)
+      control = inner;
   }
 }
 

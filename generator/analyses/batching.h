@@ -20,6 +20,7 @@ struct VmapLevels {
   Levels all = 0;        // every level of the transform
   Levels different = 0;  // levels with randomness='different'
   Levels same = 0;       // levels with randomness='same'
+  bool select = false;   // control_flow='select': branches on batched values become fg::where
 };
 
 class BatchingAnalysis {
@@ -42,7 +43,7 @@ class BatchingAnalysis {
 
  private:
   Levels eval(const ir::Expr& e);
-  void walk(const std::vector<ir::StmtPtr>& body);
+  void walk(const std::vector<ir::StmtPtr>& body, Levels control);
   void assign(int var, Levels l);
 
   const ir::Function& fn_;

@@ -30,15 +30,16 @@ void report(const VmapCheckContext& ctx, const BatchingAnalysis& fn, const std::
 }  // namespace
 
 void check_data_dependent_control_flow(const VmapCheckContext& ctx, const BatchingAnalysis& fn) {
-  const bool select = !ctx.levels.empty() && ctx.levels.front().control_flow == spec::ControlFlow::Select;
+  const bool select = fn.vmap().select;
   ir::for_each_stmt(fn.function().body, [&](const ir::Stmt& s) {
     const std::string what = construct(s);
     if (what.empty() || !s.expr || fn.of(*s.expr) == 0) return;
-    if (select && s.kind == ir::StmtKind::If) return;
+    if (select && (s.kind == ir::StmtKind::If || s.kind == ir::StmtKind::While)) return;
     report(ctx, fn, "'" + what + "'", *s.expr);
   });
   ir::for_each_expr(fn.function().body, [&](const ir::Expr& e) {
-    if (e.kind == ir::ExprKind::Conditional && fn.of(e.arg(0)) != 0 && !select) report(ctx, fn, "'?:'", e.arg(0));
+    if (e.kind == ir::ExprKind::Conditional && fn.of(e.arg(0)) != 0 && !(select && e.type == ir::Type::Tensor))
+      report(ctx, fn, "'?:'", e.arg(0));
     if (e.kind == ir::ExprKind::Binary && (e.text == "&&" || e.text == "||") && fn.of(e.arg(0)) != 0)
       report(ctx, fn, "'" + e.text + "' (its right side runs only for some values)", e.arg(0));
   });

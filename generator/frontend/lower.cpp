@@ -39,6 +39,10 @@ ir::Type ir_type_of(clang::QualType type) {
   if (t->isEnumeralType()) return ir::Type::Other;
   if (t->isIntegerType()) return ir::Type::Int;
   if (t->isRealFloatingType()) return ir::Type::Float;
+  // A braced list of integers passed as IntArrayRef ({0, -1}): its elements, as an array.
+  if (const auto* array = llvm::dyn_cast<clang::ConstantArrayType>(t.getTypePtr());
+      array != nullptr && array->getElementType()->isIntegerType() && !array->getElementType()->isBooleanType())
+    return ir::Type::IntList;
   const std::string name = record_name(t);
   if (name == "fg::Tensor") return ir::Type::Tensor;
   if (name == "fg::Scalar") return ir::Type::Float;
@@ -191,6 +195,12 @@ class FunctionLowerer {
     v.name = d->getNameAsString();
     v.type = ir_type_of(type);
     v.cxx_type = cxx_spelling(type, context_);
+    // `auto` stays `auto`: the deduced type may be spelled in a namespace the generated code is
+    // not in (fg::max's std::tuple<Tensor, Tensor>), and auto reads as the user wrote it.
+    const clang::QualType value = type.getNonReferenceType();
+    if (llvm::isa<clang::VarDecl>(d) && llvm::isa<clang::AutoType>(value.getTypePtr()) && !is_fg_tensor(type))
+      v.cxx_type = std::string(value.isLocalConstQualified() ? "const " : "") + "auto" +
+                   (type->isLValueReferenceType() ? "&" : type->isRValueReferenceType() ? "&&" : "");
     v.decl = d;
     f_.vars.push_back(v);
     vars_[d] = v.id;

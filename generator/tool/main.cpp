@@ -86,6 +86,7 @@ class Consumer : public clang::ASTConsumer {
         vl.all |= 1u << k;
         if (levels[k].randomness == spec::Randomness::Different) vl.different |= 1u << k;
         if (levels[k].randomness == spec::Randomness::Same) vl.same |= 1u << k;
+        if (levels[k].control_flow == spec::ControlFlow::Select) vl.select = true;
         for (size_t i = 0; i < params.size(); ++i)
           if (levels[k].in_dims[i]) params[i] |= 1u << k;
       }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -186,9 +187,219 @@ class BodyEmitter {
 
   // ------------------------------------------------------------------ statements
 
-  void block(const std::vector<ir::StmtPtr>& body, std::string& out, int indent) {
-    for (const auto& s : body) stmt(*s, out, indent);
+  void block(const std::vector<ir::StmtPtr>& body, std::string& out, int indent, size_t start = 0) {
+    for (size_t i = start; i < body.size(); ++i) {
+      const Stmt& s = *body[i];
+      if (an_.vmap().select && s.expr && an_.of(*s.expr) != 0) {
+        if (s.kind == StmtKind::If && !s.has_else && !s.body.empty() && s.body.back()->kind == StmtKind::Return) {
+          select_return(s, body, i + 1, out, indent);
+          return;  // the rest of the block was the else branch
+        }
+        if (s.kind == StmtKind::If) {
+          select_if(s, out, indent);
+          continue;
+        }
+        if (s.kind == StmtKind::While) {
+          select_while(s, out, indent);
+          continue;
+        }
+      }
+      stmt(s, out, indent);
+    }
   }
+
+  // A value as the variable it is stored in holds it: batched at the variable's levels (a variable
+  // assigned batched and unbatched values holds the unbatched ones expanded).
+  std::string coerce(const Code& c, const ir::Var& v) {
+    const Levels want = an_.var(v.id);
+    if (v.type != ir::Type::Tensor || c.levels == want) return c.text;
+    return "fg::vmap::materialize(" + c.text + ", " + mask(c.levels) + ", " + mask(want) + ", " + batch_sizes_of(want) + ")";
+  }
+
+  // ------------------------------------------------------------------ control_flow='select'
+
+  // The condition of a branch on batched values as a batched bool tensor: `t.item<bool>()` is t,
+  // a comparison of an item with a number is the tensor comparison, `!c` is c == 0.
+  std::optional<Code> predicate(const Expr& e) {
+    if (e.kind == ExprKind::Call && (e.op == "item" || e.op == "is_nonzero") && !e.args.empty() &&
+        e.args[0]->type == ir::Type::Tensor) {
+      Code t = expr(e.arg(0));
+      if (e.op == "is_nonzero") t.text = "(" + t.text + " != 0)";
+      return t;
+    }
+    if (e.kind == ExprKind::Cast) return predicate(e.arg(0));
+    if (e.kind == ExprKind::Unary && e.text == "!") {
+      auto inner = predicate(e.arg(0));
+      if (!inner) return std::nullopt;
+      return Code{"(" + inner->text + " == 0)", inner->levels};
+    }
+    static const std::map<std::string, std::string> compare = {{"<", "lt"}, {">", "gt"}, {"<=", "le"},
+                                                                {">=", "ge"}, {"==", "eq"}, {"!=", "ne"}};
+    if (e.kind == ExprKind::Binary && compare.count(e.text) != 0) {
+      const bool left = an_.of(e.arg(0)) != 0;
+      const Expr& batched_side = left ? e.arg(0) : e.arg(1);
+      const Expr& other = left ? e.arg(1) : e.arg(0);
+      if (an_.of(other) != 0) return std::nullopt;
+      auto t = predicate(batched_side);
+      if (!t) return std::nullopt;
+      const std::string o = expr(other).text;
+      return Code{left ? "(" + t->text + " " + e.text + " " + o + ")" : "(" + o + " " + e.text + " " + t->text + ")", t->levels};
+    }
+    return std::nullopt;
+  }
+
+  Code predicate_or_report(const Expr& cond) {
+    auto p = predicate(cond);
+    if (!p) {
+      ctx_.reporter->report("unsupported", cond.range.getBegin(),
+                            "control_flow='select' cannot turn this condition into a per-example mask; write it as "
+                            "a comparison of tensor values, e.g. (x > 0).item<bool>()")
+          << cond.range;
+      return {"false", 0};
+    }
+    return {bind(*p, "pred"), p->levels};
+  }
+
+  // Variables declared outside `body` that it assigns.
+  void assigned_outer(const std::vector<ir::StmtPtr>& body, std::vector<int>& out) {
+    std::set<int> declared;
+    ir::for_each_stmt(body, [&](const Stmt& s) {
+      if (s.kind == StmtKind::Decl) declared.insert(s.var);
+    });
+    ir::for_each_stmt(body, [&](const Stmt& s) {
+      if (s.kind == StmtKind::Assign && declared.count(s.var) == 0 &&
+          std::find(out.begin(), out.end(), s.var) == out.end())
+        out.push_back(s.var);
+    });
+  }
+
+  bool side_effect_free(const std::vector<ir::StmtPtr>& body, const std::vector<int>& vars) {
+    for (const auto& st : body)
+      if (!side_effect_free_stmt(*st)) return false;
+    for (int v : vars)
+      if (fn_.var(v).type != ir::Type::Tensor) {
+        ctx_.reporter->report("unsupported", fn_.var(v).decl->getLocation(),
+                              "control_flow='select' can select tensors per example, not the C++ value '" +
+                                  fn_.var(v).name + "' that a branch on batched values assigns");
+        return false;
+      }
+    return true;
+  }
+
+  // Runs `body` in a lambda on copies of the variables and returns their new values.
+  std::string branch_lambda(const std::vector<ir::StmtPtr>& body, const std::vector<int>& vars, int indent) {
+    std::string inner;
+    block(body, inner, indent + 1);
+    std::vector<std::string> names;
+    for (int v : vars) names.push_back(fn_.var(v).name);
+    return "[=]() mutable {\n" + inner + std::string((indent + 1) * 2, ' ') + "return std::make_tuple(" + join(names) +
+           ");\n" + std::string(indent * 2, ' ') + "}()";
+  }
+
+  // The merge after both branches: each variable takes the branch's value its example chose.
+  void merge(const Code& pred, const std::vector<int>& vars, const std::string& then_t, const std::string& else_t,
+             std::string& out, int indent) {
+    for (size_t k = 0; k < vars.size(); ++k) {
+      const ir::Var& v = fn_.var(vars[k]);
+      const std::string a = then_t + "_" + std::to_string(k), b = else_t + "_" + std::to_string(k);
+      line(out, indent, "const fg::Tensor " + a + " = std::get<" + std::to_string(k) + ">(" + then_t + ");");
+      line(out, indent, "const fg::Tensor " + b + " = std::get<" + std::to_string(k) + ">(" + else_t + ");");
+      const std::string pb = fresh("pred_b"), ab = fresh(a + "_b"), bb = fresh(b + "_b");
+      const Levels lv = an_.var(v.id);
+      line(out, indent, "auto [" + pb + ", " + ab + ", " + bb + "] = fg::vmap::align({" + batched(pred.text, pred.levels) +
+                            ", " + batched(a, lv) + ", " + batched(b, lv) + "});");
+      line(out, indent, v.name + " = fg::where(" + pb + ", " + ab + ", " + bb + ");");
+    }
+  }
+
+  void select_if(const Stmt& s, std::string& out, int indent) {
+    std::vector<int> vars;
+    assigned_outer(s.body, vars);
+    assigned_outer(s.else_body, vars);
+    if (!side_effect_free(s.body, vars) || !side_effect_free(s.else_body, vars)) return;
+    line(out, indent, "// control_flow='select': both branches run, fg::where picks each example's");
+    const Code pred = predicate_or_report(*s.expr);
+    flush(out, indent);
+    const std::string then_t = fresh("then_values"), else_t = fresh("else_values");
+    line(out, indent, "const auto " + then_t + " = " + branch_lambda(s.body, vars, indent) + ";");
+    line(out, indent, "const auto " + else_t + " = " + branch_lambda(s.else_body, vars, indent) + ";");
+    merge(pred, vars, then_t, else_t, out, indent);
+  }
+
+  void select_while(const Stmt& s, std::string& out, int indent) {
+    std::vector<int> vars;
+    assigned_outer(s.body, vars);
+    if (!side_effect_free(s.body, vars)) return;
+    line(out, indent, "// control_flow='select': the loop runs while any example is active; finished ones keep their values");
+    line(out, indent, "while (true) {");
+    const Code pred = predicate_or_report(*s.expr);
+    flush(out, indent + 1);
+    line(out, indent + 1, "if (!fg::vmap::any(" + pred.text + ")) break;");
+    const std::string step_t = fresh("step_values"), keep_t = fresh("kept_values");
+    std::vector<std::string> names;
+    for (int v : vars) names.push_back(fn_.var(v).name);
+    line(out, indent + 1, "const auto " + step_t + " = " + branch_lambda(s.body, vars, indent + 1) + ";");
+    line(out, indent + 1, "const auto " + keep_t + " = std::make_tuple(" + join(names) + ");");
+    merge(pred, vars, step_t, keep_t, out, indent + 1);
+    line(out, indent, "}");
+  }
+
+  // `if (c) { ...; return a; } rest...`: both sides run to their return, fg::where picks.
+  void select_return(const Stmt& s, const std::vector<ir::StmtPtr>& body, size_t rest, std::string& out, int indent) {
+    if (!side_effect_free(s.body, {})) return;
+    for (size_t i = rest; i < body.size(); ++i) {
+      std::vector<int> vars;
+      if (!side_effect_free_stmt(*body[i])) return;
+    }
+    if (fn_.return_type != ir::Type::Tensor) {
+      ctx_.reporter->report("unsupported", s.range.getBegin(),
+                            "control_flow='select' with an early return supports functions that return one tensor");
+      return;
+    }
+    line(out, indent, "// control_flow='select': both sides run to their return, fg::where picks each example's");
+    const Code pred = predicate_or_report(*s.expr);
+    flush(out, indent);
+    const Levels target = an_.outputs()[0];
+    const Levels saved = return_target_;
+    return_target_ = target;
+    std::string then_body, else_body;
+    block(s.body, then_body, indent + 1);
+    block(body, else_body, indent + 1, rest);
+    return_target_ = saved;
+    const std::string a = fresh("then_value"), b = fresh("else_value");
+    line(out, indent, "const fg::Tensor " + a + " = [=]() mutable -> fg::Tensor {\n" + then_body + std::string(indent * 2, ' ') + "}();");
+    line(out, indent, "const fg::Tensor " + b + " = [=]() mutable -> fg::Tensor {\n" + else_body + std::string(indent * 2, ' ') + "}();");
+    const std::string pb = fresh("pred_b"), ab = fresh(a + "_b"), bb = fresh(b + "_b");
+    line(out, indent, "auto [" + pb + ", " + ab + ", " + bb + "] = fg::vmap::align({" + batched(pred.text, pred.levels) + ", " +
+                          batched(a, target) + ", " + batched(b, target) + "});");
+    line(out, indent, "return " + coerce_levels("fg::where(" + pb + ", " + ab + ", " + bb + ")", target | pred.levels, target) + ";");
+  }
+
+  bool side_effect_free_stmt(const Stmt& s) {
+    std::vector<ir::StmtPtr> none;
+    bool ok = true;
+    const auto check = [&](const Expr& e) {
+      if (!ok || e.kind != ExprKind::Call) return;
+      if ((e.op.size() > 1 && e.op.back() == '_') || e.form == ir::CallForm::External) {
+        ok = false;
+        ctx_.reporter->report("unsupported", e.range.getBegin(),
+                              "control_flow='select' runs both branches, so they must be free of side effects; '" +
+                                  e.op + "' is not")
+            << e.range;
+      }
+    };
+    if (s.expr) ir::for_each_expr(*s.expr, check);
+    ir::for_each_expr(s.body, check);
+    ir::for_each_expr(s.else_body, check);
+    return ok;
+  }
+
+  std::string coerce_levels(const std::string& text, Levels have, Levels want) {
+    if (have == want) return text;
+    return "fg::vmap::materialize(" + text + ", " + mask(have) + ", " + mask(want) + ", " + batch_sizes_of(want) + ")";
+  }
+
+  Levels return_target_ = 0;
 
   void line(std::string& out, int indent, const std::string& text) {
     flush(out, indent);
@@ -205,7 +416,7 @@ class BodyEmitter {
       case StmtKind::Decl: {
         const ir::Var& v = fn_.var(s.var);
         std::string text = (s.is_static_local ? "static " : "") + var_decl(v);
-        if (s.expr) text += " = " + expr(*s.expr).text;
+        if (s.expr) text += " = " + coerce(expr(*s.expr), v);
         line(out, indent, text + ";");
         return;
       }
@@ -216,7 +427,7 @@ class BodyEmitter {
         return;
       }
       case StmtKind::Assign:
-        line(out, indent, fn_.var(s.var).name + " " + s.text + " " + expr(*s.expr).text + ";");
+        line(out, indent, fn_.var(s.var).name + " " + s.text + " " + coerce(expr(*s.expr), fn_.var(s.var)) + ";");
         return;
       case StmtKind::Eval:
         line(out, indent, expr(*s.expr).text + ";");
@@ -285,9 +496,15 @@ class BodyEmitter {
       case StmtKind::Continue:
         line(out, indent, "continue;");
         return;
-      case StmtKind::Return:
-        line(out, indent, s.expr ? "return " + expr(*s.expr).text + ";" : "return;");
+      case StmtKind::Return: {
+        if (!s.expr) {
+          line(out, indent, "return;");
+          return;
+        }
+        const Code c = expr(*s.expr);
+        line(out, indent, "return " + (return_target_ != 0 ? coerce_levels(c.text, c.levels, return_target_) : c.text) + ";");
         return;
+      }
       case StmtKind::Block:
         if (s.text == "label") {
           block(s.body, out, indent);
@@ -329,6 +546,16 @@ class BodyEmitter {
         return {"(" + a + " " + e.text + " " + b + ")", l};
       }
       case ExprKind::Conditional: {
+        if (an_.vmap().select && e.type == ir::Type::Tensor && an_.of(e.arg(0)) != 0) {
+          // control_flow='select': both arms, picked per example.
+          const Code pred = predicate_or_report(e.arg(0));
+          const Code a = expr(e.arg(1)), b = expr(e.arg(2));
+          const std::string an = bind(a), bn = bind(b);
+          const std::string pb = fresh("pred_b"), ab = fresh(an + "_b"), bb = fresh(bn + "_b");
+          pre_.push_back("auto [" + pb + ", " + ab + ", " + bb + "] = fg::vmap::align({" + batched(pred.text, pred.levels) +
+                         ", " + batched(an, a.levels) + ", " + batched(bn, b.levels) + "});");
+          return {"fg::where(" + pb + ", " + ab + ", " + bb + ")", pred.levels | a.levels | b.levels};
+        }
         const std::string c = expr(e.arg(0)).text;
         const std::string a = scoped([&] { return expr(e.arg(1)).text; });
         const std::string b = scoped([&] { return expr(e.arg(2)).text; });

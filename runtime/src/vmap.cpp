@@ -1032,4 +1032,6 @@ std::vector<Tensor> chunked(int64_t chunk, int64_t batch, const std::vector<std:
   return result;
 }
 
+bool any(const Tensor& mask) { return mask.numel() > 0 && fg::ne(mask, 0).to(kDouble).sum().item<double>() > 0; }
+
 }  // namespace fg::vmap

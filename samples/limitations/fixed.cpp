@@ -40,6 +40,38 @@ fg::Tensor plus(const fg::Tensor& x, const fg::Tensor& y) {
 FUNCGEN("batched_relu_fixed = vmap(relu_fixed)")
 fg::Tensor relu_fixed(const fg::Tensor& x) { return fg::where(x > 0, x, fg::zeros_like(x)); }
 
+// Beyond torch.func: the page's relu, branch and all, with control_flow='select': funcgen runs both
+// sides and picks each example's with fg::where.
+FUNCGEN("batched_relu_select = vmap(relu_branchy, control_flow='select')")
+fg::Tensor relu_branchy(const fg::Tensor& x) {
+  if ((x > 0).item<bool>()) {
+    return x;
+  }
+  return fg::zeros_like(x);
+}
+
+// A data-dependent if/else that assigns, and a data-dependent while loop: the loop runs until no
+// example is active, finished examples keep their values (JAX's batched while_loop).
+FUNCGEN("batched_clip_or_double = vmap(clip_or_double, control_flow='select')")
+fg::Tensor clip_or_double(const fg::Tensor& x) {
+  fg::Tensor y = x;
+  if (x.sum().item<double>() > 0) {
+    y = x.clamp(-1, 1);
+  } else {
+    y = x * 2;
+  }
+  return y;
+}
+
+FUNCGEN("batched_halve = vmap(halve_until_small, in_dims=(0, None), control_flow='select')")
+fg::Tensor halve_until_small(const fg::Tensor& x, double limit) {
+  fg::Tensor y = x;
+  while (y.abs().amax().item<double>() > limit) {
+    y = y / 2;
+  }
+  return y;
+}
+
 // Control flow on the shape: fine.
 FUNCGEN("batched_custom_dot = vmap(custom_dot)")
 fg::Tensor custom_dot(const fg::Tensor& x) {

@@ -17,6 +17,9 @@ fg::Tensor diag_embed_fixed(const fg::Tensor& vec);
 fg::Tensor plus(const fg::Tensor& x, const fg::Tensor& y);
 fg::Tensor relu_fixed(const fg::Tensor& x);
 fg::Tensor custom_dot(const fg::Tensor& x);
+fg::Tensor relu_branchy(const fg::Tensor& x);
+fg::Tensor clip_or_double(const fg::Tensor& x);
+fg::Tensor halve_until_small(const fg::Tensor& x, double limit);
 fg::Tensor twice(const fg::Tensor& x);
 fg::Tensor nonzero_mask(const fg::Tensor& x);
 
@@ -83,4 +86,29 @@ TEST_F(FixedGallery, TensorOpsInsteadOfItem) { expect_same(batched_twice(x), loo
 TEST_F(FixedGallery, MaskInsteadOfNonzero) {
   const fg::Tensor xs = fg::tensor({{0., 1., 2.}, {0., 0., 3.}});
   EXPECT_TRUE(fg::equal(batched_nonzero_mask(xs), loop(nonzero_mask, xs)));
+}
+
+// Beyond torch.func: control_flow='select' turns branches and loops on batched values into
+// per-example selection; the result is still the loop over examples of the original function.
+TEST_F(FixedGallery, SelectedIfWithEarlyReturn) {
+  const fg::Tensor xs = fg::randn({6});
+  expect_same(batched_relu_select(xs), loop(relu_branchy, xs));
+}
+
+TEST_F(FixedGallery, SelectedIfElseAssignment) {
+  const fg::Tensor xs = fg::randn({8, 3});
+  const fg::Tensor out = batched_clip_or_double(xs);
+  expect_same(out, loop(clip_or_double, xs));
+  // Both branches were taken by some example, or the test would not show the selection.
+  const fg::Tensor positive = fg::gt(xs.sum({1}), 0);
+  const double taken = positive.to(fg::kDouble).sum().item<double>();
+  EXPECT_GT(taken, 0);
+  EXPECT_LT(taken, 8);
+}
+
+TEST_F(FixedGallery, SelectedWhileLoopRunsUntilNoExampleIsActive) {
+  const fg::Tensor xs = fg::randn({5, 4}) * fg::tensor({1., 10., 100., 1000., 0.1}).unsqueeze(1);
+  const fg::Tensor out = batched_halve(xs, 0.5);
+  expect_same(out, loop([](const fg::Tensor& xi) { return halve_until_small(xi, 0.5); }, xs));
+  EXPECT_LE(out.abs().amax().item<double>(), 0.5);
 }

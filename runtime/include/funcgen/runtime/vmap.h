@@ -147,6 +147,11 @@ Batched cross_entropy(const Batched& input, const Batched& target, const Batched
 Tensor dropout_same(const Tensor& x, int64_t nb, double p, bool train);
 Tensor bernoulli_same(const Tensor& p, int64_t nb);
 
+// ------------------------------------------------------------------ control_flow='select'
+
+// Whether any element of a mask is nonzero: a loop on batched values runs while any example is active.
+bool any(const Tensor& mask);
+
 // ------------------------------------------------------------------ fallback and chunking
 
 // The slow path for an op without a batching rule (functorch's fallback): expands the batched
