@@ -39,10 +39,14 @@ ir::Type ir_type_of(clang::QualType type) {
   if (t->isEnumeralType()) return ir::Type::Other;
   if (t->isIntegerType()) return ir::Type::Int;
   if (t->isRealFloatingType()) return ir::Type::Float;
-  // A braced list of integers passed as IntArrayRef ({0, -1}): its elements, as an array.
-  if (const auto* array = llvm::dyn_cast<clang::ConstantArrayType>(t.getTypePtr());
-      array != nullptr && array->getElementType()->isIntegerType() && !array->getElementType()->isBooleanType())
-    return ir::Type::IntList;
+  // A braced list passed as IntArrayRef ({0, -1}) or std::vector<fg::Tensor> ({a, b}): once the
+  // conversions are stripped, an array of its elements.
+  if (const auto* array = llvm::dyn_cast<clang::ConstantArrayType>(t.getTypePtr())) {
+    const clang::QualType elem = array->getElementType();
+    if (is_fg_tensor(elem)) return ir::Type::TensorList;
+    if (elem->isIntegerType() && !elem->isBooleanType()) return ir::Type::IntList;
+    return ir::Type::Other;
+  }
   const std::string name = record_name(t);
   if (name == "fg::Tensor") return ir::Type::Tensor;
   if (name == "fg::Scalar") return ir::Type::Float;

@@ -24,6 +24,7 @@
 #include "emitter/output.h"
 #include "frontend/annotations.h"
 #include "frontend/lower.h"
+#include "tool/fixes.h"
 #include "transforms/vmap.h"
 
 #ifndef FUNCGEN_VERSION
@@ -50,6 +51,14 @@ llvm::cl::opt<std::string> checks("checks", llvm::cl::desc("Enable or disable ch
 llvm::cl::opt<bool> list_checks("list-checks", llvm::cl::desc("List the checks and exit"), llvm::cl::cat(category));
 llvm::cl::opt<std::string> explain("explain", llvm::cl::desc("Explain a check (funcgen-<id>) and exit"),
                                    llvm::cl::value_desc("id"), llvm::cl::cat(category));
+
+llvm::cl::opt<bool> fix("fix", llvm::cl::desc("Apply the fix-its of the diagnostics to the sources"),
+                        llvm::cl::cat(category));
+llvm::cl::opt<std::string> export_fixes_file("export-fixes",
+                                             llvm::cl::desc("Write the fix-its as YAML for clang-apply-replacements"),
+                                             llvm::cl::value_desc("file"), llvm::cl::cat(category));
+
+std::vector<clang::tooling::Diagnostic> recorded;
 
 // What one translation unit produced.
 struct SourceResult {
@@ -117,6 +126,13 @@ class Consumer : public clang::ASTConsumer {
 
 class Action : public clang::ASTFrontendAction {
  protected:
+  bool BeginSourceFileAction(clang::CompilerInstance& ci) override {
+    // Record the fix-its on the way to the usual printer.
+    clang::DiagnosticsEngine& diags = ci.getDiagnostics();
+    if (std::unique_ptr<clang::DiagnosticConsumer> printer = diags.takeClient())
+      diags.setClient(new funcgen::FixRecorder(std::move(printer), recorded), /*ShouldOwnClient=*/true);
+    return true;
+  }
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance&, llvm::StringRef) override {
     return std::make_unique<Consumer>();
   }
@@ -167,6 +183,20 @@ int main(int argc, const char** argv) {
         ("-resource-dir=" + resource_dir).c_str(), clang::tooling::ArgumentInsertPosition::BEGIN));
   // The annotations are [[clang::annotate]] only under Clang's own front-end, which this is.
   const int status = tool.run(clang::tooling::newFrontendActionFactory<Action>().get());
+  if (!export_fixes_file.empty()) {
+    std::string error;
+    if (!funcgen::export_fixes(export_fixes_file, parser->getSourcePathList().front(), recorded, error)) {
+      llvm::errs() << "funcgen: " << error << "\n";
+      return 1;
+    }
+  }
+  if (fix) {
+    std::string error;
+    if (!funcgen::apply_fixes(recorded, error)) {
+      llvm::errs() << "funcgen: " << error << "\n";
+      return 1;
+    }
+  }
   if (status != 0) return 1;  // errors were reported: write nothing, keep the old outputs
 
   // Every source succeeded: render all outputs first, then write them.
@@ -183,6 +213,8 @@ int main(int argc, const char** argv) {
       return 1;
     }
     llvm::SmallString<256> dir(output_dir.empty() ? llvm::sys::path::parent_path(absolute) : llvm::StringRef(output_dir));
+    llvm::sys::fs::make_absolute(dir);
+    llvm::sys::path::remove_dots(dir, true);
     const funcgen::OutputFiles files = funcgen::assemble(absolute.str().str(), dir.str().str(), it->second.functions);
     writes.emplace_back(files.header_path, files.header);
     writes.emplace_back(files.source_path, files.source);

@@ -25,3 +25,15 @@ add_executable(test_limitations_fixed ${CMAKE_CURRENT_LIST_DIR}/limitations/test
 funcgen_generate(test_limitations_fixed SOURCES ${PROJECT_SOURCE_DIR}/samples/limitations/fixed.cpp)
 target_link_libraries(test_limitations_fixed PRIVATE GTest::gtest GTest::gtest_main)
 gtest_discover_tests(test_limitations_fixed PROPERTIES LABELS generator)
+
+# --fix and --export-fixes on the gallery.
+add_test(NAME funcgen.fixes
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/fixes/run_fixes.sh $<TARGET_FILE:funcgen>
+                 ${PROJECT_SOURCE_DIR}/samples/limitations ${PROJECT_SOURCE_DIR}/runtime/include)
+set_tests_properties(funcgen.fixes PROPERTIES LABELS generator)
+
+# Output files, depfile, atomic writes, exit statuses.
+add_test(NAME funcgen.output
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/output/run_output.sh $<TARGET_FILE:funcgen>
+                 ${PROJECT_SOURCE_DIR}/samples/limitations ${PROJECT_SOURCE_DIR}/runtime/include)
+set_tests_properties(funcgen.output PROPERTIES LABELS generator)
