@@ -169,8 +169,15 @@ TensorImpl& Tensor::impl() const {
   return *impl_;
 }
 
-int64_t Tensor::size(int64_t d) const { return impl().sizes[wrap_dim(d, dim(), "size")]; }
-int64_t Tensor::stride(int64_t d) const { return impl().strides[wrap_dim(d, dim(), "stride")]; }
+// A 0-d tensor has no size to index (wrap_dim accepts dim 0 for ops that treat it as one dim).
+int64_t Tensor::size(int64_t d) const {
+  if (dim() == 0) fail("size", "dimension specified as ", d, " but tensor has no dimensions");
+  return impl().sizes[wrap_dim(d, dim(), "size")];
+}
+int64_t Tensor::stride(int64_t d) const {
+  if (dim() == 0) fail("stride", "dimension specified as ", d, " but tensor has no dimensions");
+  return impl().strides[wrap_dim(d, dim(), "stride")];
+}
 int64_t Tensor::numel() const { return product(impl().sizes); }
 
 bool Tensor::is_contiguous() const {

@@ -417,6 +417,8 @@ TEST(Metadata, SizesStridesDims) {
                   "fg::size: dimension 3 is out of range for a tensor of 3 dimensions (expected to be in range [-3, 2])");
   EXPECT_FG_ERROR(x.stride(-4),
                   "fg::stride: dimension -4 is out of range for a tensor of 3 dimensions (expected to be in range [-3, 2])");
+  EXPECT_FG_ERROR(fg::scalar_tensor(1.0).size(0), "fg::size: dimension specified as 0 but tensor has no dimensions");
+  EXPECT_FG_ERROR(fg::scalar_tensor(1.0).stride(-1), "fg::stride: dimension specified as -1 but tensor has no dimensions");
 }
 
 // ============================================================================ the reference itself
