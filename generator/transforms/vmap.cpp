@@ -664,6 +664,14 @@ class BodyEmitter {
         break;
     }
     if (e.type != ir::Type::Tensor) return {plain(e, texts), l};  // side effects: diagnosed by the checks
+    if (!e.op.empty() && e.op.back() == '_') {
+      // A loop of per-example calls would write into slices of copies, not into the tensor.
+      ctx_.reporter->report("unsupported", e.range.getBegin(),
+                            "in-place '" + e.op + "' has no batching rule, and the per-example fallback cannot write "
+                            "in place; use its out-of-place form")
+          << e.range;
+      return {plain(e, texts), l};
+    }
     return fallback(e, args, texts);
   }
 
