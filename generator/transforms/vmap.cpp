@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -36,12 +37,53 @@ bool is_identifier(const std::string& s) {
 // Wraps an expression in parentheses unless it is a name, a literal or a call.
 std::string paren(const std::string& s) {
   if (is_identifier(s)) return s;
-  int depth = 0;
-  for (char c : s) {
-    if (c == '(' || c == '[' || c == '{' || c == '<') ++depth;
-    else if (c == ')' || c == ']' || c == '}' || c == '>') --depth;
-    else if (depth == 0 && std::strchr(" +-*/%!?:=&|^~,", c) != nullptr) return "(" + s + ")";
+  std::string open;  // the brackets open at this point: ( [ { and < of template arguments
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '"' || c == '\'') {  // a string literal: "ij,jk->ik"
+      for (++i; i < s.size() && s[i] != c; ++i)
+        if (s[i] == '\\') ++i;
+      continue;
+    }
+    const bool after_name = i > 0 && (std::isalnum(static_cast<unsigned char>(s[i - 1])) || s[i - 1] == '_');
+    if (c == '(' || c == '[' || c == '{' || (c == '<' && after_name)) {
+      open += c;
+    } else if (c == ')' || c == ']' || c == '}' || (c == '>' && !open.empty() && open.back() == '<')) {
+      if (!open.empty()) open.pop_back();
+    } else if (c == ':' && ((i + 1 < s.size() && s[i + 1] == ':') || (i > 0 && s[i - 1] == ':'))) {
+      continue;  // fg::op
+    } else if (open.empty() && std::strchr(" +-*/%!?:=&|^~,<>", c) != nullptr) {
+      return "(" + s + ")";
+    }
   }
+  return s;
+}
+
+// Drops the parentheses around a whole expression (`(a + b)`), where it stands alone: as an
+// argument, an initializer, a condition or a returned value.
+std::string unparen(const std::string& s) {
+  if (s.size() < 2 || s.front() != '(' || s.back() != ')') return s;
+  int depth = 0;
+  char quote = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (quote != 0) {
+      if (c == '\\') ++i;
+      else if (c == quote) quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '(') {
+      ++depth;
+    } else if (c == ')' && --depth == 0 && i + 1 != s.size()) {
+      return s;  // (a) + (b)
+    }
+  }
+  return s.substr(1, s.size() - 2);
+}
+
+std::string join_args(const std::vector<std::string>& args) {
+  std::string s;
+  for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + unparen(args[i]);
   return s;
 }
 
@@ -106,9 +148,24 @@ struct EmitContext {
   std::set<std::string> helper_names;
 };
 
-std::string batch_params(int nlevels) {
+// Whether `word` occurs in `text` as a whole identifier.
+bool uses_name(const std::string& text, const std::string& word) {
+  const auto is_name_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+    const bool starts = at == 0 || !is_name_char(text[at - 1]);
+    const bool ends = at + word.size() == text.size() || !is_name_char(text[at + word.size()]);
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
+// The batch size parameters of a batched body; those `body` does not use are left unnamed.
+std::string batch_params(int nlevels, const std::string* body = nullptr) {
   std::vector<std::string> p;
-  for (int k = 0; k < nlevels; ++k) p.push_back("int64_t batch" + std::to_string(k));
+  for (int k = 0; k < nlevels; ++k) {
+    const std::string name = "batch" + std::to_string(k);
+    p.push_back(body == nullptr || uses_name(*body, name) ? "int64_t " + name : "int64_t /*" + name + "*/");
+  }
   return join(p);
 }
 
@@ -125,25 +182,39 @@ std::string batch_sizes_of(Levels l) {
   return "{" + join(p) + "}";
 }
 
-std::string signature(const ir::Function& fn, const std::string& name, bool with_batches, int nlevels) {
+std::string signature(const ir::Function& fn, const std::string& name, bool with_batches, int nlevels,
+                      const std::string* body = nullptr) {
   std::vector<std::string> params;
   for (int id : fn.params) {
     const ir::Var& v = fn.var(id);
     std::string type = v.cxx_type;
     params.push_back(type + (type.back() == '&' ? "" : " ") + v.name);
   }
-  if (with_batches && nlevels > 0) params.push_back(batch_params(nlevels));
+  if (with_batches && nlevels > 0) params.push_back(batch_params(nlevels, body));
   return fn.return_cxx_type + " " + name + "(" + join(params) + ")";
 }
 
 class BodyEmitter {
  public:
-  BodyEmitter(const BatchingAnalysis& analysis, EmitContext& ctx) : an_(analysis), fn_(analysis.function()), ctx_(ctx) {
+  // `params`: the levels each parameter arrives batched at. A helper (a user function called from
+  // the transformed one) returns every tensor at the levels of all its outputs, as its callers'
+  // analysis takes the levels of a call to be.
+  BodyEmitter(const BatchingAnalysis& analysis, EmitContext& ctx, std::vector<Levels> params, bool helper)
+      : an_(analysis), fn_(analysis.function()), ctx_(ctx), params_(std::move(params)), helper_(helper) {
     for (const auto& v : fn_.vars) names_.insert(v.name);
   }
 
   std::string body() {
     std::string out;
+    // A parameter that the function gives batched values holds its argument expanded from the start.
+    for (size_t i = 0; i < fn_.params.size() && i < params_.size(); ++i) {
+      const ir::Var& v = fn_.var(fn_.params[i]);
+      const Levels want = an_.var(v.id);
+      if (v.type != ir::Type::Tensor || want == params_[i] || v.cxx_type.find("const") != std::string::npos ||
+          v.cxx_type.back() == '&')
+        continue;
+      line(out, 1, v.name + " = " + coerce_levels(v.name, params_[i], want) + ";  // assigned batched values below");
+    }
     block(fn_.body, out, 1);
     return out;
   }
@@ -162,7 +233,7 @@ class BodyEmitter {
   std::string bind(const Code& c, const std::string& base = "t") {
     if (is_identifier(c.text)) return c.text;
     const std::string name = fresh(base);
-    pre_.push_back("const fg::Tensor " + name + " = " + c.text + ";");
+    pre_.push_back("const fg::Tensor " + name + " = " + unparen(c.text) + ";");
     return name;
   }
 
@@ -172,7 +243,9 @@ class BodyEmitter {
   std::string scoped(F fn) {
     std::vector<std::string> saved;
     saved.swap(pre_);
+    const auto saved_aligned = aligned_;
     std::string text = fn();
+    aligned_ = saved_aligned;
     std::vector<std::string> mine;
     mine.swap(pre_);
     pre_.swap(saved);
@@ -183,6 +256,7 @@ class BodyEmitter {
   void flush(std::string& out, int indent) {
     for (const auto& p : pre_) out += std::string(indent * 2, ' ') + p + "\n";
     pre_.clear();
+    aligned_.clear();
   }
 
   // ------------------------------------------------------------------ statements
@@ -213,7 +287,7 @@ class BodyEmitter {
   std::string coerce(const Code& c, const ir::Var& v) {
     const Levels want = an_.var(v.id);
     if (v.type != ir::Type::Tensor || c.levels == want) return c.text;
-    return "fg::vmap::materialize(" + c.text + ", " + mask(c.levels) + ", " + mask(want) + ", " + batch_sizes_of(want) + ")";
+    return "fg::vmap::materialize(" + unparen(c.text) + ", " + mask(c.levels) + ", " + mask(want) + ", " + batch_sizes_of(want) + ")";
   }
 
   // ------------------------------------------------------------------ control_flow='select'
@@ -396,10 +470,37 @@ class BodyEmitter {
 
   std::string coerce_levels(const std::string& text, Levels have, Levels want) {
     if (have == want) return text;
-    return "fg::vmap::materialize(" + text + ", " + mask(have) + ", " + mask(want) + ", " + batch_sizes_of(want) + ")";
+    return "fg::vmap::materialize(" + unparen(text) + ", " + mask(have) + ", " + mask(want) + ", " + batch_sizes_of(want) + ")";
   }
 
   Levels return_target_ = 0;
+
+  // A returned value at the levels of the function's outputs (the analysis joins every return):
+  // a return of a value that the mapped inputs do not reach, beside one that they do, returns it
+  // expanded, so that every return has the same layout.
+  std::string returned(const Expr& e) {
+    if (return_target_ != 0) {
+      const Code c = expr(e);
+      return coerce_levels(c.text, c.levels, return_target_);
+    }
+    std::vector<Levels> outs = an_.outputs();
+    if (helper_) {
+      Levels all = 0;
+      for (Levels o : outs) all |= o;
+      std::fill(outs.begin(), outs.end(), all);
+    }
+    if (e.kind == ExprKind::Tuple && e.args.size() == outs.size()) {
+      std::vector<std::string> items;
+      for (size_t i = 0; i < e.args.size(); ++i) {
+        const Code c = expr(e.arg(i));
+        items.push_back(e.arg(i).type == ir::Type::Tensor ? coerce_levels(c.text, c.levels, outs[i]) : c.text);
+      }
+      return "std::make_tuple(" + join_args(items) + ")";
+    }
+    const Code c = expr(e);
+    if (fn_.return_type == ir::Type::Tensor && outs.size() == 1) return coerce_levels(c.text, c.levels, outs[0]);
+    return c.text;
+  }
 
   void line(std::string& out, int indent, const std::string& text) {
     flush(out, indent);
@@ -416,7 +517,7 @@ class BodyEmitter {
       case StmtKind::Decl: {
         const ir::Var& v = fn_.var(s.var);
         std::string text = (s.is_static_local ? "static " : "") + var_decl(v);
-        if (s.expr) text += " = " + coerce(expr(*s.expr), v);
+        if (s.expr) text += " = " + unparen(coerce(expr(*s.expr), v));
         line(out, indent, text + ";");
         return;
       }
@@ -427,13 +528,13 @@ class BodyEmitter {
         return;
       }
       case StmtKind::Assign:
-        line(out, indent, fn_.var(s.var).name + " " + s.text + " " + coerce(expr(*s.expr), fn_.var(s.var)) + ";");
+        line(out, indent, fn_.var(s.var).name + " " + s.text + " " + unparen(coerce(expr(*s.expr), fn_.var(s.var))) + ";");
         return;
       case StmtKind::Eval:
         line(out, indent, expr(*s.expr).text + ";");
         return;
       case StmtKind::If: {
-        line(out, indent, "if (" + expr(*s.expr).text + ") {");
+        line(out, indent, "if (" + unparen(expr(*s.expr).text) + ") {");
         block(s.body, out, indent + 1);
         if (s.has_else) {
           line(out, indent, "} else {");
@@ -454,8 +555,8 @@ class BodyEmitter {
             line(out, indent, "{");
             out += init + "\n";
             init = ";";
-            std::string cond = s.expr ? scoped([&] { return expr(*s.expr).text; }) : "";
-            std::string step = s.step ? scoped([&] { return expr(*s.step).text; }) : "";
+            std::string cond = s.expr ? unparen(scoped([&] { return expr(*s.expr).text; })) : "";
+            std::string step = s.step ? unparen(scoped([&] { return expr(*s.step).text; })) : "";
             line(out, indent, "for (; " + cond + "; " + step + ") {");
             block(s.body, out, indent + 1);
             line(out, indent, "}");
@@ -465,28 +566,57 @@ class BodyEmitter {
         } else {
           init = ";";
         }
-        std::string cond = s.expr ? scoped([&] { return expr(*s.expr).text; }) : "";
-        std::string step = s.step ? scoped([&] { return expr(*s.step).text; }) : "";
+        std::string cond = s.expr ? unparen(scoped([&] { return expr(*s.expr).text; })) : "";
+        std::string step = s.step ? unparen(scoped([&] { return expr(*s.step).text; })) : "";
         line(out, indent, "for (" + init + " " + cond + "; " + step + ") {");
         block(s.body, out, indent + 1);
         line(out, indent, "}");
         return;
       }
       case StmtKind::While:
-        line(out, indent, "while (" + scoped([&] { return expr(*s.expr).text; }) + ") {");
+        line(out, indent, "while (" + unparen(scoped([&] { return expr(*s.expr).text; })) + ") {");
         block(s.body, out, indent + 1);
         line(out, indent, "}");
         return;
       case StmtKind::DoWhile:
         line(out, indent, "do {");
         block(s.body, out, indent + 1);
-        line(out, indent, "} while (" + scoped([&] { return expr(*s.expr).text; }) + ");");
+        line(out, indent, "} while (" + unparen(scoped([&] { return expr(*s.expr).text; })) + ");");
         return;
-      case StmtKind::Switch:
-        line(out, indent, "switch (" + expr(*s.expr).text + ") {");
-        block(s.body, out, indent + 1);
+      case StmtKind::Switch: {
+        line(out, indent, "switch (" + unparen(expr(*s.expr).text) + ") {");
+        // Each case runs in a block of its own: the names that the generated code declares
+        // (alignments, temporaries) must not be in scope at a later case label.
+        std::vector<const Stmt*> flat;
+        std::function<void(const std::vector<ir::StmtPtr>&)> flatten = [&](const std::vector<ir::StmtPtr>& body) {
+          for (const auto& t : body) {
+            if (t->kind == StmtKind::Block && t->text == "label") flatten(t->body);
+            else flat.push_back(t.get());
+          }
+        };
+        flatten(s.body);
+        bool open = false;
+        std::vector<std::string> labels;
+        for (const Stmt* t : flat) {
+          if (t->kind == StmtKind::Case) {
+            if (open) line(out, indent + 1, "}");
+            open = false;
+            labels.push_back(t->text + ":");
+            continue;
+          }
+          if (!open && !labels.empty()) {
+            labels.back() += " {";
+            for (const auto& label : labels) line(out, indent + 1, label);
+            labels.clear();
+            open = true;
+          }
+          stmt(*t, out, open ? indent + 2 : indent + 1);
+        }
+        for (const auto& label : labels) line(out, indent + 1, label + (&label == &labels.back() ? " {}" : ""));
+        if (open) line(out, indent + 1, "}");
         line(out, indent, "}");
         return;
+      }
       case StmtKind::Case:
         line(out, indent - 1, s.text + ":");
         return;
@@ -501,8 +631,7 @@ class BodyEmitter {
           line(out, indent, "return;");
           return;
         }
-        const Code c = expr(*s.expr);
-        line(out, indent, "return " + (return_target_ != 0 ? coerce_levels(c.text, c.levels, return_target_) : c.text) + ";");
+        line(out, indent, "return " + unparen(returned(*s.expr)) + ";");
         return;
       }
       case StmtKind::Block:
@@ -556,9 +685,14 @@ class BodyEmitter {
                          ", " + batched(an, a.levels) + ", " + batched(bn, b.levels) + "});");
           return {"fg::where(" + pb + ", " + ab + ", " + bb + ")", pred.levels | a.levels | b.levels};
         }
+        // Both arms give the value at the levels of the whole (one may be batched, the other not).
+        const auto arm = [&](const Expr& x) {
+          const Code c = expr(x);
+          return x.type == ir::Type::Tensor ? coerce_levels(c.text, c.levels, l) : c.text;
+        };
         const std::string c = expr(e.arg(0)).text;
-        const std::string a = scoped([&] { return expr(e.arg(1)).text; });
-        const std::string b = scoped([&] { return expr(e.arg(2)).text; });
+        const std::string a = scoped([&] { return arm(e.arg(1)); });
+        const std::string b = scoped([&] { return arm(e.arg(2)); });
         return {"(" + c + " ? " + a + " : " + b + ")", l};
       }
       case ExprKind::Cast:
@@ -569,9 +703,17 @@ class BodyEmitter {
         return {"{" + join(items) + "}", l};
       }
       case ExprKind::Tuple: {
+        // A tuple is batched as a whole (std::get and structured bindings take its levels): every
+        // tensor in it is expanded to them. std::tie binds variables and is left as it is.
+        const auto* call = llvm::dyn_cast_or_null<clang::CallExpr>(e.ast);
+        const bool tie = call != nullptr && call->getDirectCallee() != nullptr &&
+                         call->getDirectCallee()->getQualifiedNameAsString() == "std::tie";
         std::vector<std::string> items;
-        for (const auto& a : e.args) items.push_back(expr(*a).text);
-        return {"std::make_tuple(" + join(items) + ")", l};
+        for (const auto& a : e.args) {
+          const Code c = expr(*a);
+          items.push_back(!tie && a->type == ir::Type::Tensor ? coerce_levels(c.text, c.levels, l) : c.text);
+        }
+        return {"std::make_tuple(" + join_args(items) + ")", l};
       }
       case ExprKind::Get:
         return {"std::get<" + std::to_string(e.index) + ">(" + expr(e.arg(0)).text + ")", l};
@@ -585,26 +727,26 @@ class BodyEmitter {
   std::string plain(const Expr& e, const std::vector<std::string>& args) const {
     switch (e.form) {
       case ir::CallForm::Free:
-        return "fg::" + e.op + e.template_args + "(" + join(args) + ")";
+        return "fg::" + e.op + e.template_args + "(" + join_args(args) + ")";
       case ir::CallForm::Method:
         return paren(args[0]) + "." + e.op + e.template_args + "(" +
-               join(std::vector<std::string>(args.begin() + 1, args.end())) + ")";
+               join_args(std::vector<std::string>(args.begin() + 1, args.end())) + ")";
       case ir::CallForm::Operator:
       case ir::CallForm::External:
-        if (e.form == ir::CallForm::External && e.text != "operator") return e.op + e.template_args + "(" + join(args) + ")";
-        if (e.text == "[]") return paren(args[0]) + "[" + args[1] + "]";
+        if (e.form == ir::CallForm::External && e.text != "operator") return e.op + e.template_args + "(" + join_args(args) + ")";
+        if (e.text == "[]") return paren(args[0]) + "[" + unparen(args[1]) + "]";
         if (args.size() == 1) return "(" + e.text + paren(args[0]) + ")";
         if (e.text.size() >= 2 && e.text.back() == '=' && e.text != "==" && e.text != "!=" && e.text != "<=" &&
             e.text != ">=")
           return args[0] + " " + e.text + " " + args[1];
         return "(" + args[0] + " " + e.text + " " + args[1] + ")";
       case ir::CallForm::User:
-        return e.callee->getQualifiedNameAsString() + "(" + join(args) + ")";
+        return e.callee->getQualifiedNameAsString() + "(" + join_args(args) + ")";
     }
     return "";
   }
 
-  static std::string batched(const std::string& text, Levels l) { return "{" + text + ", " + mask(l) + "}"; }
+  static std::string batched(const std::string& text, Levels l) { return "{" + unparen(text) + ", " + mask(l) + "}"; }
 
   Code call(const Expr& e) {
     const Levels l = an_.of(e);
@@ -655,10 +797,10 @@ class BodyEmitter {
       case BatchRule::Query: {
         const std::string n = std::to_string(nb);
         if (nb == 0) return {plain(e, texts), l};
-        if (e.op == "size") return {"fg::vmap::logical_size(" + texts[0] + ", " + n + ", " + texts[1] + ")", l};
-        if (e.op == "dim" || e.op == "ndimension") return {"fg::vmap::logical_dim(" + texts[0] + ", " + n + ")", l};
-        if (e.op == "numel") return {"fg::vmap::logical_numel(" + texts[0] + ", " + n + ")", l};
-        return {"fg::vmap::logical_sizes(" + texts[0] + ", " + n + ")", l};
+        if (e.op == "size") return {"fg::vmap::logical_size(" + unparen(texts[0]) + ", " + n + ", " + texts[1] + ")", l};
+        if (e.op == "dim" || e.op == "ndimension") return {"fg::vmap::logical_dim(" + unparen(texts[0]) + ", " + n + ")", l};
+        if (e.op == "numel") return {"fg::vmap::logical_numel(" + unparen(texts[0]) + ", " + n + ")", l};
+        return {"fg::vmap::logical_sizes(" + unparen(texts[0]) + ", " + n + ")", l};
       }
       case BatchRule::None:
         break;
@@ -680,13 +822,23 @@ class BodyEmitter {
     for (size_t i = 0; i < args.size(); ++i)
       if (e.args[i]->type == ir::Type::Tensor) operands.push_back(i);
     if (operands.size() >= 2) {
-      std::vector<std::string> items, names;
+      std::vector<std::string> bound, items;
       for (size_t i : operands) {
-        const std::string name = bind(args[i]);
-        items.push_back(batched(name, args[i].levels));
-        names.push_back(fresh(name + "_b"));
+        bound.push_back(bind(args[i]));
+        items.push_back(batched(bound.back(), args[i].levels));
       }
-      pre_.push_back("auto [" + join(names) + "] = fg::vmap::align({" + join(items) + "});");
+      // The same operand twice (x * x) lines up with itself.
+      if (std::all_of(items.begin(), items.end(), [&](const std::string& item) { return item == items[0]; })) {
+        for (size_t k = 0; k < operands.size(); ++k) texts[operands[k]] = bound[k];
+        return {plain(e, texts), an_.of(e)};
+      }
+      // Operands already aligned for this statement are aligned once.
+      const std::string key = join(items);
+      std::vector<std::string>& names = aligned_[key];
+      if (names.empty()) {
+        for (const auto& name : bound) names.push_back(fresh(name + "_b"));
+        pre_.push_back("auto [" + join(names) + "] = fg::vmap::align({" + key + "});");
+      }
       for (size_t k = 0; k < operands.size(); ++k) texts[operands[k]] = names[k];
     }
     return {plain(e, texts), an_.of(e)};
@@ -707,7 +859,7 @@ class BodyEmitter {
       }
     }
     // Over every logical dim: flatten them into one and reduce over it.
-    const std::string flat = "fg::vmap::flatten_logical(" + texts[0] + ", " + std::to_string(nb) + ")";
+    const std::string flat = "fg::vmap::flatten_logical(" + unparen(texts[0]) + ", " + std::to_string(nb) + ")";
     const std::string d = std::to_string(nb);
     std::vector<std::string> rest(texts.begin() + 1, texts.end());
     if (e.op == "sum" || e.op == "mean")
@@ -725,7 +877,7 @@ class BodyEmitter {
     if (e.form == ir::CallForm::Operator && e.text == "[]")
       return {paren(texts[0]) + ".select(" + std::to_string(nb) + ", " + texts[1] + ")", l};
     if (e.op == "squeeze" && texts.size() == 1)
-      return {"fg::vmap::squeeze_logical(" + texts[0] + ", " + std::to_string(nb) + ")", l};
+      return {"fg::vmap::squeeze_logical(" + unparen(texts[0]) + ", " + std::to_string(nb) + ")", l};
     // Write out every parameter up to the last dim whose default counts from the front.
     size_t last = texts.size() - 1;
     for (size_t p = 0; p < rule.params.size(); ++p) {
@@ -746,10 +898,10 @@ class BodyEmitter {
   Code helper(const Expr& e, const std::vector<Code>& args, std::vector<std::string> texts, int nb) {
     const Levels l = an_.of(e);
     const std::string n = std::to_string(nb);
-    if (e.op == "t") return {"fg::vmap::t(" + texts[0] + ", " + n + ")", l};
-    if (e.op == "permute") return {"fg::vmap::permute(" + texts[0] + ", " + n + ", " + texts[1] + ")", l};
-    if (e.op == "expand") return {"fg::vmap::expand(" + texts[0] + ", " + n + ", " + texts[1] + ")", l};
-    auto b = [&](size_t i) { return batched(texts[i], args[i].levels); };
+    if (e.op == "t") return {"fg::vmap::t(" + unparen(texts[0]) + ", " + n + ")", l};
+    if (e.op == "permute") return {"fg::vmap::permute(" + unparen(texts[0]) + ", " + n + ", " + texts[1] + ")", l};
+    if (e.op == "expand") return {"fg::vmap::expand(" + unparen(texts[0]) + ", " + n + ", " + texts[1] + ")", l};
+    auto b = [&](size_t i) { return texts[i] == "{}" ? texts[i] : batched(texts[i], args[i].levels); };
     auto list = [&](size_t i) {
       const Expr& lst = e.arg(i);
       std::vector<std::string> items;
@@ -762,7 +914,7 @@ class BodyEmitter {
       call = "fg::vmap::" + e.op + "(" + list(0) + ", " + (texts.size() > 1 ? texts[1] : "0") + ")";
     } else if (e.op == "einsum") {
       if (e.arg(1).kind != ExprKind::List) return unsupported_list(e, args, texts);
-      call = "fg::vmap::einsum(" + texts[0] + ", " + list(1) + ")";
+      call = "fg::vmap::einsum(" + unparen(texts[0]) + ", " + list(1) + ")";
     } else if (e.op == "index_select" || e.op == "gather") {
       call = "fg::vmap::" + e.op + "(" + b(0) + ", " + texts[1] + ", " + b(2) + ")";
     } else if (e.op == "scatter_add") {
@@ -808,8 +960,8 @@ class BodyEmitter {
     // dropout(x, p, train), bernoulli(p): the mask is drawn per example at 'different' levels.
     if (different == 0) {
       if (e.op == "dropout")
-        return {"fg::vmap::dropout_same(" + texts[0] + ", " + nx + ", " + texts[1] + ", " + (texts.size() > 2 ? texts[2] : "true") + ")", l};
-      return {"fg::vmap::bernoulli_same(" + texts[0] + ", " + nx + ")", l};
+        return {"fg::vmap::dropout_same(" + unparen(texts[0]) + ", " + nx + ", " + texts[1] + ", " + (texts.size() > 2 ? texts[2] : "true") + ")", l};
+      return {"fg::vmap::bernoulli_same(" + unparen(texts[0]) + ", " + nx + ")", l};
     }
     if ((lx & ~different) != 0) {
       ctx_.reporter->report("unsupported", e.range.getBegin(),
@@ -819,7 +971,7 @@ class BodyEmitter {
       return {plain(e, texts), l};
     }
     if (lx != different)
-      texts[0] = "fg::vmap::materialize(" + texts[0] + ", " + mask(lx) + ", " + mask(different) + ", " +
+      texts[0] = "fg::vmap::materialize(" + unparen(texts[0]) + ", " + mask(lx) + ", " + mask(different) + ", " +
                  batch_sizes_of(different) + ")";
     return {plain(e, texts), l};
   }
@@ -856,10 +1008,10 @@ class BodyEmitter {
       for (int i = 1; ctx_.helper_names.count(name) != 0; ++i) name = callee->function().name + "__" + ctx_.spec_name + std::to_string(i);
       ctx_.helper_names.insert(name);
       ctx_.specializations[{e.callee, key}] = name;
-      BodyEmitter inner(*callee, ctx_);
+      BodyEmitter inner(*callee, ctx_, key, true);
       const std::string body = inner.body();
       *ctx_.helpers += "// " + callee->function().name + " batched as its call in " + fn_.name + " needs.\n";
-      *ctx_.helpers += "static " + signature(callee->function(), name, true, ctx_.nlevels) + " {\n" + body + "}\n\n";
+      *ctx_.helpers += "static " + signature(callee->function(), name, true, ctx_.nlevels, &body) + " {\n" + body + "}\n\n";
     }
     return name + "(" + join(texts) + ")";
   }
@@ -867,8 +1019,12 @@ class BodyEmitter {
   const BatchingAnalysis& an_;
   const ir::Function& fn_;
   EmitContext& ctx_;
+  std::vector<Levels> params_;
+  bool helper_ = false;
   std::set<std::string> names_;
   std::vector<std::string> pre_;
+  // The aligned names of operand lists that pre_ aligns: valid until pre_ is emitted.
+  std::map<std::string, std::vector<std::string>> aligned_;
 };
 
 std::string dims_text(const std::vector<spec::Dim>& d) {
@@ -944,10 +1100,17 @@ GeneratedFunction emit_vmap(const std::string& name, const ir::Function& fn, con
 
   // The body on physical (batch-dims-in-front) values.
   const std::string body_name = name + "__batched_body";
-  BodyEmitter body(analysis, ctx);
+  std::vector<Levels> param_levels;
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    Levels l = 0;
+    for (int k = 0; k < nlevels; ++k)
+      if (levels[k].in_dims[i]) l |= 1u << k;
+    param_levels.push_back(l);
+  }
+  BodyEmitter body(analysis, ctx, param_levels, false);
   const std::string body_text = body.body();
   g.helpers += "// " + fn.name + " on batched values: one batch dim per vmap level in front.\n";
-  g.helpers += "static " + signature(fn, body_name, true, nlevels) + " {\n" + body_text + "}\n\n";
+  g.helpers += "static " + signature(fn, body_name, true, nlevels, &body_text) + " {\n" + body_text + "}\n\n";
 
   g.declaration = signature(fn, name, false, 0) + ";";
 
@@ -1025,6 +1188,7 @@ GeneratedFunction emit_vmap(const std::string& name, const ir::Function& fn, con
     finish("result", outs);
   } else {
     const int k = chunk_level;
+    const std::string batch_k = "batch" + std::to_string(k);
     std::vector<std::string> pairs, positions, inner_args;
     int t = 0;
     for (size_t i = 0; i < fn.params.size(); ++i) {
@@ -1036,8 +1200,19 @@ GeneratedFunction emit_vmap(const std::string& name, const ir::Function& fn, con
       pairs.push_back("{" + arg_names[i] + ", " + (mapped ? std::to_string(nbatch(arg_levels[i] & ((1u << k) - 1))) : "-1") + "}");
       inner_args.push_back("chunk[" + std::to_string(t++) + "]");
     }
-    for (size_t j = 0; j < fn.outputs; ++j) positions.push_back(std::to_string(nbatch(want[j] & ((1u << k) - 1))));
-    for (int m = 0; m < nlevels; ++m) inner_args.push_back(m == k ? "chunk_batch" : "batch" + std::to_string(m));
+    // Outputs batched at level k are concatenated along its dim; the others are the same in every
+    // chunk and are kept as the chunks compute them.
+    std::vector<int> slot(fn.outputs, -1);
+    std::vector<std::string> kept;
+    for (size_t j = 0; j < fn.outputs; ++j) {
+      if (want[j] & (1u << k)) {
+        slot[j] = static_cast<int>(positions.size());
+        positions.push_back(std::to_string(nbatch(want[j] & ((1u << k) - 1))));
+      } else {
+        kept.push_back("output" + std::to_string(j));
+      }
+    }
+    for (int m = 0; m < nlevels; ++m) inner_args.push_back("batch" + std::to_string(m));
     std::string first_mapped;
     for (size_t i = 0, c = 0; i < fn.params.size(); ++i) {
       if (fn.var(fn.params[i]).type != ir::Type::Tensor) continue;
@@ -1045,18 +1220,31 @@ GeneratedFunction emit_vmap(const std::string& name, const ir::Function& fn, con
         first_mapped = "chunk[" + std::to_string(c) + "].size(" + std::to_string(nbatch(arg_levels[i] & ((1u << k) - 1))) + ")";
       ++c;
     }
+    const bool same = levels[k].randomness == spec::Randomness::Same;
     std::vector<std::string> chunk_outs;
-    std::string batch_k = "batch" + std::to_string(k);
     d += "  // chunk_size=" + std::to_string(*levels[k].chunk_size) + ": level " + std::to_string(k) + " runs in chunks\n";
+    if (!kept.empty()) d += "  fg::Tensor " + join(kept) + ";  // not batched at level " + std::to_string(k) + "\n";
+    if (same)
+      d += "  // randomness='same': every chunk draws the values the first one draws, as torch.func does\n"
+           "  const uint64_t rng_seed = fg::default_generator().seed(), rng_offset = fg::default_generator().offset();\n";
     d += "  const std::vector<fg::Tensor> result = fg::vmap::chunked(" + std::to_string(*levels[k].chunk_size) + ", " +
          batch_k + ", {" + join(pairs) + "}, {" + join(positions) + "}, [&](const std::vector<fg::Tensor>& chunk) {\n";
-    d += "    const int64_t chunk_batch = " + first_mapped + ";\n";
-    d += "    const int64_t " + batch_k + " = chunk_batch;\n";
+    if (same) {
+      d += "    fg::default_generator().manual_seed(rng_seed);\n";
+      d += "    fg::default_generator().reserve_blocks(rng_offset);\n";
+    }
+    d += "    const int64_t " + batch_k + " = " + first_mapped + ";  // the size of this chunk\n";
     d += "    const auto part = " + body_name + "(" + join(inner_args) + ");\n";
     finish("part", chunk_outs);
-    d += "    return std::vector<fg::Tensor>{" + join(chunk_outs) + "};\n";
+    std::vector<std::string> concatenated;
+    for (size_t j = 0; j < fn.outputs; ++j) {
+      if (slot[j] >= 0) concatenated.push_back(chunk_outs[j]);
+      else d += "    output" + std::to_string(j) + " = " + chunk_outs[j] + ";\n";
+    }
+    d += "    return std::vector<fg::Tensor>{" + join(concatenated) + "};\n";
     d += "  });\n";
-    for (size_t j = 0; j < fn.outputs; ++j) outs.push_back("result[" + std::to_string(j) + "]");
+    for (size_t j = 0; j < fn.outputs; ++j)
+      outs.push_back(slot[j] >= 0 ? "result[" + std::to_string(slot[j]) + "]" : "output" + std::to_string(j));
   }
   std::vector<std::string> finals;
   for (size_t j = 0; j < fn.outputs; ++j) {

@@ -20,6 +20,16 @@ foreach(input IN LISTS FUNCGEN_TOOL_TESTS)
   set_tests_properties(funcgen.${name} PROPERTIES LABELS generator)
 endforeach()
 
+# vmap correctness: the functions of vmap/vmap_functions.cpp batched by funcgen, each compared with
+# a loop of calls of the original function over the batch.
+add_executable(test_vmap ${CMAKE_CURRENT_LIST_DIR}/vmap/test_vmap.cpp)
+target_include_directories(test_vmap PRIVATE ${CMAKE_CURRENT_LIST_DIR}/vmap)
+target_link_libraries(test_vmap PRIVATE GTest::gtest GTest::gtest_main)
+# The generated code compiles without warnings.
+target_compile_options(test_vmap PRIVATE -Wall -Wextra -Wno-init-list-lifetime)
+funcgen_generate(test_vmap SOURCES ${CMAKE_CURRENT_LIST_DIR}/vmap/vmap_functions.cpp)
+gtest_discover_tests(test_vmap DISCOVERY_TIMEOUT 60 PROPERTIES LABELS generator)
+
 # The limitations gallery's fixed versions, generated at build time and checked for numbers.
 add_executable(test_limitations_fixed ${CMAKE_CURRENT_LIST_DIR}/limitations/test_fixed.cpp)
 funcgen_generate(test_limitations_fixed SOURCES ${PROJECT_SOURCE_DIR}/samples/limitations/fixed.cpp)
