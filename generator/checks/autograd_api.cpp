@@ -1,6 +1,8 @@
 // funcgen-autograd-api: eager autograd calls (libtorch's) inside a transformed function.
 #include <clang/AST/RecursiveASTVisitor.h>
 
+#include <deque>
+
 #include "checks/check_util.h"
 
 namespace funcgen {
@@ -14,7 +16,7 @@ struct Api {
 };
 
 // torch.autograd's eager APIs and their torch.func equivalents.
-const Api kApis[] = {
+const Api kDefaultApis[] = {
     {"torch::autograd::grad", "grad or vjp", "grad"},
     {"torch::autograd::backward", "grad or vjp", "grad"},
     {"torch::autograd::functional::jvp", "jvp", "jvp"},
@@ -27,10 +29,16 @@ const Api kApis[] = {
     {"::requires_grad_", "grad's argnums (gradients are taken with respect to the arguments argnums names)", "grad"},
 };
 
+// The default list plus what --autograd-api added (names kept alive here).
+std::vector<Api>& apis() {
+  static std::vector<Api> list(std::begin(kDefaultApis), std::end(kDefaultApis));
+  return list;
+}
+
 const Api* match(const clang::FunctionDecl* fn) {
   if (fn == nullptr) return nullptr;
   const std::string qualified = fn->getQualifiedNameAsString();
-  for (const Api& api : kApis) {
+  for (const Api& api : apis()) {
     const std::string name = api.name;
     if (name.rfind("::", 0) == 0 ? llvm::isa<clang::CXXMethodDecl>(fn) && fn->getNameAsString() == name.substr(2)
                                  : qualified == name)
@@ -49,6 +57,14 @@ class Finder : public clang::RecursiveASTVisitor<Finder> {
 };
 
 }  // namespace
+
+void add_autograd_apis(const std::vector<std::string>& names) {
+  static std::deque<std::string> storage;  // stable addresses for the names' c_str()
+  for (const auto& n : names) {
+    storage.push_back(n);
+    apis().push_back(Api{storage.back().c_str(), "grad or vjp", "grad"});
+  }
+}
 
 void check_autograd_api(const VmapCheckContext& ctx, const BatchingAnalysis& fn) {
   Finder finder;

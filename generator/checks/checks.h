@@ -21,6 +21,10 @@ struct VmapCheckContext {
   clang::ASTContext& context;
 };
 
+// More eager autograd functions for funcgen-autograd-api: qualified names ("mylib::backward"), or
+// "::name" for a member function of any class.
+void add_autograd_apis(const std::vector<std::string>& names);
+
 // Runs every check on the function and, through the analyses of the calls, on the helpers it calls.
 void run_vmap_checks(const VmapCheckContext& ctx);
 

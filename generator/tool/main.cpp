@@ -48,6 +48,9 @@ llvm::cl::opt<std::string> depfile("depfile", llvm::cl::desc("Write a make-style
 llvm::cl::opt<std::string> checks("checks", llvm::cl::desc("Enable or disable checks by glob, as clang-tidy: "
                                                            "'-*,funcgen-item', '-funcgen-side-effect'"),
                                   llvm::cl::init(""), llvm::cl::cat(category));
+llvm::cl::list<std::string> autograd_apis(
+    "autograd-api", llvm::cl::desc("More eager autograd functions for funcgen-autograd-api (qualified names, or ::method)"),
+    llvm::cl::CommaSeparated, llvm::cl::value_desc("names"), llvm::cl::cat(category));
 llvm::cl::opt<bool> list_checks("list-checks", llvm::cl::desc("List the checks and exit"), llvm::cl::cat(category));
 llvm::cl::opt<std::string> explain("explain", llvm::cl::desc("Explain a check (funcgen-<id>) and exit"),
                                    llvm::cl::value_desc("id"), llvm::cl::cat(category));
@@ -176,6 +179,7 @@ int main(int argc, const char** argv) {
     llvm::errs() << "funcgen: --depfile needs exactly one source file\n";
     return 2;
   }
+  funcgen::add_autograd_apis(std::vector<std::string>(autograd_apis.begin(), autograd_apis.end()));
   clang::tooling::ClangTool tool(parser->getCompilations(), parser->getSourcePathList());
   // LibTooling does not know where the Clang headers (<stddef.h>, ...) live unless told.
   if (!resource_dir.empty())

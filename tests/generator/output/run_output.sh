@@ -35,4 +35,15 @@ set +e
 set -e
 "$funcgen" --list-checks | grep -q "^funcgen-inplace-batched: " || fail "--list-checks"
 "$funcgen" --explain funcgen-randomness | grep -q "randomness='different'" || fail "--explain"
+
+# --autograd-api adds a project's own eager autograd functions to funcgen-autograd-api.
+cat > eager.cpp <<'SRC'
+#include <funcgen/funcgen.h>
+namespace mylib { fg::Tensor eager_grad(const fg::Tensor& y, const fg::Tensor& x); }
+FUNCGEN("batched = vmap(f)")
+fg::Tensor f(const fg::Tensor& x) { return mylib::eager_grad(x.sum(), x); }
+SRC
+"$funcgen" eager.cpp -o e -- -std=c++17 -I"$include_dir" >/dev/null 2>&1 || fail "eager.cpp without --autograd-api"
+"$funcgen" eager.cpp -o e2 --autograd-api=mylib::eager_grad -- -std=c++17 -I"$include_dir" 2>&1 |
+  grep -q "^$work/eager.cpp:4:44: error: 'mylib::eager_grad' is an eager autograd API" || fail "--autograd-api"
 echo "1 passed, 0 failed"
