@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# A user's CMake project against the installed package: find_package(funcgen), funcgen_generate(),
+# build with Ninja and with Makefiles, run; a second build does nothing; touching a header the
+# annotated source includes re-runs funcgen.
+set -eu
+build_dir=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
+
+mkdir "$work/app"
+cd "$work/app"
+cat > CMakeLists.txt <<'SRC'
+cmake_minimum_required(VERSION 3.20)
+project(app CXX)
+find_package(funcgen CONFIG REQUIRED)
+add_executable(app main.cpp model.cpp)
+funcgen_generate(app SOURCES model.cpp)
+SRC
+cat > scale.h <<'SRC'
+#pragma once
+inline double scale() { return 2.0; }
+SRC
+cat > model.cpp <<'SRC'
+#include <funcgen/funcgen.h>
+
+#include "scale.h"
+
+namespace app {
+FUNCGEN("batched_score = vmap(score, in_dims=(0, None))")
+fg::Tensor score(const fg::Tensor& x, const fg::Tensor& w) { return fg::matmul(x, w).tanh().sum() * scale(); }
+}  // namespace app
+SRC
+cat > main.cpp <<'SRC'
+#include <cstdio>
+#include <vector>
+
+#include "model.funcgen.h"
+
+namespace app {
+fg::Tensor score(const fg::Tensor& x, const fg::Tensor& w);
+}
+
+int main() {
+  fg::manual_seed(1);
+  const fg::Tensor x = fg::randn({5, 3, 4}), w = fg::randn({4, 2});
+  const fg::Tensor batched = app::batched_score(x, w);
+  std::vector<fg::Tensor> loop;
+  for (int64_t i = 0; i < 5; ++i) loop.push_back(app::score(x.select(0, i), w));
+  const bool same = fg::allclose(batched, fg::stack(loop, 0), 1e-5, 1e-6);
+  std::printf("%s\n", same ? "vmap == loop" : "vmap != loop");
+  return same ? 0 : 1;
+}
+SRC
+
+for generator in Ninja "Unix Makefiles"; do
+  dir="$work/build-${generator// /-}"
+  cmake -S . -B "$dir" -G "$generator" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null || fail "configure ($generator)"
+  cmake --build "$dir" >"$work/log" 2>&1 || { cat "$work/log"; fail "build ($generator)"; }
+  "$dir/app" | grep -q "^vmap == loop$" || fail "run ($generator)"
+done
+
+# Incremental builds (Ninja): nothing to do, then a touched header re-runs funcgen.
+ninja_dir="$work/build-Ninja"
+cmake --build "$ninja_dir" >"$work/log" 2>&1
+grep -q "no work to do" "$work/log" || { cat "$work/log"; fail "a second build did work"; }
+sleep 1
+touch scale.h
+cmake --build "$ninja_dir" >"$work/log" 2>&1
+grep -q "funcgen .*model.cpp" "$work/log" || { cat "$work/log"; fail "touching scale.h did not re-run funcgen"; }
+"$ninja_dir/app" | grep -q "^vmap == loop$" || fail "run after rebuild"
+
+# An error from funcgen stops the build.
+sed -i 's/return fg::matmul(x, w).tanh().sum() \* scale();/return fg::scalar_tensor(x.sum().item<double>());/' model.cpp
+if cmake --build "$ninja_dir" >"$work/log" 2>&1; then fail "the build went on after a funcgen error"; fi
+grep -q "model.cpp:7:95: error: '.item()' reads batched tensor 'x.sum()'.*\[funcgen-item\]" "$work/log" || { cat "$work/log"; fail "diagnostic not shown"; }
+echo "1 passed, 0 failed"
