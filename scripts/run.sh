@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The two entry points of the README:
-#   scripts/run.sh main   install what is missing, build, run the sample end to end
+#   scripts/run.sh main   install what is missing, build funcgen and the runtime, install them, and
+#                         build and run samples/model_ensembling as a user's project would
 #   scripts/run.sh test   install what is missing, build, run the whole test suite
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,8 +17,13 @@ configure_and_build() {
 
 case "${1:-}" in
   main)
-    configure_and_build --target mlp_classifier
-    "$build_dir"/samples/mlp_classifier
+    configure_and_build --target funcgen funcgen_runtime
+    install_dir="$(cd "$build_dir" && pwd)/install"
+    cmake --install "$build_dir" --prefix "$install_dir" >/dev/null
+    sample_dir="$build_dir/user/model_ensembling"
+    cmake -S samples/model_ensembling -B "$sample_dir" -G Ninja -DCMAKE_PREFIX_PATH="$install_dir" >/dev/null
+    cmake --build "$sample_dir"
+    "$sample_dir"/model_ensembling
     ;;
   test)
     configure_and_build

@@ -3,7 +3,7 @@
 # build with Ninja and with Makefiles, run; a second build does nothing; touching a header the
 # annotated source includes re-runs funcgen.
 set -eu
-build_dir=$1
+build_dir=$1 source_dir=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -75,4 +75,14 @@ grep -q "funcgen .*model.cpp" "$work/log" || { cat "$work/log"; fail "touching s
 sed -i 's/return fg::matmul(x, w).tanh().sum() \* scale();/return fg::scalar_tensor(x.sum().item<double>());/' model.cpp
 if cmake --build "$ninja_dir" >"$work/log" 2>&1; then fail "the build went on after a funcgen error"; fi
 grep -q "model.cpp:7:95: error: '.item()' reads batched tensor 'x.sum()'.*\[funcgen-item\]" "$work/log" || { cat "$work/log"; fail "diagnostic not shown"; }
+
+# The samples that are user projects build and run against the package as they are.
+for sample in "$source_dir"/samples/*/CMakeLists.txt; do
+  grep -q "find_package(funcgen" "$sample" || continue
+  name=$(basename "$(dirname "$sample")")
+  cmake -S "$(dirname "$sample")" -B "$work/sample-$name" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null ||
+    fail "configure sample $name"
+  cmake --build "$work/sample-$name" >"$work/log" 2>&1 || { cat "$work/log"; fail "build sample $name"; }
+  "$work/sample-$name/$name" >"$work/log" 2>&1 || { cat "$work/log"; fail "run sample $name"; }
+done
 echo "1 passed, 0 failed"
