@@ -25,6 +25,7 @@
 #include "frontend/annotations.h"
 #include "frontend/lower.h"
 #include "tool/fixes.h"
+#include "tool/report_formats.h"
 #include "transforms/vmap.h"
 
 #ifndef FUNCGEN_VERSION
@@ -61,7 +62,17 @@ llvm::cl::opt<std::string> export_fixes_file("export-fixes",
                                              llvm::cl::desc("Write the fix-its as YAML for clang-apply-replacements"),
                                              llvm::cl::value_desc("file"), llvm::cl::cat(category));
 
+enum class Format { Clang, Json };
+llvm::cl::opt<Format> output_format(
+    "format", llvm::cl::desc("How the diagnostics are reported"),
+    llvm::cl::values(clEnumValN(Format::Clang, "clang", "Clang's text on stderr (default)"),
+                     clEnumValN(Format::Json, "json", "one JSON document on stdout, instead of Clang's text")),
+    llvm::cl::init(Format::Clang), llvm::cl::cat(category));
+llvm::cl::opt<std::string> sarif_file("sarif", llvm::cl::desc("Also write the diagnostics as SARIF 2.1.0"),
+                                      llvm::cl::value_desc("file"), llvm::cl::cat(category));
+
 std::vector<clang::tooling::Diagnostic> recorded;
+std::vector<funcgen::LogDiagnostic> logged;  // every diagnostic, for --format=json and --sarif
 
 // What one translation unit produced.
 struct SourceResult {
@@ -130,10 +141,16 @@ class Consumer : public clang::ASTConsumer {
 class Action : public clang::ASTFrontendAction {
  protected:
   bool BeginSourceFileAction(clang::CompilerInstance& ci) override {
-    // Record the fix-its on the way to the usual printer.
+    // Record the fix-its and the diagnostics on the way to the usual printer.
     clang::DiagnosticsEngine& diags = ci.getDiagnostics();
-    if (std::unique_ptr<clang::DiagnosticConsumer> printer = diags.takeClient())
-      diags.setClient(new funcgen::FixRecorder(std::move(printer), recorded), /*ShouldOwnClient=*/true);
+    if (std::unique_ptr<clang::DiagnosticConsumer> printer = diags.takeClient()) {
+      if (output_format == Format::Json) {  // no text: neither the printer nor "N errors generated."
+        printer.reset();
+        ci.getDiagnosticOpts().ShowCarets = false;
+      }
+      auto log = std::make_unique<funcgen::DiagnosticLog>(std::move(printer), logged);
+      diags.setClient(new funcgen::FixRecorder(std::move(log), recorded), /*ShouldOwnClient=*/true);
+    }
     return true;
   }
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance&, llvm::StringRef) override {
@@ -187,6 +204,14 @@ int main(int argc, const char** argv) {
         ("-resource-dir=" + resource_dir).c_str(), clang::tooling::ArgumentInsertPosition::BEGIN));
   // The annotations are [[clang::annotate]] only under Clang's own front-end, which this is.
   const int status = tool.run(clang::tooling::newFrontendActionFactory<Action>().get());
+  if (output_format == Format::Json) llvm::outs() << funcgen::diagnostics_json(logged);
+  if (!sarif_file.empty()) {  // written with errors too: that is when it matters
+    std::string error;
+    if (!funcgen::write_sarif(sarif_file, logged, error)) {
+      llvm::errs() << "funcgen: " << error << "\n";
+      return 1;
+    }
+  }
   if (!export_fixes_file.empty()) {
     std::string error;
     if (!funcgen::export_fixes(export_fixes_file, parser->getSourcePathList().front(), recorded, error)) {

@@ -47,3 +47,14 @@ add_test(NAME funcgen.output
          COMMAND ${CMAKE_CURRENT_LIST_DIR}/output/run_output.sh $<TARGET_FILE:funcgen>
                  ${PROJECT_SOURCE_DIR}/samples/limitations ${PROJECT_SOURCE_DIR}/runtime/include)
 set_tests_properties(funcgen.output PROPERTIES LABELS generator)
+
+# --format=json and --sarif: the JSON against the inputs' CHECK lines, the SARIF against what the
+# SARIF 2.1.0 schema requires and against funcgen's checks (Debian: nlohmann-json3-dev).
+find_package(nlohmann_json 3 REQUIRED)
+add_executable(test_formats ${CMAKE_CURRENT_LIST_DIR}/formats/test_formats.cpp)
+target_link_libraries(test_formats PRIVATE GTest::gtest GTest::gtest_main nlohmann_json::nlohmann_json)
+target_compile_definitions(test_formats PRIVATE FUNCGEN_EXE="$<TARGET_FILE:funcgen>"
+                                                FUNCGEN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+target_compile_options(test_formats PRIVATE -Wall -Wextra)
+add_dependencies(test_formats funcgen)  # the tests run it
+gtest_discover_tests(test_formats TEST_PREFIX funcgen.formats. PROPERTIES LABELS generator)
