@@ -1,4 +1,8 @@
-# funcgen_generate(<target> SOURCES <files>... [OUTPUT_DIR <dir>] [OPTIONS <args>...])
+# funcgen_generate(<target> SOURCES <files>... [OUTPUT_DIR <dir>] [SARIF <file>] [OPTIONS <args>...])
+#
+# OPTIONS go to the tool: --checks=..., --warnings-as-errors=... (warnings do not stop the build
+# unless that asks), --autograd-api=.... SARIF writes the diagnostics as SARIF 2.1.0 (with several
+# sources, one file each: <file> with the source's name before its extension).
 #
 # Runs funcgen on each annotated source as a build step. For model.cpp it generates
 # model.funcgen.h (include it to call the generated functions) and model.funcgen.cpp, which
@@ -33,9 +37,21 @@ function(funcgen_generate target)
     set(header ${FG_OUTPUT_DIR}/${stem}.funcgen.h)
     set(generated ${FG_OUTPUT_DIR}/${stem}.funcgen.cpp)
     set(depfile ${FG_OUTPUT_DIR}/${stem}.funcgen.d)
+    set(sarif_option "")
+    if(FG_SARIF)
+      list(LENGTH FG_SOURCES n_sources)
+      if(n_sources EQUAL 1)
+        set(sarif_option --sarif=${FG_SARIF})
+      else()
+        get_filename_component(sarif_dir ${FG_SARIF} DIRECTORY)
+        get_filename_component(sarif_stem ${FG_SARIF} NAME_WLE)
+        get_filename_component(sarif_ext ${FG_SARIF} LAST_EXT)
+        set(sarif_option --sarif=${sarif_dir}/${sarif_stem}.${stem}${sarif_ext})
+      endif()
+    endif()
     add_custom_command(
       OUTPUT ${header} ${generated}
-      COMMAND ${tool} ${abs} -o ${FG_OUTPUT_DIR} --depfile ${depfile} ${FG_OPTIONS} --
+      COMMAND ${tool} ${abs} -o ${FG_OUTPUT_DIR} --depfile ${depfile} ${sarif_option} ${FG_OPTIONS} --
               -std=c++${std} "$<$<BOOL:${includes}>:-I$<JOIN:${includes},;-I>>"
               "$<$<BOOL:${runtime_includes}>:-I$<JOIN:${runtime_includes},;-I>>"
               "$<$<BOOL:${defines}>:-D$<JOIN:${defines},;-D>>"

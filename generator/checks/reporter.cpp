@@ -72,24 +72,39 @@ bool glob_match(const char* pattern, const char* text) {
 
 }  // namespace
 
-void Reporter::set_check_globs(const std::string& globs) {
+namespace {
+
+// "a,-b,c*" as (pattern, positive) pairs, in order.
+std::vector<std::pair<std::string, bool>> parse_globs(const std::string& globs) {
+  std::vector<std::pair<std::string, bool>> out;
   std::stringstream in(globs);
   std::string item;
   while (std::getline(in, item, ',')) {
     item.erase(std::remove_if(item.begin(), item.end(), ::isspace), item.end());
     if (item.empty()) continue;
-    const bool enable = item[0] != '-';
-    globs_.emplace_back(enable ? item : item.substr(1), enable);
+    const bool positive = item[0] != '-';
+    out.emplace_back(positive ? item : item.substr(1), positive);
   }
+  return out;
 }
+
+// The last glob that matches decides; `initial` when none does.
+bool matches(const std::vector<std::pair<std::string, bool>>& globs, const std::string& id, bool initial) {
+  bool on = initial;
+  const std::string full = "funcgen-" + id;
+  for (const auto& [pattern, positive] : globs)
+    if (glob_match(pattern.c_str(), full.c_str())) on = positive;
+  return on;
+}
+
+}  // namespace
+
+void Reporter::set_check_globs(const std::string& globs) { globs_ = parse_globs(globs); }
+void Reporter::set_warnings_as_errors(const std::string& globs) { werror_globs_ = parse_globs(globs); }
 
 bool Reporter::enabled(const std::string& id) const {
   if (id == "spec" || id == "unsupported") return true;  // errors about funcgen's own input
-  bool on = true;
-  const std::string full = "funcgen-" + id;
-  for (const auto& [pattern, enable] : globs_)
-    if (glob_match(pattern.c_str(), full.c_str())) on = enable;
-  return on;
+  return matches(globs_, id, true);
 }
 
 bool Reporter::suppressed_by_nolint(const std::string& id, clang::SourceLocation loc) const {
@@ -117,7 +132,7 @@ bool Reporter::suppressed_by_nolint(const std::string& id, clang::SourceLocation
 
 clang::DiagnosticBuilder Reporter::report(const std::string& id, clang::SourceLocation loc, const std::string& message) {
   const CheckInfo* info = find_check(id);
-  const bool warning = info != nullptr && info->warning;
+  const bool warning = info != nullptr && info->warning && !matches(werror_globs_, id, false);
   last_reported_ = enabled(id) && !suppressed_by_nolint(id, loc);
   if (!last_reported_) {
     // An ignored custom diagnostic: Clang drops it and whatever is streamed into it.

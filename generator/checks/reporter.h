@@ -28,6 +28,9 @@ class Reporter {
   // Enables or disables checks by clang-tidy-style globs: "-*,funcgen-item", "-funcgen-side-effect".
   void set_check_globs(const std::string& globs);
   bool enabled(const std::string& id) const;
+  // Warnings of the checks these globs match are reported as errors (clang-tidy's
+  // --warnings-as-errors): "funcgen-side-effect", "*".
+  void set_warnings_as_errors(const std::string& globs);
 
   // An error or warning of check `id` at `loc`; the message gets " [funcgen-id]" appended. The
   // returned builder takes fix-its and ranges; notes are reported with note() after it is gone.
@@ -46,6 +49,7 @@ class Reporter {
   clang::DiagnosticsEngine& diags_;
   const clang::SourceManager& sm_;
   std::vector<std::pair<std::string, bool>> globs_;  // pattern, enable
+  std::vector<std::pair<std::string, bool>> werror_globs_;
   std::map<std::pair<std::string, int>, unsigned> ids_;
   bool last_reported_ = false;
 };

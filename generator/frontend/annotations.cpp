@@ -69,6 +69,11 @@ class Collector {
 
   std::vector<AnnotatedSpec> take() { return std::move(specs_); }
 
+  void misplaced(SourceLocation annotation, SourceLocation decl, const std::string& message) {
+    diags_.Report(context_.getSourceManager().getExpansionLoc(annotation), spec_error_) << message;
+    diags_.Report(decl, spec_note_) << "the annotation applies to this declaration";
+  }
+
  private:
   void report(const SpecLocations& where, const spec::Diagnostic& d) {
     {  // the error is emitted when its builder goes out of scope, before the notes
@@ -132,6 +137,21 @@ class Visitor : public clang::RecursiveASTVisitor<Visitor> {
   bool VisitFunctionDecl(clang::FunctionDecl* fn) {
     if (fn->doesThisDeclarationHaveABody() && context_.getSourceManager().isInMainFile(fn->getLocation()))
       collector_.add(fn);
+    return true;
+  }
+  // A FUNCGEN that does not stand before a function definition would generate nothing, silently.
+  bool VisitDecl(clang::Decl* d) {
+    if (!context_.getSourceManager().isInMainFile(d->getLocation())) return true;
+    const auto* fn = llvm::dyn_cast<clang::FunctionDecl>(d);
+    if (fn != nullptr && fn->doesThisDeclarationHaveABody()) return true;
+    for (const auto* attr : d->specific_attrs<clang::AnnotateAttr>()) {
+      if (!compat::starts_with(compat::annotation_text(*attr), kAnnotationPrefix)) continue;
+      collector_.misplaced(attr->getLocation(), d->getLocation(),
+                           fn != nullptr ? "FUNCGEN stands before a declaration of '" + fn->getNameAsString() +
+                                               "' without a body; put it before the function's definition"
+                                         : "FUNCGEN must stand right before a function definition, not before this "
+                                           "declaration");
+    }
     return true;
   }
 

@@ -52,6 +52,9 @@ llvm::cl::opt<std::string> checks("checks", llvm::cl::desc("Enable or disable ch
 llvm::cl::list<std::string> autograd_apis(
     "autograd-api", llvm::cl::desc("More eager autograd functions for funcgen-autograd-api (qualified names, or ::method)"),
     llvm::cl::CommaSeparated, llvm::cl::value_desc("names"), llvm::cl::cat(category));
+llvm::cl::opt<std::string> warnings_as_errors(
+    "warnings-as-errors", llvm::cl::desc("Report the warnings of the checks these globs match as errors ('*' for all)"),
+    llvm::cl::init(""), llvm::cl::cat(category));
 llvm::cl::opt<bool> list_checks("list-checks", llvm::cl::desc("List the checks and exit"), llvm::cl::cat(category));
 llvm::cl::opt<std::string> explain("explain", llvm::cl::desc("Explain a check (funcgen-<id>) and exit"),
                                    llvm::cl::value_desc("id"), llvm::cl::cat(category));
@@ -90,6 +93,7 @@ class Consumer : public clang::ASTConsumer {
     const clang::SourceManager& sm = context.getSourceManager();
     Reporter reporter(context.getDiagnostics(), sm);
     reporter.set_check_globs(checks);
+    reporter.set_warnings_as_errors(warnings_as_errors);
     const std::vector<AnnotatedSpec> specs = collect_specs(context);
     Lowering lowering(context, reporter);
     SourceResult result;

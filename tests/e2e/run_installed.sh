@@ -15,8 +15,9 @@ cat > CMakeLists.txt <<'SRC'
 cmake_minimum_required(VERSION 3.20)
 project(app CXX)
 find_package(funcgen CONFIG REQUIRED)
+set(APP_FUNCGEN_OPTIONS "" CACHE STRING "funcgen options")
 add_executable(app main.cpp model.cpp)
-funcgen_generate(app SOURCES model.cpp)
+funcgen_generate(app SOURCES model.cpp SARIF ${CMAKE_BINARY_DIR}/app.sarif OPTIONS ${APP_FUNCGEN_OPTIONS})
 SRC
 cat > scale.h <<'SRC'
 #pragma once
@@ -71,10 +72,21 @@ cmake --build "$ninja_dir" >"$work/log" 2>&1
 grep -q "funcgen .*model.cpp" "$work/log" || { cat "$work/log"; fail "touching scale.h did not re-run funcgen"; }
 "$ninja_dir/app" | grep -q "^vmap == loop$" || fail "run after rebuild"
 
+grep -q '"version": "2.1.0"' "$ninja_dir/app.sarif" || fail "SARIF ARG did not write the SARIF log"
+
+# A warning does not stop the build; --warnings-as-errors (through OPTIONS) makes it.
+sed -i 's|^namespace app {|namespace app {\nstd::vector<int> log_of_calls;|; s|{ return fg::matmul|{ log_of_calls.push_back(1);\n  return fg::matmul|; s|#include "scale.h"|#include "scale.h"\n#include <vector>|' model.cpp
+cmake --build "$ninja_dir" >"$work/log" 2>&1 || { cat "$work/log"; fail "a warning stopped the build"; }
+grep -q "warning: 'log_of_calls' is modified by 'push_back'.*\[funcgen-side-effect\]" "$work/log" || { cat "$work/log"; fail "no side-effect warning"; }
+cmake "$ninja_dir" -DAPP_FUNCGEN_OPTIONS=--warnings-as-errors=funcgen-side-effect >/dev/null
+if cmake --build "$ninja_dir" >"$work/log" 2>&1; then cat "$work/log"; fail "--warnings-as-errors did not stop the build"; fi
+grep -q "error: 'log_of_calls' is modified" "$work/log" || { cat "$work/log"; fail "warning not reported as an error"; }
+cmake "$ninja_dir" -DAPP_FUNCGEN_OPTIONS= >/dev/null
+
 # An error from funcgen stops the build.
-sed -i 's/return fg::matmul(x, w).tanh().sum() \* scale();/return fg::scalar_tensor(x.sum().item<double>());/' model.cpp
+sed -i 's/  return fg::matmul(x, w).tanh().sum() \* scale();/  return fg::scalar_tensor(x.sum().item<double>());/' model.cpp
 if cmake --build "$ninja_dir" >"$work/log" 2>&1; then fail "the build went on after a funcgen error"; fi
-grep -q "model.cpp:7:95: error: '.item()' reads batched tensor 'x.sum()'.*\[funcgen-item\]" "$work/log" || { cat "$work/log"; fail "diagnostic not shown"; }
+grep -Eq "model.cpp:[0-9]+:[0-9]+: error: '.item\(\)' reads batched tensor 'x.sum\(\)'.*funcgen-item" "$work/log" || { cat "$work/log"; fail "diagnostic not shown"; }
 
 # The samples that are user projects build and run against the package as they are.
 for sample in "$source_dir"/samples/*/CMakeLists.txt; do
