@@ -97,4 +97,18 @@ for sample in "$source_dir"/samples/*/CMakeLists.txt; do
   cmake --build "$work/sample-$name" >"$work/log" 2>&1 || { cat "$work/log"; fail "build sample $name"; }
   "$work/sample-$name/$name" >"$work/log" 2>&1 || { cat "$work/log"; fail "run sample $name"; }
 done
+
+# The gallery with the page's examples as written fails to build, with exactly the diagnostics its
+# files' CHECK lines list (every error and warning, by file, line and text).
+gallery="$source_dir/samples/limitations"
+cmake -S "$gallery" -B "$work/gallery-broken" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" -DGALLERY_BROKEN=ON >/dev/null ||
+  fail "configure the broken gallery"
+if cmake --build "$work/gallery-broken" -- -k 0 >"$work/log" 2>&1; then fail "the broken gallery built"; fi
+for file in "$gallery"/*.cpp; do
+  name=$(basename "$file")
+  grep -q "^// CHECK: " "$file" || continue
+  expected=$(grep -cE "^// CHECK: $name:.*: (error|warning): " "$file")
+  actual=$(grep -cE "/$name:[0-9]+:[0-9]+: (error|warning): " "$work/log")
+  [ "$expected" = "$actual" ] || { grep "$name" "$work/log"; fail "$name: $actual diagnostics, expected $expected"; }
+done
 echo "1 passed, 0 failed"

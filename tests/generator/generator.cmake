@@ -7,6 +7,7 @@ gtest_discover_tests(test_spec PROPERTIES LABELS generator)
 find_program(FUNCGEN_FILECHECK NAMES FileCheck-16 FileCheck HINTS /usr/lib/llvm-16/bin REQUIRED)
 # The limitations gallery (samples/limitations) carries its expected diagnostics the same way.
 file(GLOB FUNCGEN_TOOL_TESTS ${CMAKE_CURRENT_LIST_DIR}/tool/*.cpp ${PROJECT_SOURCE_DIR}/samples/limitations/*.cpp)
+list(FILTER FUNCGEN_TOOL_TESTS EXCLUDE REGEX "limitations/main\\.cpp$")  # the gallery's runner, no specs
 foreach(input IN LISTS FUNCGEN_TOOL_TESTS)
   get_filename_component(name ${input} NAME_WE)
   get_filename_component(dir ${input} DIRECTORY)

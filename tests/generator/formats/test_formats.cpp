@@ -239,7 +239,9 @@ std::vector<Input> inputs_with_checks() {
   std::vector<Input> inputs;
   for (const auto& [dir, with_fixits] : {std::pair{kGallery, true}, std::pair{kToolInputs, false}})
     for (const auto& entry : fs::directory_iterator(dir))
-      if (entry.path().extension() == ".cpp") inputs.push_back(Input{entry.path().string(), with_fixits});
+      // The gallery's main.cpp runs the fixed versions; it has no specs to check.
+      if (entry.path().extension() == ".cpp" && entry.path().filename() != "main.cpp")
+        inputs.push_back(Input{entry.path().string(), with_fixits});
   std::sort(inputs.begin(), inputs.end(), [](const Input& a, const Input& b) { return a.path < b.path; });
   return inputs;
 }
