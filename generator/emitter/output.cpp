@@ -74,7 +74,7 @@ OutputFiles assemble(const std::string& source, const std::string& output_dir, c
   c += "// its helper functions, static ones included.\n";
   c += "#include \"" + absolute.str().str() + "\"\n\n";
   c += "#include \"" + stem + ".funcgen.h\"\n\n";
-  c += "#include <funcgen/runtime/vmap.h>\n\n";
+  c += "#include <funcgen/runtime/ad.h>\n#include <funcgen/runtime/vmap.h>\n\n";
   c += in_namespaces(functions, false);
   files.source = format_cpp(c, files.source_path);
   return files;

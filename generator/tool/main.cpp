@@ -26,6 +26,7 @@
 #include "frontend/lower.h"
 #include "tool/fixes.h"
 #include "tool/report_formats.h"
+#include "transforms/grad.h"
 #include "transforms/vmap.h"
 
 #ifndef FUNCGEN_VERSION
@@ -100,6 +101,11 @@ class Consumer : public clang::ASTConsumer {
     for (const AnnotatedSpec& spec : specs) {
       const ir::Function* fn = lowering.lower(spec.function);
       if (fn == nullptr) continue;
+      if (is_grad_spec(spec)) {
+        if (auto g = emit_grad(spec, *fn, reporter))
+          result.functions.push_back(OutputFunction{fn->namespaces, g->declaration, g->helpers, g->definition});
+        continue;
+      }
       const auto earlier = [&specs](const std::string& name) -> const AnnotatedSpec* {
         for (const AnnotatedSpec& s : specs)
           if (s.name == name) return &s;

@@ -59,3 +59,10 @@ target_compile_definitions(test_formats PRIVATE FUNCGEN_EXE="$<TARGET_FILE:funcg
 target_compile_options(test_formats PRIVATE -Wall -Wextra)
 add_dependencies(test_formats funcgen)  # the tests run it
 gtest_discover_tests(test_formats TEST_PREFIX funcgen.formats. PROPERTIES LABELS generator)
+
+# grad / grad_and_value against central finite differences in float64.
+add_executable(test_ad ${CMAKE_CURRENT_LIST_DIR}/ad/test_ad.cpp)
+target_include_directories(test_ad PRIVATE ${CMAKE_CURRENT_LIST_DIR}/ad)
+target_link_libraries(test_ad PRIVATE GTest::gtest GTest::gtest_main)
+funcgen_generate(test_ad SOURCES ${CMAKE_CURRENT_LIST_DIR}/ad/ad_functions.cpp)
+gtest_discover_tests(test_ad PROPERTIES LABELS generator)
