@@ -1,6 +1,6 @@
-// Matrix-product throughput: fg::mm on square matrices (float32 and float64, 64..1024), and the
-// batched small-matrix shapes of an MLP layer: bmm vs a loop of mm, a batch folded into one gemm,
-// and matmul with a vector. Each figure is printed as GFLOP/s and as a percentage of the
+// Matrix-product throughput: fg::mm on square matrices (float32 and float64, 64..1024; float32
+// also through OpenBLAS directly, for comparison), and the batched small-matrix shapes of an MLP
+// layer: bmm vs a loop of mm, a batch folded into one gemm, and matmul with a vector. Each figure is printed as GFLOP/s and as a percentage of the
 // machine's measured FMA peak (see machine_peak.h; the peaks head the output).
 #include <benchmark/benchmark.h>
 #include <cblas.h>
@@ -52,6 +52,31 @@ void BM_mm(benchmark::State& state, fg::ScalarType dt) {
 }
 BENCHMARK_CAPTURE(BM_mm, f32, fg::kFloat)->RangeMultiplier(2)->Range(64, 1024)->UseRealTime();
 BENCHMARK_CAPTURE(BM_mm, f64, fg::kDouble)->RangeMultiplier(2)->Range(64, 1024)->UseRealTime();
+
+// The same float32 products through OpenBLAS (cblas_sgemm with whatever kernels it picks here,
+// see blas_core; OPENBLAS_CORETYPE=Haswell forces its AVX2 ones), rows split over the OpenMP
+// threads as the runtime used to split them: what fg::mm's own AVX-512 gemm is measured against.
+void BM_mm_openblas(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const fg::Tensor a = fg::rand({n, n}), b = fg::rand({n, n});
+  fg::Tensor c = fg::empty({n, n});
+  const float* pa = a.data_ptr<float>();
+  const float* pb = b.data_ptr<float>();
+  float* pc = c.data_ptr<float>();
+  run_flops(state, 2.0 * n * n * n, peak_of(fg::kFloat), [&] {
+#pragma omp parallel
+    {
+      const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+      const int64_t lo = n * t / nt / 16 * 16, hi = t == nt - 1 ? n : n * (t + 1) / nt / 16 * 16;
+      if (hi > lo)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(hi - lo), static_cast<int>(n),
+                    static_cast<int>(n), 1.0f, pa + lo * n, static_cast<int>(n), pb, static_cast<int>(n), 0.0f,
+                    pc + lo * n, static_cast<int>(n));
+    }
+    benchmark::ClobberMemory();
+  });
+}
+BENCHMARK(BM_mm_openblas)->Arg(256)->Arg(512)->Arg(1024)->UseRealTime();
 
 // One thread (omp_set_num_threads(1): the runtime's products use OpenMP threads and a
 // single-threaded BLAS): the gemm kernel's efficiency against the one-core peak ("%core_peak").

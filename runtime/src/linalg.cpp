@@ -1,5 +1,6 @@
 // Matrix products: matmul (with all of torch.matmul's broadcasting), mm, bmm, mv, dot, outer and
-// linear. float32 and float64 go to OpenBLAS or, for narrow products, to the SIMD kernel below;
+// linear. float32 products go to the runtime's own gemm (cpu/gemm.cpp) on AVX-512, float64 ones
+// (and float32 ones elsewhere) to OpenBLAS, narrow products of either to the SIMD kernel below;
 // int64 uses a plain loop; bool is rejected.
 //
 // Every product funnels into matmul_core(), which computes C[batch..., m, n] = A @ B for operands
@@ -8,10 +9,11 @@
 //    (CblasTrans for transposed views); only other layouts are copied;
 //  * when B is the same matrix for every batch item (a 1-D/2-D right operand, a broadcast one),
 //    the batch is folded into A's rows so the whole product is one gemm;
-//  * narrow products (up to 24-64 columns, e.g. the 10 outputs of a classifier layer) with
-//    row-major A use a Highway kernel of dot products that streams A once: a gemm packs A for
-//    every call, which for so few columns costs as much as the arithmetic (on [8192, 784] @
-//    [784, 10] OpenBLAS reaches 85 GFLOP/s, this kernel 170-190, near the memory bandwidth);
+//  * narrow products (up to 24-64 columns against OpenBLAS, up to 12 against the own float32
+//    gemm; e.g. the 10 outputs of a classifier layer) with row-major A use a Highway kernel of
+//    dot products that streams A once: a gemm packs A for every call, which for so few columns
+//    costs as much as the arithmetic (on [8192, 784] @ [784, 10] OpenBLAS reaches 85 GFLOP/s,
+//    this kernel 170-190, near the memory bandwidth);
 //  * batches run in parallel over their items, single products split their rows (or columns)
 //    over the threads.
 //
@@ -139,6 +141,7 @@ HWY_AFTER_NAMESPACE();
 #include <utility>
 #include <vector>
 
+#include "cpu/gemm.h"
 #include "internal.h"
 
 // OpenBLAS extension. Weak, so that the runtime still links against a BLAS without it.
@@ -319,9 +322,15 @@ void gemm_loop(int64_t m, int64_t n, int64_t k, Mat<int64_t> A, Mat<int64_t> B, 
 // Cooperlake kernels) on 2 AVX-512 cores: the kernel wins by 1.3-4x up to n = 24 everywhere, and
 // up to n = 64 while 6 rows of Bt (one column group) stay in L1, i.e. K * sizeof(T) <= 4 KiB;
 // beyond that OpenBLAS's blocking wins.
+// Against fg::cpu::sgemm (`own`: float32 on AVX-512), measured on M in {64, 1024, 8192}, n in
+// {4, 10, 16, 24, 32, 64}, K in {16, 64, 256, 784}: the narrow kernel keeps only the thinnest
+// products with a long inner dimension ([8192, 784] @ [784, 10]: 338 GFLOP/s against 207; n = 4:
+// 309 against 82); from n = 16 sgemm is as fast or faster (n = 24: 369 against 335, n = 32: 485
+// against 329, n = 64: 481 against 340), and at K <= 64 faster for every n (3-8x at K = 16).
 template <typename T>
-bool narrow_applicable(int64_t m, int64_t n, int64_t k, int64_t acs) {
+bool narrow_applicable(int64_t m, int64_t n, int64_t k, int64_t acs, bool own) {
   if (!std::is_floating_point_v<T> || acs != 1 || m < 4 || k < 16 || n < 2) return false;
+  if (own) return (n <= 12 && k >= 128) || (n <= 6 && k >= 48);
   return n <= 24 || (n <= 64 && k * static_cast<int64_t>(sizeof(T)) <= 4096);
 }
 
@@ -369,11 +378,32 @@ void narrow_gemm(int64_t m, int64_t n, int64_t k, Mat<T> A, Mat<T> B, T* C, int6
   }
 }
 
+// Whether float32 matrix products (m, n > 1, not narrow) go to fg::cpu::sgemm (cpu/gemm.cpp)
+// rather than to OpenBLAS. Measured against OpenBLAS 0.3.21 with OPENBLAS_CORETYPE=Haswell (its
+// AVX2 kernels, what this environment selects) on 2 AVX-512 cores (Zen 5, FP32 FMA peak ~500
+// GFLOP/s), OpenBLAS's rows split over the 2 OpenMP threads as before:
+//  * AVX-512 target: sgemm wins at every size. fg::mm 64^3 215 GFLOP/s against 60, 128^3 426
+//    against 197, 256^3 470 against 223, 512^3 445 against 231 (88% of the peak against 46%),
+//    1024^3 443 against 232; 512^3 on one thread 229 against 119; batches of 8^3 products 4x
+//    faster (no lock, so they run in parallel), 32^3 and 64^3 ones 4-6x;
+//  * AVX2 target (forced): sgemm's AVX2 kernels are within a few percent of OpenBLAS either way
+//    (128^3-384^3 2-9% faster, 512^3 and 1024^3 1-2% slower, 64^3 slower), so products there stay
+//    with OpenBLAS, as on the older targets.
+// float64 always stays with OpenBLAS. The narrow kernel keeps products of very few columns.
+bool own_sgemm() { return cpu::sgemm_preferred(); }
+
 // gemm_blas over the threads: the larger of m and n cut into one block per thread.
 template <typename T>
 void gemm_blas_parallel(int64_t m, int64_t n, int64_t k, Mat<T> A, Mat<T> B, T* C, int64_t ldc,
                         bool accumulate, bool parallel) {
   const int threads = parallel ? available_threads() : 1;
+  if constexpr (std::is_same_v<T, float>) {
+    if (m > 1 && n > 1 && own_sgemm()) {
+      // Any strides; sgemm splits the product over `threads` itself when it is large enough.
+      cpu::sgemm(m, n, k, A.p, A.rs, A.cs, B.p, B.rs, B.cs, accumulate ? 1.0f : 0.0f, C, ldc, threads);
+      return;
+    }
+  }
   if (threads <= 1 || flops_of(m, n, k) < kParallelFlops || (m < 32 && n < 32)) {
     gemm_blas<T>(m, n, k, A, B, C, ldc, accumulate);
     return;
@@ -451,14 +481,19 @@ void matmul_core_t(Tensor A, Tensor B, IntArrayRef batch, T* C, bool accumulate,
   };
   mat_strides(A, ars, acs);
   mat_strides(B, brs, bcs);
+  // Products for fg::cpu::sgemm (see own_sgemm()), which takes any strides. Dispatched here, on
+  // the calling thread: the first dispatched call picks the ISA, before any thread starts.
+  const bool own = std::is_same_v<T, float> && m > 1 && n > 1 && own_sgemm();
   if constexpr (kBlas) {
     check_blas_dims(m, n, k, op);
     make_blas_single_threaded();
-    if (!blas_layout(m, k, ars, acs).ok) {
+    // Layouts BLAS cannot take are copied; sgemm's packing reads any (the narrow kernel needs a
+    // unit column stride in A, which the batch folding below arranges or checks).
+    if (!own && !blas_layout(m, k, ars, acs).ok) {
       A = A.contiguous();
       mat_strides(A, ars, acs);
     }
-    if (!blas_layout(k, n, brs, bcs).ok) {
+    if (!own && !blas_layout(k, n, brs, bcs).ok) {
       B = B.contiguous();
       mat_strides(B, brs, bcs);
     }
@@ -491,7 +526,7 @@ void matmul_core_t(Tensor A, Tensor B, IntArrayRef batch, T* C, bool accumulate,
       const T* a = A.template data_ptr<T>();
       const T* b = B.template data_ptr<T>();
       if constexpr (kBlas) {
-        if (narrow_applicable<T>(M, n, k, 1)) {
+        if (narrow_applicable<T>(M, n, k, 1, own)) {
           narrow_gemm<T>(M, n, k, {a, R, 1}, {b, brs, bcs}, C, n, accumulate, true);
           return;
         }
@@ -507,7 +542,7 @@ void matmul_core_t(Tensor A, Tensor B, IntArrayRef batch, T* C, bool accumulate,
   const T* a = A.template data_ptr<T>();
   const T* b = B.template data_ptr<T>();
   const int64_t mn = m * n;
-  const bool narrow = narrow_applicable<T>(m, n, k, acs);
+  const bool narrow = narrow_applicable<T>(m, n, k, acs, own);
   auto item = [&](int64_t i, bool parallel_inside) {
     const Mat<T> ma{a + offA[i], ars, acs};
     const Mat<T> mb{b + offB[i], brs, bcs};
@@ -525,9 +560,9 @@ void matmul_core_t(Tensor A, Tensor B, IntArrayRef batch, T* C, bool accumulate,
   // Tiny BLAS products stay on one thread: OpenBLAS builds without small-matrix kernels (its
   // Haswell/Zen kernel sets) take a lock to allocate every call's buffers, and two threads
   // calling 8x8 sgemms ran 13x slower than one (16x16: 1.2x slower, 32x32: even, 64x64: 2x
-  // faster).
+  // faster). fg::cpu::sgemm packs into per-thread buffers and takes no lock.
   const int threads = available_threads();
-  const bool worth_threads = narrow || !kBlas || flops_of(m, n, k) >= kConcurrentBlasFlops;
+  const bool worth_threads = narrow || !kBlas || own || flops_of(m, n, k) >= kConcurrentBlasFlops;
   const bool batch_parallel =
       nb > 1 && threads > 1 && worth_threads &&
       (nb >= 4 * threads || nb % threads == 0 || flops_of(m, n, k) < kParallelFlops);

@@ -1,7 +1,9 @@
 // Tests of the matrix products (matmul, mm, bmm, mv, dot, outer, linear, the *_out variants) and
-// einsum against plain scalar references computed here in double precision.
+// einsum against plain scalar references computed here in double precision, and of the float32
+// gemm kernel behind them (fg::cpu::sgemm) on every ISA.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -10,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/gemm.h"  // fg::cpu::sgemm, the runtime's own float32 gemm
 #include "funcgen/funcgen.h"
 
 namespace {
@@ -712,6 +715,249 @@ TEST(Einsum, Errors) {
             "fg::einsum: expected all operands to have the same dtype, got float32 (operand 0) and float64 "
             "(operand 1)");
   EXPECT_EQ(error_of([&] { fg::einsum("i->i", {}); }), "fg::einsum: expected at least one operand tensor, got none");
+}
+
+
+// ------------------------------------------------------------------------------ sgemm kernel
+// fg::cpu::sgemm (runtime/src/cpu/gemm.cpp), the float32 gemm behind mm/matmul/bmm/linear on
+// AVX-512, called directly on every ISA this machine runs (each has its own register blocks and
+// edge handling), then through the public products. Both of its paths are covered: the direct one
+// (B with unit column stride that fits L2: the row-major and padded layouts of B below, on AVX2
+// and AVX-512) and the packed one (the other layouts of B, larger B, the older ISAs). Shapes
+// straddle the register blocks (up to 14 rows x 64 columns), the cache blocks (k > 256, m > 516,
+// n > 256, B over 640 KiB), the thread splits (by rows and by columns) and the degenerate sizes.
+
+class SgemmIsa : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { fg::cpu::force_isa(GetParam()); }
+  void TearDown() override { fg::cpu::force_isa(""); }
+};
+
+std::vector<double> random_doubles(size_t n, uint32_t seed) {
+  uint64_t state = 0x9E3779B97F4A7C15ULL * (seed + 7);
+  std::vector<double> v(n);
+  for (double& x : v) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    x = static_cast<float>(static_cast<uint32_t>(state >> 33) / 2147483648.0 * 2.0 - 1.0);
+  }
+  return v;
+}
+
+// Memory layouts of a rows x cols operand, as element strides (rs, cs).
+enum class Layout { kRowMajor, kColMajor, kPadded, kStrided };
+const Layout kLayouts[] = {Layout::kRowMajor, Layout::kColMajor, Layout::kPadded, Layout::kStrided};
+const char* layout_name(Layout l) {
+  switch (l) {
+    case Layout::kRowMajor: return "row-major";
+    case Layout::kColMajor: return "column-major";
+    case Layout::kPadded: return "padded rows";
+    case Layout::kStrided: return "step 2";
+  }
+  return "?";
+}
+
+// A float32 operand in a buffer whose gaps hold NaN, so that reading any element outside the
+// matrix poisons the result.
+struct Operand {
+  std::vector<float> buf;
+  int64_t rs = 0, cs = 0;
+};
+
+Operand lay_out(const std::vector<double>& v, int64_t rows, int64_t cols, Layout l) {
+  Operand o;
+  switch (l) {
+    case Layout::kRowMajor: o.rs = std::max<int64_t>(cols, 1), o.cs = 1; break;
+    case Layout::kColMajor: o.rs = 1, o.cs = rows + 1; break;
+    case Layout::kPadded: o.rs = cols + 3, o.cs = 1; break;
+    case Layout::kStrided: o.rs = 2 * cols + 1, o.cs = 2; break;
+  }
+  const int64_t size = rows == 0 || cols == 0 ? 1 : (rows - 1) * o.rs + (cols - 1) * o.cs + 1;
+  o.buf.assign(static_cast<size_t>(size), std::nanf(""));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) o.buf[i * o.rs + j * o.cs] = static_cast<float>(v[i * cols + j]);
+  return o;
+}
+
+// One product shape with its operands' values and the double-precision reference.
+struct GemmProblem {
+  int64_t m, n, k;
+  std::vector<double> a, b, c0;  // row-major m x k, k x n; c0: C's prior values (beta != 0)
+  std::vector<double> ab, abs_ab;  // A @ B and |A| @ |B| (the rounding-error scale)
+};
+
+GemmProblem gemm_problem(int64_t m, int64_t n, int64_t k, uint32_t seed) {
+  GemmProblem g{m, n, k, random_doubles(m * k, seed), random_doubles(k * n, seed + 1),
+                random_doubles(m * n, seed + 2), {}, {}};
+  g.ab.assign(static_cast<size_t>(m * n), 0.0);
+  g.abs_ab.assign(static_cast<size_t>(m * n), 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p) {
+      const double x = g.a[i * k + p];
+      for (int64_t j = 0; j < n; ++j) {
+        g.ab[i * n + j] += x * g.b[p * n + j];
+        g.abs_ab[i * n + j] += std::abs(x * g.b[p * n + j]);
+      }
+    }
+  return g;
+}
+
+// Runs sgemm on g with the given layouts, beta and threads; C has row stride n + 5, the padding
+// columns must come back untouched and, with beta = 0, C's prior NaNs must not leak.
+void check_sgemm(const GemmProblem& g, Layout la, Layout lb, float beta, int threads) {
+  const int64_t m = g.m, n = g.n, k = g.k, ldc = n + 5;
+  const std::string what = "sgemm " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+                           " A " + layout_name(la) + ", B " + layout_name(lb) + ", beta " +
+                           std::to_string(beta) + ", " + std::to_string(threads) + " threads";
+  SCOPED_TRACE(what);
+  const Operand A = lay_out(g.a, m, k, la), B = lay_out(g.b, k, n, lb);
+  constexpr float kSentinel = 12345.0f;
+  std::vector<float> c(static_cast<size_t>(std::max<int64_t>(m * ldc, 1)), kSentinel);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      c[i * ldc + j] = beta == 0.0f ? std::nanf("") : static_cast<float>(g.c0[i * n + j]);
+  fg::cpu::sgemm(m, n, k, A.buf.data(), A.rs, A.cs, B.buf.data(), B.rs, B.cs, beta, c.data(), ldc, threads);
+  int bad = 0;
+  for (int64_t i = 0; i < m && bad < 5; ++i)
+    for (int64_t j = 0; j < ldc && bad < 5; ++j) {
+      const double got = c[i * ldc + j];
+      if (j >= n) {
+        if (got != kSentinel) {
+          ADD_FAILURE() << "C(" << i << ", " << j << ") outside the matrix was overwritten with " << got;
+          ++bad;
+        }
+        continue;
+      }
+      const double prior = beta == 0.0f ? 0.0 : static_cast<double>(beta) * static_cast<float>(g.c0[i * n + j]);
+      const double ref = g.ab[i * n + j] + prior;
+      // A k-term float32 sum of products (FMA or not) errs by at most about (k + 2) eps times the
+      // sum of the magnitudes of its terms.
+      const double tol =
+          2.0 * 1.2e-7 * static_cast<double>(k + 2) * (g.abs_ab[i * n + j] + std::abs(prior)) + 1e-30;
+      if (!(std::abs(got - ref) <= tol)) {
+        ADD_FAILURE() << "C(" << i << ", " << j << "): got " << got << ", expected " << ref << " (tolerance "
+                      << tol << ")";
+        ++bad;
+      }
+    }
+}
+
+struct Dims {
+  int64_t m, n, k;
+};
+
+TEST_P(SgemmIsa, MatchesReferenceDirectly) {
+  const std::vector<Dims> dims = {
+      {1, 1, 1},     {7, 13, 5},    {33, 65, 17},  {100, 1, 300}, {1, 100, 300}, {2, 2, 1},
+      {12, 32, 8},   {13, 33, 9},   {14, 64, 3},   {6, 16, 4},    {5, 3, 0},     {0, 4, 3},
+      {4, 0, 3},     {48, 48, 48},  {31, 47, 257}, {9, 200, 2},   {257, 129, 511},
+  };
+  uint32_t seed = 1;
+  for (const Dims& d : dims) {
+    const GemmProblem g = gemm_problem(d.m, d.n, d.k, seed += 3);
+    for (Layout la : kLayouts)
+      for (Layout lb : kLayouts) {
+        const bool big = d.m * d.n * d.k > 100000;
+        if (big && la != lb && !(la == Layout::kRowMajor || lb == Layout::kRowMajor)) continue;
+        check_sgemm(g, la, lb, 0.0f, 1);
+        check_sgemm(g, la, lb, 1.0f, big ? 2 : 1);
+      }
+    check_sgemm(g, Layout::kRowMajor, Layout::kRowMajor, 0.0f, 2);
+    check_sgemm(g, Layout::kPadded, Layout::kColMajor, -0.5f, 2);
+  }
+}
+
+// Several cache blocks in every direction: m > 516 (two A blocks), k > 256 (three KC chunks),
+// n > 256 on each of two threads, B too large for the direct path even when row-major (600 x 300
+// x 700, 70 x 600 x 300); two threads splitting the direct path by rows (530 x 530 x 20) and by
+// columns (8 x 1500 x 100).
+TEST_P(SgemmIsa, MatchesReferenceAcrossCacheBlocks) {
+  const std::vector<Dims> dims = {{600, 300, 700}, {600, 40, 700}, {70, 600, 300}, {530, 530, 20}, {8, 1500, 100}};
+  for (const Dims& d : dims) {
+    const GemmProblem g = gemm_problem(d.m, d.n, d.k, 77);
+    check_sgemm(g, Layout::kRowMajor, Layout::kRowMajor, 0.0f, 2);
+    check_sgemm(g, Layout::kColMajor, Layout::kRowMajor, 1.0f, 2);
+    check_sgemm(g, Layout::kRowMajor, Layout::kColMajor, 0.0f, 1);
+  }
+}
+
+// The BLAS-style overload: transposed operands as flags, leading dimensions.
+TEST_P(SgemmIsa, BlasStyleOverload) {
+  const int64_t m = 37, n = 45, k = 29;
+  const GemmProblem g = gemm_problem(m, n, k, 5);
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      SCOPED_TRACE(std::string("trans_a ") + (ta ? "1" : "0") + ", trans_b " + (tb ? "1" : "0"));
+      const int64_t lda = (ta ? m : k) + 2, ldb = (tb ? k : n) + 1, ldc = n + 3;
+      std::vector<float> a(static_cast<size_t>((ta ? k : m) * lda)), b(static_cast<size_t>((tb ? n : k) * ldb));
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t p = 0; p < k; ++p) a[ta ? p * lda + i : i * lda + p] = static_cast<float>(g.a[i * k + p]);
+      for (int64_t p = 0; p < k; ++p)
+        for (int64_t j = 0; j < n; ++j) b[tb ? j * ldb + p : p * ldb + j] = static_cast<float>(g.b[p * n + j]);
+      std::vector<float> c(static_cast<size_t>(m * ldc));
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = static_cast<float>(g.c0[i * n + j]);
+      fg::cpu::sgemm(ta, tb, m, n, k, a.data(), lda, b.data(), ldb, 1.0f, c.data(), ldc);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          const double ref = g.ab[i * n + j] + static_cast<float>(g.c0[i * n + j]);
+          ASSERT_NEAR(c[i * ldc + j], ref, 2.4e-7 * (k + 2) * (g.abs_ab[i * n + j] + 1.0)) << i << ", " << j;
+        }
+    }
+}
+
+// The public products on each ISA (on AVX-512 they run sgemm; elsewhere OpenBLAS).
+TEST_P(SgemmIsa, ProductsThroughTheApi) {
+  uint32_t seed = 300;
+  for (const Dims& d : std::vector<Dims>{{1, 1, 1}, {7, 13, 5}, {33, 65, 17}, {100, 1, 300}, {257, 129, 511}}) {
+    const Tensor a = make({d.m, d.k}, fg::kFloat, seed++), b = make({d.k, d.n}, fg::kFloat, seed++);
+    const Ref ref = ref_matmul(ref_of(a), ref_of(b));
+    const std::vector<Variant> las = layouts(a), lbs = layouts(b);
+    for (size_t i = 0; i < las.size(); ++i)
+      for (size_t j = 0; j < lbs.size(); ++j) {
+        if (d.m * d.n * d.k > 100000 && i != j && i != 0 && j != 0) continue;
+        const std::string what = "mm " + shape_str({d.m, d.k}) + " " + las[i].name + " @ " + shape_str({d.k, d.n}) +
+                                 " " + lbs[j].name;
+        expect_matches(fg::mm(las[i].t, lbs[j].t), ref, d.k, what);
+      }
+    expect_matches(fg::matmul(a, b), ref, d.k, "matmul " + shape_str({d.m, d.k}));
+  }
+  // A batch folded into one product, a batch run item by item (in parallel), large items.
+  const Tensor x = make({3, 33, 65}, fg::kFloat, 1), w = make({65, 70}, fg::kFloat, 2);
+  expect_matches(fg::matmul(x, w), ref_matmul(ref_of(x), ref_of(w)), 65, "folded [3,33,65]@[65,70]");
+  const Tensor p = make({4, 33, 17}, fg::kFloat, 3), q = make({4, 17, 40}, fg::kFloat, 4);
+  expect_matches(fg::bmm(p, q), ref_matmul(ref_of(p), ref_of(q)), 17, "bmm 4 x [33,17]@[17,40]");
+  expect_matches(fg::bmm(p, q.transpose(1, 2).contiguous().transpose(1, 2)), ref_matmul(ref_of(p), ref_of(q)), 17,
+                 "bmm, right operand transposed");
+  const Tensor r = make({2, 257, 129}, fg::kFloat, 5), s = make({2, 129, 100}, fg::kFloat, 6);
+  expect_matches(fg::bmm(r, s), ref_matmul(ref_of(r), ref_of(s)), 129, "bmm 2 x [257,129]@[129,100]");
+  // linear: weight read transposed, the bias accumulated onto (beta = 1).
+  const Tensor in = make({70, 50}, fg::kFloat, 7), wt = make({90, 50}, fg::kFloat, 8), bias = make({90}, fg::kFloat, 9);
+  Ref lref = ref_matmul(ref_of(in), ref_of(wt.t()));
+  const std::vector<double> bv = values(bias);
+  for (size_t i = 0; i < lref.v.size(); ++i) lref.v[i] += bv[i % 90];
+  expect_matches(fg::linear(in, wt, bias), lref, 50, "linear [70,50] x [90,50]^T + bias");
+  // Into an existing output.
+  Tensor out = fg::empty({33, 70}, fg::kFloat);
+  const Tensor x2 = make({33, 65}, fg::kFloat, 10);
+  fg::mm_out(out, x2, w);
+  expect_matches(out, ref_matmul(ref_of(x2), ref_of(w)), 65, "mm_out");
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, SgemmIsa, ::testing::ValuesIn(fg::cpu::available_isas()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+// Called from inside a parallel region, sgemm must stay on its thread (no nested team, no
+// barrier shared with the outer team) and still be right.
+TEST(Sgemm, InsideAParallelRegion) {
+  const GemmProblem g = gemm_problem(200, 150, 120, 11);
+  const Operand A = lay_out(g.a, 200, 120, Layout::kRowMajor), B = lay_out(g.b, 120, 150, Layout::kRowMajor);
+  std::vector<std::vector<float>> cs(4, std::vector<float>(200 * 150, 0.0f));
+#pragma omp parallel for num_threads(2) schedule(static)
+  for (int t = 0; t < 4; ++t)
+    fg::cpu::sgemm(200, 150, 120, A.buf.data(), A.rs, A.cs, B.buf.data(), B.rs, B.cs, 0.0f, cs[t].data(), 150, 2);
+  for (int t = 0; t < 4; ++t)
+    for (int64_t i = 0; i < 200 * 150; ++i)
+      ASSERT_NEAR(cs[t][i], g.ab[i], 2.4e-7 * 122 * g.abs_ab[i]) << "call " << t << ", element " << i;
 }
 
 }  // namespace
