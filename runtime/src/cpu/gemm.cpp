@@ -1,7 +1,8 @@
 // Single-precision gemm, one source compiled per ISA by Highway (this file includes itself
 // through foreach_target) and dispatched at run time. Two paths:
 //
-// Direct (AVX2 and AVX-512 targets), when B has a unit column stride and fits in L2: no packing.
+// Direct (AVX2 and AVX-512 targets), when B has a unit column stride, fits in L2 and its rows lie
+// at most 2 KiB apart (or A has few rows): no packing.
 // Rows of C in blocks of R (8 on AVX-512), columns in chunks of two vectors; for each p the
 // chunk's two vectors of B's row p are loaded and multiplied by the R broadcast elements A(i, p)
 // into R x 2 accumulators (16 on AVX-512, enough to hide the FMA latency). B stays in L2 (or L1)
@@ -27,7 +28,8 @@
 // thread: the direct path beats the packed one from 8^3 (30 against 7 GFLOP/s: no packing or
 // edge copies) up to 384^3 (245 against 228), and loses from 512^3, where B (1 MiB) no longer fits
 // L2 (217 against 234); on two threads 256^3 runs at 496 GFLOP/s direct, 430 packed; 512^3 at
-// 460 packed, 420 direct. Hence the direct path while B takes at most 640 KiB (AVX-512).
+// 460 packed, 420 direct. Hence the direct path while B takes at most 640 KiB (AVX-512); see
+// Sgemm() for the row-stride condition.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpu/gemm.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -397,7 +399,14 @@ void Sgemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t ars, int64_t
     ScaleC(m, n, beta, c, ldc);
     return;
   }
-  if (kDirectPath && (bcs == 1 || n == 1) && static_cast<double>(k) * n * sizeof(float) <= kDirectMaxBBytes) {
+  // The direct path streams B by rows: with rows 4 KiB apart or more every k step is a new page,
+  // which the hardware prefetchers do not cross (256 x 1024 x 160: 354 GFLOP/s direct, 436
+  // packed; 512 x 4096 x 40: 307 against 433). Few rows of A (m <= 128) still favour it: packing
+  // B would cost as much as the product (16 x 1024 x 48: 200 against 103 on one thread).
+  const bool direct = kDirectPath && (bcs == 1 || n == 1) &&
+                      static_cast<double>(k) * n * sizeof(float) <= kDirectMaxBBytes &&
+                      (brs <= 512 || m <= 128);
+  if (direct) {
     if (threads <= 1) {
       DirectGemm(m, n, k, a, ars, acs, b, brs, beta, c, ldc);
       return;
