@@ -76,10 +76,6 @@ std::set<const ir::Expr*> condition_exprs(const std::vector<ir::StmtPtr>& body) 
   return out;
 }
 
-std::string spec_text(const VmapCheckContext& ctx) {
-  return ctx.spec.name;
-}
-
 clang::SourceLocation call_location(const ir::Expr& e) {
   if (e.ast == nullptr) return e.range.getBegin();
   if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(e.ast))

@@ -30,9 +30,6 @@ std::string batched_source(const BatchingAnalysis& an, const ir::Expr& e);
 // Every expression that is (part of) the condition of an if, loop, switch, ?:, && or ||.
 std::set<const ir::Expr*> condition_exprs(const std::vector<ir::StmtPtr>& body);
 
-// The vmap spec as the message names it, e.g. "vmap(f, in_dims=(None, 0))".
-std::string spec_text(const VmapCheckContext& ctx);
-
 // Where the call's name is (the member name of x.add_(y), the operator of x += y).
 clang::SourceLocation call_location(const ir::Expr& e);
 

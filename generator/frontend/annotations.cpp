@@ -15,13 +15,6 @@ namespace {
 
 using clang::SourceLocation;
 
-
-std::string spelling(clang::QualType type, const clang::ASTContext& context) {
-  clang::PrintingPolicy policy(context.getLangOpts());
-  policy.SuppressTagKeyword = true;
-  return type.getNonReferenceType().getUnqualifiedType().getAsString(policy);
-}
-
 class Collector {
  public:
   explicit Collector(clang::ASTContext& context) : context_(context), diags_(context.getDiagnostics()) {
@@ -98,10 +91,10 @@ class Collector {
       if (is_fg_tensor(t)) {
         info.params.push_back({p->getNameAsString(), true, "fg::Tensor"});
       } else if (t.getNonReferenceType()->isArithmeticType()) {
-        info.params.push_back({p->getNameAsString(), false, spelling(t, context_)});
+        info.params.push_back({p->getNameAsString(), false, cxx_spelling(t.getNonReferenceType().getUnqualifiedType(), context_)});
       } else {
         diags_.Report(p->getLocation(), unsupported_)
-            << ("parameter '" + p->getNameAsString() + "' of type '" + spelling(t, context_) +
+            << ("parameter '" + p->getNameAsString() + "' of type '" + cxx_spelling(t.getNonReferenceType().getUnqualifiedType(), context_) +
                 "' cannot be transformed; parameters must be fg::Tensor or a C++ scalar");
         ok = false;
       }
@@ -116,7 +109,7 @@ class Collector {
       info.returns_tuple = true;
     } else {
       diags_.Report(fn->getReturnTypeSourceRange().getBegin(), unsupported_)
-          << ("return type '" + spelling(ret, context_) + "' of '" + info.name +
+          << ("return type '" + cxx_spelling(ret.getNonReferenceType().getUnqualifiedType(), context_) + "' of '" + info.name +
               "' cannot be transformed; return fg::Tensor or std::tuple of them");
       ok = false;
     }

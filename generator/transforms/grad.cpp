@@ -7,10 +7,15 @@
 #include <set>
 #include <sstream>
 
+#include "emitter/cxx_text.h"
+
 namespace funcgen {
 
 namespace {
 
+using cxx::is_identifier;
+using cxx::join;
+using cxx::paren;
 using ir::Expr;
 using ir::ExprKind;
 using ir::Stmt;
@@ -67,18 +72,6 @@ std::string substitute(const std::string& formula, const std::map<std::string, s
   }
   return out;
 }
-
-std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
-  return s;
-}
-
-bool is_name(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
-}
-
-std::string paren(const std::string& s) { return is_name(s) ? s : "(" + s + ")"; }
 
 // One op of the forward pass, in A-normal form.
 struct Node {
@@ -190,7 +183,7 @@ class GradEmitter {
           return;
         }
         out_value = expr(*s.expr);
-        if (!is_name(out_value)) {
+        if (!is_identifier(out_value)) {
           const std::string n = fresh("out");
           forward_ += "  const fg::Tensor " + n + " = " + out_value + ";\n";
           alias(n, out_value);
@@ -208,10 +201,9 @@ class GradEmitter {
 
   // `name` holds the same value as `value` (a name): gradients flow through.
   void alias(const std::string& name, const std::string& value) {
-    if (!is_name(value) || name == value) return;
+    if (!is_identifier(value) || name == value) return;
     if (active_.count(value)) {
       active_.insert(name);
-      aliases_.push_back({name, value});
       nodes_.push_back(Node{"=", name, {{"self", value}}, {{"self", true}}, nullptr});
     }
   }
@@ -329,7 +321,6 @@ class GradEmitter {
   bool tuple_argnums_ = false;
   std::set<std::string> names_, defined_, active_, declared_;
   std::map<int, std::string> current_;
-  std::vector<std::pair<std::string, std::string>> aliases_;
   std::vector<Node> nodes_;
   std::string forward_;
 };

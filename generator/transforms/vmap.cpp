@@ -11,12 +11,18 @@
 #include <set>
 #include <sstream>
 
+#include "emitter/cxx_text.h"
 #include "transforms/batching_rules.h"
 
 namespace funcgen {
 
 namespace {
 
+using cxx::is_identifier;
+using cxx::join;
+using cxx::join_args;
+using cxx::paren;
+using cxx::unparen;
 using ir::Expr;
 using ir::ExprKind;
 using ir::Stmt;
@@ -27,64 +33,6 @@ std::string mask(Levels l) {
   std::string bits;
   for (Levels v = l; v != 0; v >>= 1) bits.insert(bits.begin(), (v & 1) ? '1' : '0');
   return "0b" + bits;
-}
-
-bool is_identifier(const std::string& s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':'; });
-}
-
-// Wraps an expression in parentheses unless it is a name, a literal or a call.
-std::string paren(const std::string& s) {
-  if (is_identifier(s)) return s;
-  std::string open;  // the brackets open at this point: ( [ { and < of template arguments
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (c == '"' || c == '\'') {  // a string literal: "ij,jk->ik"
-      for (++i; i < s.size() && s[i] != c; ++i)
-        if (s[i] == '\\') ++i;
-      continue;
-    }
-    const bool after_name = i > 0 && (std::isalnum(static_cast<unsigned char>(s[i - 1])) || s[i - 1] == '_');
-    if (c == '(' || c == '[' || c == '{' || (c == '<' && after_name)) {
-      open += c;
-    } else if (c == ')' || c == ']' || c == '}' || (c == '>' && !open.empty() && open.back() == '<')) {
-      if (!open.empty()) open.pop_back();
-    } else if (c == ':' && ((i + 1 < s.size() && s[i + 1] == ':') || (i > 0 && s[i - 1] == ':'))) {
-      continue;  // fg::op
-    } else if (open.empty() && std::strchr(" +-*/%!?:=&|^~,<>", c) != nullptr) {
-      return "(" + s + ")";
-    }
-  }
-  return s;
-}
-
-// Drops the parentheses around a whole expression (`(a + b)`), where it stands alone: as an
-// argument, an initializer, a condition or a returned value.
-std::string unparen(const std::string& s) {
-  if (s.size() < 2 || s.front() != '(' || s.back() != ')') return s;
-  int depth = 0;
-  char quote = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (quote != 0) {
-      if (c == '\\') ++i;
-      else if (c == quote) quote = 0;
-    } else if (c == '"' || c == '\'') {
-      quote = c;
-    } else if (c == '(') {
-      ++depth;
-    } else if (c == ')' && --depth == 0 && i + 1 != s.size()) {
-      return s;  // (a) + (b)
-    }
-  }
-  return s.substr(1, s.size() - 2);
-}
-
-std::string join_args(const std::vector<std::string>& args) {
-  std::string s;
-  for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + unparen(args[i]);
-  return s;
 }
 
 std::optional<int64_t> int_literal(const std::string& s) {
@@ -131,12 +79,6 @@ struct Code {
   std::string text;
   Levels levels = 0;
 };
-
-std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
-  return s;
-}
 
 // Shared by every function emitted for one spec: names of batched helpers already emitted.
 struct EmitContext {
@@ -1027,11 +969,6 @@ class BodyEmitter {
   std::map<std::string, std::vector<std::string>> aligned_;
 };
 
-std::string dims_text(const std::vector<spec::Dim>& d) {
-  std::vector<std::string> s;
-  for (const auto& x : d) s.push_back(x ? std::to_string(*x) : "None");
-  return s.size() == 1 ? s[0] : "(" + join(s) + ")";
-}
 
 }  // namespace
 
@@ -1259,7 +1196,6 @@ GeneratedFunction emit_vmap(const std::string& name, const ir::Function& fn, con
   }
   d += "  return " + (tuple ? "std::make_tuple(" + join(finals) + ")" : finals[0]) + ";\n}\n";
   g.definition = d;
-  (void)dims_text;
   return g;
 }
 

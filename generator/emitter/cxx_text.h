@@ -1,0 +1,20 @@
+// Small helpers for building C++ text in the emitters (vmap, grad): joining, and putting in or
+// taking out the parentheses an expression needs where it is used.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace funcgen::cxx {
+
+// A name (qualified or not): needs no parentheses anywhere.
+bool is_identifier(const std::string& s);
+// The expression in parentheses unless it is a name, a literal or a call (no operator at its top).
+std::string paren(const std::string& s);
+// The expression without the parentheses around the whole of it, where it stands alone.
+std::string unparen(const std::string& s);
+std::string join(const std::vector<std::string>& items, const char* sep = ", ");
+// Call arguments: joined, each without needless parentheses.
+std::string join_args(const std::vector<std::string>& args);
+
+}  // namespace funcgen::cxx
