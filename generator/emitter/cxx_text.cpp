@@ -70,4 +70,31 @@ std::string join(const std::vector<std::string>& v, const char* sep) {
   return s;
 }
 
+std::string replace_identifiers(const std::string& text, const std::map<std::string, std::string>& names) {
+  if (names.empty()) return text;
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == '"' || c == '\'') {  // literals are left alone
+      size_t j = i + 1;
+      while (j < text.size() && text[j] != c) j += text[j] == '\\' ? 2 : 1;
+      out += text.substr(i, j + 1 - i);
+      i = j + 1;
+    } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      size_t j = i;
+      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
+      const std::string word = text.substr(i, j - i);
+      const bool member = (i > 0 && text[i - 1] == '.') || (i > 1 && (text.compare(i - 2, 2, "::") == 0 ||
+                                                                      text.compare(i - 2, 2, "->") == 0));
+      auto it = names.find(word);
+      out += (!member && it != names.end()) ? it->second : word;
+      i = j;
+    } else {
+      out += c;
+      ++i;
+    }
+  }
+  return out;
+}
+
 }  // namespace funcgen::cxx

@@ -2,6 +2,7 @@
 // taking out the parentheses an expression needs where it is used.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,5 +17,7 @@ std::string unparen(const std::string& s);
 std::string join(const std::vector<std::string>& items, const char* sep = ", ");
 // Call arguments: joined, each without needless parentheses.
 std::string join_args(const std::vector<std::string>& args);
+// `text` with the identifiers that `names` maps replaced (not those after `.`, `->` or `::`).
+std::string replace_identifiers(const std::string& text, const std::map<std::string, std::string>& names);
 
 }  // namespace funcgen::cxx

@@ -26,7 +26,7 @@
 #include "frontend/lower.h"
 #include "tool/fixes.h"
 #include "tool/report_formats.h"
-#include "transforms/grad.h"
+#include "transforms/ad/ad_transforms.h"
 #include "transforms/vmap.h"
 
 #ifndef FUNCGEN_VERSION
@@ -97,20 +97,21 @@ class Consumer : public clang::ASTConsumer {
     reporter.set_warnings_as_errors(warnings_as_errors);
     const std::vector<AnnotatedSpec> specs = collect_specs(context);
     Lowering lowering(context, reporter);
+    const funcgen::ad::OpResolver resolver(context);
     SourceResult result;
     for (const AnnotatedSpec& spec : specs) {
       const ir::Function* fn = lowering.lower(spec.function);
       if (fn == nullptr) continue;
-      if (is_grad_spec(spec)) {
-        if (auto g = emit_grad(spec, *fn, reporter))
-          result.functions.push_back(OutputFunction{fn->namespaces, g->declaration, g->helpers, g->definition});
-        continue;
-      }
       const auto earlier = [&specs](const std::string& name) -> const AnnotatedSpec* {
         for (const AnnotatedSpec& s : specs)
           if (s.name == name) return &s;
         return nullptr;
       };
+      if (funcgen::ad::needs_ad(spec, earlier)) {
+        if (auto g = funcgen::ad::emit_ad_spec(spec, lowering, reporter, resolver, earlier))
+          result.functions.push_back(OutputFunction{fn->namespaces, g->declaration, g->helpers, g->definition});
+        continue;
+      }
       const std::vector<VmapLevel> levels = vmap_levels(spec, *fn, reporter, earlier);
       if (levels.empty()) continue;
       std::vector<Levels> params(fn->params.size(), 0);

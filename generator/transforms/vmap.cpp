@@ -868,6 +868,11 @@ class BodyEmitter {
     } else if (e.op == "nll_loss" || e.op == "cross_entropy") {
       call = "fg::vmap::" + e.op + "(" + b(0) + ", " + b(1) + ", " + (texts.size() > 2 ? b(2) : "{}") + ", " +
              (texts.size() > 3 ? texts[3] : "fg::Reduction::Mean") + ", " + (texts.size() > 4 ? texts[4] : "-100") + ")";
+    } else if (e.op.rfind("ad::", 0) == 0) {
+      // The fg::ad helpers of derivative code: fg::vmap::ad::<op>, tensors as Batched, in order.
+      std::vector<std::string> items;
+      for (size_t i = 0; i < texts.size(); ++i) items.push_back(e.args[i]->type == ir::Type::Tensor ? b(i) : texts[i]);
+      call = "fg::vmap::" + e.op + "(" + join_args(items) + ")";
     } else {  // matmul, mm, bmm, mv, dot, outer
       call = "fg::vmap::" + e.op + "(" + b(0) + ", " + b(1) + ")";
     }
@@ -972,6 +977,27 @@ class BodyEmitter {
 
 }  // namespace
 
+VmapLevel make_level(const spec::Transform& transform, const SpecLocations* where, const ir::Function& fn) {
+  const spec::Transform* t = &transform;
+  VmapLevel level;
+  level.transform = t;
+  level.where = where;
+  level.randomness = t->randomness;
+  level.chunk_size = t->chunk_size;
+  level.control_flow = t->control_flow;
+  const size_t nparams = fn.params.size();
+  for (size_t i = 0; i < nparams; ++i) {
+    spec::Dim d = !t->in_dims.per_item ? t->in_dims.dims[0] : i < t->in_dims.dims.size() ? t->in_dims.dims[i] : std::nullopt;
+    if (fn.var(fn.params[i]).type != ir::Type::Tensor) d = std::nullopt;
+    level.in_dims.push_back(d);
+  }
+  for (size_t j = 0; j < fn.outputs; ++j)
+    level.out_dims.push_back(!t->out_dims.per_item ? t->out_dims.dims[0]
+                             : j < t->out_dims.dims.size() ? t->out_dims.dims[j]
+                                                           : spec::Dim(0));
+  return level;
+}
+
 std::vector<VmapLevel> vmap_levels(const AnnotatedSpec& spec, const ir::Function& fn, Reporter& reporter,
                                    const std::function<const AnnotatedSpec*(const std::string&)>& earlier) {
   std::vector<VmapLevel> levels;
@@ -987,21 +1013,7 @@ std::vector<VmapLevel> vmap_levels(const AnnotatedSpec& spec, const ir::Function
       continue;
     }
     if (t->kind != spec::TransformKind::Vmap) break;
-    VmapLevel level;
-    level.transform = t;
-    level.where = where;
-    level.randomness = t->randomness;
-    level.chunk_size = t->chunk_size;
-    level.control_flow = t->control_flow;
-    const size_t nparams = fn.params.size();
-    for (size_t i = 0; i < nparams; ++i) {
-      spec::Dim d = t->in_dims.per_item ? t->in_dims.dims[i] : t->in_dims.dims[0];
-      if (fn.var(fn.params[i]).type != ir::Type::Tensor) d = std::nullopt;
-      level.in_dims.push_back(d);
-    }
-    for (size_t j = 0; j < fn.outputs; ++j)
-      level.out_dims.push_back(t->out_dims.per_item ? t->out_dims.dims[j] : t->out_dims.dims[0]);
-    levels.push_back(level);
+    levels.push_back(make_level(*t, where, fn));
     t = t->inner.get();
   }
   if (t == nullptr || t->kind != spec::TransformKind::Function || levels.empty()) {
@@ -1198,5 +1210,18 @@ GeneratedFunction emit_vmap(const std::string& name, const ir::Function& fn, con
   g.definition = d;
   return g;
 }
+
+std::string emit_plain_body(const ir::Function& fn, Lowering& lowering, Reporter& reporter, std::string& helpers) {
+  const std::vector<Levels> params(fn.params.size(), 0);
+  BatchingAnalysis analysis(fn, params, VmapLevels{}, lowering);
+  EmitContext ctx;
+  ctx.spec_name = fn.name;
+  ctx.reporter = &reporter;
+  ctx.helpers = &helpers;
+  BodyEmitter body(analysis, ctx, params, false);
+  return body.body();
+}
+
+std::string function_signature(const ir::Function& fn, const std::string& name) { return signature(fn, name, false, 0); }
 
 }  // namespace funcgen

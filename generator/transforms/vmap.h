@@ -27,6 +27,10 @@ struct VmapLevel {
   const SpecLocations* where = nullptr;  // of the spec text this level was written in
 };
 
+// The level of one vmap transform applied to `fn` (in_dims and out_dims resolved per parameter
+// and output; None for parameters that are not tensors).
+VmapLevel make_level(const spec::Transform& t, const SpecLocations* where, const ir::Function& fn);
+
 // The levels of a spec that is vmaps all the way down to a function; empty (and reported) otherwise.
 // A spec may name an earlier spec (`vmap(batched)`): `earlier` finds it by name.
 std::vector<VmapLevel> vmap_levels(const AnnotatedSpec& spec, const ir::Function& fn, Reporter& reporter,
@@ -41,5 +45,12 @@ struct GeneratedFunction {
 // Emits the vmap of `fn`; the analysis must be of `fn` with the levels' in_dims.
 GeneratedFunction emit_vmap(const std::string& name, const ir::Function& fn, const std::vector<VmapLevel>& levels,
                             const BatchingAnalysis& analysis, Reporter& reporter);
+
+// The body of `fn` as C++ statements, unbatched (the printer of functions that transforms other
+// than vmap produce); `helpers` receives what it needs beside the body.
+std::string emit_plain_body(const ir::Function& fn, Lowering& lowering, Reporter& reporter, std::string& helpers);
+
+// The C++ signature of `fn` under `name` (parameters as fn spells their types).
+std::string function_signature(const ir::Function& fn, const std::string& name);
 
 }  // namespace funcgen

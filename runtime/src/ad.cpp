@@ -8,12 +8,14 @@ namespace fg::ad {
 
 using detail::fail;
 
-void check_scalar_output(const Tensor& output, const char* fn) {
+Tensor grad_seed(const Tensor& output, const char* fn) {
   if (output.numel() != 1)
     fail("grad", fn, ": the function must return a tensor with one element, got shape ", output.sizes());
+  return fg::ones_like(output);
 }
 
-Tensor sum_to(const Tensor& grad, IntArrayRef sizes) {
+Tensor sum_to(const Tensor& self, IntArrayRef sizes) {
+  const Tensor& grad = self;
   if (grad.sizes() == sizes) return grad;
   const int64_t lead = grad.dim() - static_cast<int64_t>(sizes.size());
   if (lead < 0) fail("ad::sum_to", "cannot sum a gradient of shape ", grad.sizes(), " to shape ", sizes);
@@ -51,16 +53,6 @@ Tensor sum_backward(const Tensor& grad, IntArrayRef self_sizes, IntArrayRef dim,
   return unsqueeze_reduced(grad, self_sizes, dim, keepdim).expand(self_sizes);
 }
 
-Tensor mean_backward(const Tensor& grad, IntArrayRef self_sizes, IntArrayRef dim, bool keepdim) {
-  int64_t count = 1;
-  const int64_t n = static_cast<int64_t>(self_sizes.size());
-  if (dim.empty()) {
-    for (int64_t s : self_sizes) count *= s;
-  } else {
-    for (int64_t d : dim) count *= self_sizes[static_cast<size_t>(d < 0 ? d + n : d)];
-  }
-  return sum_backward(grad, self_sizes, dim, keepdim) / static_cast<double>(count);
-}
 
 Tensor matmul_backward_self(const Tensor& grad, const Tensor& self, const Tensor& other) {
   const Tensor a = self.dim() == 1 ? self.unsqueeze(0) : self;
@@ -89,18 +81,64 @@ Tensor linear_backward_weight(const Tensor& grad, const Tensor& input, const Ten
   return sum_to(g.t().mm(x), weight.sizes());
 }
 
-Tensor softmax_backward(const Tensor& grad, const Tensor& result, int64_t dim) {
-  return result * (grad - (grad * result).sum({dim}, true));
+
+
+
+Tensor sum_reduce(const Tensor& self, IntArrayRef dim, bool keepdim) {
+  if (!dim.empty()) return self.sum(dim, keepdim);
+  if (!keepdim) return self.sum();
+  std::vector<int64_t> all;
+  for (int64_t d = 0; d < self.dim(); ++d) all.push_back(d);
+  return all.empty() ? self : self.sum(all, true);
 }
 
-Tensor log_softmax_backward(const Tensor& grad, const Tensor& result, int64_t dim) {
-  return grad - result.exp() * grad.sum({dim}, true);
+double reduced_numel(IntArrayRef sizes, IntArrayRef dim) {
+  int64_t count = 1;
+  const int64_t n = static_cast<int64_t>(sizes.size());
+  if (dim.empty()) {
+    for (int64_t s : sizes) count *= s;
+  } else {
+    for (int64_t d : dim) {
+      const int64_t k = d < 0 ? d + n : d;
+      if (k < 0 || k >= n) fail("ad::reduced_numel", "dim ", d, " is out of range for shape ", sizes);
+      count *= sizes[static_cast<size_t>(k)];
+    }
+  }
+  return static_cast<double>(count);
 }
 
-Tensor mse_loss_backward(const Tensor& grad, const Tensor& self, const Tensor& target, Reduction reduction) {
-  Tensor d = (self - target) * 2.0;
-  if (reduction == Reduction::Mean) d = d / static_cast<double>(self.numel());
-  return d * grad;
+Tensor reduction_apply(const Tensor& self, Reduction reduction) {
+  switch (reduction) {
+    case Reduction::Mean:
+      return self.mean();
+    case Reduction::Sum:
+      return self.sum();
+    case Reduction::None:
+      break;
+  }
+  return self;
+}
+
+Tensor reduction_backward(const Tensor& g, IntArrayRef sizes, Reduction reduction) {
+  if (reduction == Reduction::None) return g;
+  const Tensor e = g.expand(sizes);
+  return reduction == Reduction::Mean ? e / reduced_numel(sizes, {}) : e;
+}
+
+Tensor basis(const Tensor& like, IntArrayRef sizes) {
+  const int64_t n = static_cast<int64_t>(reduced_numel(sizes, {}));
+  std::vector<int64_t> shape{n};
+  shape.insert(shape.end(), sizes.begin(), sizes.end());
+  return fg::eye(n, like.options()).reshape(shape);
+}
+
+Tensor unflatten(const Tensor& x, int64_t dim, IntArrayRef sizes) {
+  const int64_t d = dim < 0 ? dim + x.dim() : dim;
+  if (d < 0 || d >= x.dim()) fail("ad::unflatten", "dim ", dim, " is out of range for shape ", x.sizes());
+  std::vector<int64_t> shape(x.sizes().begin(), x.sizes().begin() + d);
+  shape.insert(shape.end(), sizes.begin(), sizes.end());
+  shape.insert(shape.end(), x.sizes().begin() + d + 1, x.sizes().end());
+  return x.reshape(shape);
 }
 
 }  // namespace fg::ad

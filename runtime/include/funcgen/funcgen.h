@@ -2,6 +2,7 @@
 // and in code that calls the generated functions.
 #pragma once
 
+#include "funcgen/runtime/ad.h"
 #include "funcgen/runtime/array_ref.h"
 #include "funcgen/runtime/cpu_features.h"
 #include "funcgen/runtime/error.h"

@@ -1,6 +1,7 @@
 // Support for the derivative code funcgen generates: the parts of derivative rules that depend on
-// run-time shapes (undoing broadcasting, reductions, matmul's 1-D cases). Written in fg ops, so
-// that they can be differentiated again.
+// run-time shapes (undoing broadcasting, reductions, matmul's 1-D cases). Each one is linear in its
+// tensor arguments and has its own derivative rules in templates/derivatives.def, so generated
+// derivative code can be differentiated again; each has a batching rule (fg::vmap::ad, vmap.h).
 #pragma once
 
 #include "funcgen/runtime/ops.h"
@@ -8,28 +9,40 @@
 
 namespace fg::ad {
 
-// grad differentiates functions with one output element: throws naming `fn` otherwise.
-void check_scalar_output(const Tensor& output, const char* fn);
+// The gradient seed of grad: ones shaped as `output`, which must have one element (grad
+// differentiates scalar functions); throws naming `fn` otherwise.
+Tensor grad_seed(const Tensor& output, const char* fn);
 
-// Sums `grad` down to `sizes`, undoing broadcasting: extra leading dims are summed away and dims
-// that are 1 in `sizes` are summed with keepdim.
-Tensor sum_to(const Tensor& grad, IntArrayRef sizes);
+// Sums `self` down to `sizes`, undoing broadcasting: extra leading dims are summed away and dims
+// that are 1 in `sizes` are summed with keepdim. The adjoint of self.expand(...).
+Tensor sum_to(const Tensor& self, IntArrayRef sizes);
 
-// The gradient of sum(self, dim, keepdim) / mean(self, dim, keepdim) with respect to self: grad
-// broadcast back to self's shape (an empty dim means every dim).
-Tensor sum_backward(const Tensor& grad, IntArrayRef self_sizes, IntArrayRef dim, bool keepdim);
-Tensor mean_backward(const Tensor& grad, IntArrayRef self_sizes, IntArrayRef dim, bool keepdim);
+// The gradient of sum(self, dim, keepdim) with respect to self: g broadcast back to `self_sizes`
+// (an empty dim means every dim).
+Tensor sum_backward(const Tensor& g, IntArrayRef self_sizes, IntArrayRef dim, bool keepdim);
+// sum over `dim` (every dim when empty), the adjoint of sum_backward.
+Tensor sum_reduce(const Tensor& self, IntArrayRef dim, bool keepdim);
+// How many elements a reduction over `dim` (every dim when empty) of a tensor of `sizes` combines.
+double reduced_numel(IntArrayRef sizes, IntArrayRef dim);
 
-// torch.matmul's gradients, with its 1-D and broadcasting cases.
-Tensor matmul_backward_self(const Tensor& grad, const Tensor& self, const Tensor& other);
-Tensor matmul_backward_other(const Tensor& grad, const Tensor& self, const Tensor& other);
+// torch.matmul's gradients, with its 1-D and broadcasting cases: of self (shaped as self) and of
+// other (shaped as other), for the output gradient g.
+Tensor matmul_backward_self(const Tensor& g, const Tensor& self, const Tensor& other);
+Tensor matmul_backward_other(const Tensor& g, const Tensor& self, const Tensor& other);
 
 // linear(input, weight, bias) = input @ weight.T + bias: the weight's gradient, summed over the
 // input's leading dims.
-Tensor linear_backward_weight(const Tensor& grad, const Tensor& input, const Tensor& weight);
+Tensor linear_backward_weight(const Tensor& g, const Tensor& input, const Tensor& weight);
 
-Tensor softmax_backward(const Tensor& grad, const Tensor& result, int64_t dim);
-Tensor log_softmax_backward(const Tensor& grad, const Tensor& result, int64_t dim);
-Tensor mse_loss_backward(const Tensor& grad, const Tensor& self, const Tensor& target, Reduction reduction);
+// A loss's reduction (Mean, Sum or None) and its adjoint: g broadcast to `sizes` (scaled by
+// 1/numel for Mean).
+Tensor reduction_apply(const Tensor& self, Reduction reduction);
+Tensor reduction_backward(const Tensor& g, IntArrayRef sizes, Reduction reduction);
+
+// For jacrev/jacfwd/hessian: the standard basis of the tensors of shape `sizes`, as rows of an
+// identity [n, sizes...] (n = the number of elements), in the dtype and on the device of `like`.
+Tensor basis(const Tensor& like, IntArrayRef sizes);
+// x with its dim `dim` (of size prod(sizes); negative counts from the end) split into `sizes`.
+Tensor unflatten(const Tensor& x, int64_t dim, IntArrayRef sizes);
 
 }  // namespace fg::ad

@@ -141,6 +141,22 @@ Batched nll_loss(const Batched& input, const Batched& target, const Batched& wei
 Batched cross_entropy(const Batched& input, const Batched& target, const Batched& weight,
                       Reduction reduction, int64_t ignore_index);
 
+// ------------------------------------------------------------------ derivative helpers (fg::ad)
+
+// The batching rules of the fg::ad helpers that generated derivative code calls, on logical
+// tensors (see funcgen/runtime/ad.h for what each computes).
+namespace ad {
+Batched grad_seed(const Batched& output, const char* fn);
+Batched sum_to(const Batched& self, IntArrayRef sizes);
+Batched sum_backward(const Batched& g, IntArrayRef self_sizes, IntArrayRef dim, bool keepdim);
+Batched sum_reduce(const Batched& self, IntArrayRef dim, bool keepdim);
+Batched matmul_backward_self(const Batched& g, const Batched& self, const Batched& other);
+Batched matmul_backward_other(const Batched& g, const Batched& self, const Batched& other);
+Batched linear_backward_weight(const Batched& g, const Batched& input, const Batched& weight);
+Batched reduction_apply(const Batched& self, Reduction reduction);
+Batched reduction_backward(const Batched& g, IntArrayRef sizes, Reduction reduction);
+}  // namespace ad
+
 // ------------------------------------------------------------------ randomness
 
 // randomness='same' for an op whose input x is batched: the same random values for every example.

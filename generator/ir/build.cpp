@@ -1,0 +1,120 @@
+#include "ir/build.h"
+
+#include <set>
+
+namespace funcgen::ir {
+
+namespace {
+int mapped(const std::function<int(int)>& remap, int id) { return remap && id >= 0 ? remap(id) : id; }
+std::vector<int> mapped(const std::function<int(int)>& remap, const std::vector<int>& ids) {
+  std::vector<int> out;
+  for (int id : ids) out.push_back(mapped(remap, id));
+  return out;
+}
+}  // namespace
+
+ExprPtr clone(const Expr& e, const std::function<int(int)>& remap) {
+  auto x = std::make_unique<Expr>();
+  x->kind = e.kind;
+  x->type = e.type;
+  x->range = e.range;
+  x->ast = e.ast;
+  x->var = mapped(remap, e.var);
+  x->text = e.text;
+  x->op = e.op;
+  x->form = e.form;
+  x->callee = e.callee;
+  for (const auto& a : e.args) x->args.push_back(clone(*a, remap));
+  x->params = e.params;
+  x->param_types = e.param_types;
+  x->index = e.index;
+  x->template_args = e.template_args;
+  x->reads = mapped(remap, e.reads);
+  x->writes = mapped(remap, e.writes);
+  return x;
+}
+
+StmtPtr clone(const Stmt& s, const std::function<int(int)>& remap) {
+  auto x = std::make_unique<Stmt>();
+  x->kind = s.kind;
+  x->range = s.range;
+  x->ast = s.ast;
+  x->var = mapped(remap, s.var);
+  x->vars = mapped(remap, s.vars);
+  x->text = s.text;
+  if (s.expr) x->expr = clone(*s.expr, remap);
+  for (const auto& b : s.body) x->body.push_back(clone(*b, remap));
+  for (const auto& b : s.else_body) x->else_body.push_back(clone(*b, remap));
+  for (const auto& b : s.init) x->init.push_back(clone(*b, remap));
+  if (s.step) x->step = clone(*s.step, remap);
+  x->has_else = s.has_else;
+  x->reads = mapped(remap, s.reads);
+  x->writes = mapped(remap, s.writes);
+  x->is_static_local = s.is_static_local;
+  return x;
+}
+
+ExprPtr var_ref(const Function& fn, int id) {
+  auto x = std::make_unique<Expr>();
+  x->kind = ExprKind::VarRef;
+  x->var = id;
+  x->type = fn.var(id).type;
+  return x;
+}
+
+ExprPtr opaque(const std::string& text, Type type) {
+  auto x = std::make_unique<Expr>();
+  x->kind = ExprKind::Opaque;
+  x->text = text;
+  x->type = type;
+  return x;
+}
+
+ExprPtr tuple(std::vector<ExprPtr> items) {
+  auto x = std::make_unique<Expr>();
+  x->kind = ExprKind::Tuple;
+  x->type = Type::TensorTuple;
+  x->args = std::move(items);
+  return x;
+}
+
+int add_var(Function& fn, const std::string& name, Type type, const std::string& cxx_type) {
+  Var v;
+  v.id = static_cast<int>(fn.vars.size());
+  v.name = name;
+  v.type = type;
+  v.cxx_type = cxx_type;
+  fn.vars.push_back(v);
+  return v.id;
+}
+
+namespace {
+StmtPtr make(StmtKind kind, int var, ExprPtr e) {
+  auto s = std::make_unique<Stmt>();
+  s->kind = kind;
+  s->var = var;
+  s->expr = std::move(e);
+  return s;
+}
+}  // namespace
+
+StmtPtr decl(int var, ExprPtr init) { return make(StmtKind::Decl, var, std::move(init)); }
+StmtPtr assign(int var, ExprPtr value) {
+  StmtPtr s = make(StmtKind::Assign, var, std::move(value));
+  s->text = "=";
+  return s;
+}
+StmtPtr ret(ExprPtr value) { return make(StmtKind::Return, -1, std::move(value)); }
+StmtPtr eval(ExprPtr value) { return make(StmtKind::Eval, -1, std::move(value)); }
+
+std::vector<int> reads_of(const std::vector<StmtPtr>& body) {
+  std::set<int> ids;
+  for_each_expr(body, [&](const Expr& e) {
+    if (e.kind == ExprKind::VarRef) ids.insert(e.var);
+    ids.insert(e.reads.begin(), e.reads.end());
+  });
+  for_each_stmt(body, [&](const Stmt& s) { ids.insert(s.reads.begin(), s.reads.end()); });
+  return std::vector<int>(ids.begin(), ids.end());
+}
+
+}  // namespace funcgen::ir

@@ -1,0 +1,720 @@
+#include "transforms/ad/ad_transforms.h"
+
+#include <set>
+
+#include "analyses/batching.h"
+#include "emitter/cxx_text.h"
+#include "ir/build.h"
+#include "transforms/ad/anf.h"
+#include "transforms/ad/differentiate.h"
+
+namespace funcgen::ad {
+
+namespace {
+
+using cxx::join;
+using ir::Expr;
+using ir::ExprKind;
+using ir::ExprPtr;
+using spec::TransformKind;
+
+struct Link {
+  const spec::Transform* t;
+  const SpecLocations* where;
+};
+
+// An IR function, owned or the lowering's.
+struct Ir {
+  std::unique_ptr<ir::Function> owned;
+  const ir::Function* fn = nullptr;
+};
+
+std::string type_text(const Expr& e) {
+  if (e.kind != ExprKind::Tuple) return "fg::Tensor";
+  std::vector<std::string> items;
+  for (const auto& a : e.args) items.push_back(type_text(*a));
+  return "std::tuple<" + join(items) + ">";
+}
+
+bool is_flat(const Expr& e) {
+  if (e.kind != ExprKind::Tuple) return true;
+  for (const auto& a : e.args)
+    if (a->kind == ExprKind::Tuple) return false;
+  return true;
+}
+
+// Ends `fn` with `return value;` and sets its return type.
+void finish(ir::Function& fn, ExprPtr value) {
+  fn.return_type = value->kind == ExprKind::Tuple ? ir::Type::TensorTuple : ir::Type::Tensor;
+  fn.return_cxx_type = type_text(*value);
+  fn.outputs = value->kind == ExprKind::Tuple ? value->args.size() : 1;
+  fn.body.push_back(ir::ret(std::move(value)));
+}
+
+ExprPtr refs(const ir::Function& fn, const std::vector<int>& ids, bool as_tuple) {
+  if (ids.size() == 1 && !as_tuple) return ir::var_ref(fn, ids[0]);
+  std::vector<ExprPtr> items;
+  for (int id : ids) items.push_back(ir::var_ref(fn, id));
+  return ir::tuple(std::move(items));
+}
+
+// A function split in two at a statement boundary: the first part returns `first_returns` and
+// every value the second part reads from it; the second takes those values, then `second_params`.
+struct Split {
+  std::unique_ptr<ir::Function> first, second;
+  std::vector<int> residuals;  // the values passed from the first part to the second
+};
+
+Split split(const ir::Function& fn, const std::function<bool(const ir::Stmt&)>& in_second,
+            const std::vector<int>& second_params, const std::vector<int>& first_returns, ExprPtr second_return) {
+  Split s;
+  const auto copy = [&] {
+    auto f = std::make_unique<ir::Function>();
+    f->name = fn.name;
+    f->qualified_name = fn.qualified_name;
+    f->namespaces = fn.namespaces;
+    f->decl = fn.decl;
+    f->vars = fn.vars;
+    for (auto& v : f->vars) v.param_index = -1;
+    return f;
+  };
+  s.first = copy();
+  s.second = copy();
+  std::vector<ir::StmtPtr> second_body;
+  std::set<int> first_defined(fn.params.begin(), fn.params.end());
+  for (const auto& st : fn.body) {
+    if (in_second(*st)) {
+      second_body.push_back(ir::clone(*st));
+    } else {
+      s.first->body.push_back(ir::clone(*st));
+      if (st->var >= 0) first_defined.insert(st->var);
+    }
+  }
+  const std::set<int> own(second_params.begin(), second_params.end());
+  std::vector<ir::StmtPtr> probe;
+  probe.push_back(ir::ret(ir::clone(*second_return)));
+  std::vector<int> reads = ir::reads_of(second_body);
+  for (int r : ir::reads_of(probe)) reads.push_back(r);
+  std::set<int> seen;
+  for (int r : reads)
+    if (first_defined.count(r) && !own.count(r) && seen.insert(r).second) s.residuals.push_back(r);
+  // first: the original parameters; returns first_returns then the residuals.
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    if (own.count(fn.params[i])) continue;
+    s.first->params.push_back(fn.params[i]);
+    s.first->vars[static_cast<size_t>(fn.params[i])].param_index = static_cast<int>(s.first->params.size() - 1);
+  }
+  std::vector<int> returns = first_returns;
+  returns.insert(returns.end(), s.residuals.begin(), s.residuals.end());
+  std::vector<ExprPtr> items;
+  for (int id : returns) items.push_back(ir::var_ref(*s.first, id));
+  ExprPtr tuple = ir::tuple(std::move(items));
+  std::vector<std::string> types;
+  for (int id : returns) {
+    std::string t = fn.var(id).type == ir::Type::Tensor ? "fg::Tensor" : fn.var(id).cxx_type;
+    if (t.back() == '&') t.pop_back();
+    if (t.rfind("const ", 0) == 0) t = t.substr(6);
+    types.push_back(t);
+  }
+  s.first->return_type = ir::Type::TensorTuple;
+  s.first->return_cxx_type = "std::tuple<" + join(types) + ">";
+  s.first->outputs = returns.size();
+  s.first->body.push_back(ir::ret(std::move(tuple)));
+  // second: the residuals, then its own parameters.
+  std::vector<int> params = s.residuals;
+  params.insert(params.end(), second_params.begin(), second_params.end());
+  for (int id : params) {
+    ir::Var& v = s.second->vars[static_cast<size_t>(id)];
+    v.param_index = static_cast<int>(s.second->params.size());
+    if (v.type == ir::Type::Tensor) v.cxx_type = "const fg::Tensor&";
+    s.second->params.push_back(id);
+  }
+  s.second->body = std::move(second_body);
+  finish(*s.second, std::move(second_return));
+  return s;
+}
+
+class AdEmitter {
+ public:
+  AdEmitter(const AnnotatedSpec& spec, Lowering& lowering, Reporter& reporter, const OpResolver& resolver,
+            const EarlierSpec& earlier)
+      : spec_(spec), lowering_(lowering), reporter_(reporter), resolver_(resolver) {
+    const spec::Transform* t = spec.transform.get();
+    const SpecLocations* where = &spec.spec_locations;
+    function_ = spec.function;
+    while (t != nullptr) {
+      if (t->kind == TransformKind::Function && t->function != function_->getNameAsString()) {
+        if (const AnnotatedSpec* inner = earlier(t->function)) {
+          t = inner->transform.get();
+          where = &inner->spec_locations;
+          function_ = inner->function;
+          continue;
+        }
+      }
+      links_.push_back({t, where});
+      t = t->kind == TransformKind::Function ? nullptr : t->inner.get();
+    }
+  }
+
+  std::optional<GeneratedFunction> run() {
+    size_t head = 0;
+    while (head < links_.size() && links_[head].t->kind == TransformKind::Vmap) ++head;
+    if (head >= links_.size() || links_[head].t->kind == TransformKind::Function) return std::nullopt;
+    const Link& h = links_[head];
+    const std::vector<Link> outer(links_.begin(), links_.begin() + static_cast<long>(head));
+    switch (h.t->kind) {
+      case TransformKind::Grad:
+      case TransformKind::GradAndValue:
+      case TransformKind::Jvp: {
+        Ir g = ir_of(head);
+        if (g.fn == nullptr) return std::nullopt;
+        if (outer.empty()) return plain(*g.fn, spec_.name, description(head), false);
+        return vmapped(*g.fn, spec_.name, outer_levels(outer, *g.fn), false);
+      }
+      case TransformKind::Vjp:
+      case TransformKind::Linearize:
+        if (!outer.empty()) {
+          unsupported(outer.back(), std::string("vmap of '") + spec::name_of(h.t->kind) +
+                                        "', which returns a function, cannot be generated; vmap the function it returns "
+                                        "through its own spec");
+          return std::nullopt;
+        }
+        return h.t->kind == TransformKind::Vjp ? vjp(head) : linearize(head);
+      case TransformKind::Jacrev:
+        return jacrev(head, outer);
+      case TransformKind::Jacfwd:
+      case TransformKind::Hessian:
+        return jacfwd(head, outer, h.t->kind == TransformKind::Hessian);
+      default:
+        break;
+    }
+    unsupported(h, "this transform cannot be generated here");
+    return std::nullopt;
+  }
+
+ private:
+  void unsupported(const Link& l, const std::string& message) {
+    reporter_.report("unsupported", l.where->at(l.t->offset), message);
+  }
+
+  std::string description(size_t i) const {
+    std::string s;
+    for (size_t k = i; k < links_.size(); ++k) {
+      if (links_[k].t->kind == TransformKind::Function) {
+        s += links_[k].t->function;
+        break;
+      }
+      s += std::string(spec::name_of(links_[k].t->kind)) + "(";
+    }
+    for (size_t k = i; k + 1 < links_.size(); ++k) s += ")";
+    return s;
+  }
+
+  // ---------------------------------------------------------------- IR transforms
+
+  std::unique_ptr<ir::Function> normalized(size_t i, const char* what) {
+    Ir inner = ir_of(i);
+    if (inner.fn == nullptr) return nullptr;
+    return normalize(*inner.fn, lowering_, reporter_, what);
+  }
+
+  // The IR of links_[i] applied to what is inside it.
+  Ir ir_of(size_t i) {
+    Ir r;
+    const Link& l = links_[i];
+    switch (l.t->kind) {
+      case TransformKind::Function:
+        r.fn = lowering_.lower(function_);
+        return r;
+      case TransformKind::Grad:
+      case TransformKind::GradAndValue:
+        r.owned = grad(i);
+        break;
+      case TransformKind::Jvp:
+        r.owned = jvp(i);
+        break;
+      case TransformKind::Vmap:
+        unsupported(l, std::string("vmap inside '") + spec::name_of(links_[i - 1].t->kind) +
+                           "' cannot be generated yet; put the vmap outside (vmap(grad(f)) is the per-sample gradient)");
+        return r;
+      default:
+        unsupported(l, std::string("'") + spec::name_of(l.t->kind) + "' inside '" +
+                           spec::name_of(links_[i - 1].t->kind) +
+                           "' cannot be generated yet; grad, grad_and_value and jvp nest in any order, and vmap, "
+                           "jacrev, jacfwd and hessian can be applied to them");
+        return r;
+    }
+    r.fn = r.owned.get();
+    return r;
+  }
+
+  std::vector<int> argnums(const spec::Transform& t, const ir::Function& fn) const {
+    std::vector<int> out;
+    for (int64_t a : t.argnums.argnums) out.push_back(static_cast<int>(a < 0 ? a + static_cast<int64_t>(fn.params.size()) : a));
+    return out;
+  }
+
+  std::vector<int> tensor_params(const ir::Function& fn) const {
+    std::vector<int> out;
+    for (size_t i = 0; i < fn.params.size(); ++i)
+      if (fn.var(fn.params[i]).type == ir::Type::Tensor) out.push_back(static_cast<int>(i));
+    return out;
+  }
+
+  bool enough_outputs(const Link& l, const std::vector<const Expr*>& outs) {
+    if (!l.t->has_aux || outs.size() >= 2) return true;
+    unsupported(l, "has_aux=True needs a function that returns std::tuple<fg::Tensor, aux...>");
+    return false;
+  }
+
+  ExprPtr aux_of(const ir::Function& fn, const std::vector<int>& outs) {
+    std::vector<int> aux(outs.begin() + 1, outs.end());
+    return refs(fn, aux, false);
+  }
+
+  std::unique_ptr<ir::Function> grad(size_t i) {
+    const Link& l = links_[i];
+    auto n = normalized(i + 1, spec::name_of(l.t->kind));
+    if (!n) return nullptr;
+    if (!enough_outputs(l, returned(*n))) return nullptr;
+    ReverseResult r = reverse(*n, argnums(*l.t, *n), 1, true, spec_.name, resolver_, reporter_);
+    if (!r.fn) return nullptr;
+    ir::Function& f = *r.fn;
+    ExprPtr grads = refs(f, r.grads, l.t->argnums.is_tuple);
+    ExprPtr value = ir::var_ref(f, r.outputs[0]);
+    ExprPtr result;
+    if (l.t->kind == TransformKind::GradAndValue) {
+      std::vector<ExprPtr> items;
+      items.push_back(std::move(grads));
+      if (l.t->has_aux) {
+        std::vector<ExprPtr> va;
+        va.push_back(std::move(value));
+        va.push_back(aux_of(f, r.outputs));
+        items.push_back(ir::tuple(std::move(va)));
+      } else {
+        items.push_back(std::move(value));
+      }
+      result = ir::tuple(std::move(items));
+    } else if (l.t->has_aux) {
+      std::vector<ExprPtr> items;
+      items.push_back(std::move(grads));
+      items.push_back(aux_of(f, r.outputs));
+      result = ir::tuple(std::move(items));
+    } else {
+      result = std::move(grads);
+    }
+    finish(f, std::move(result));
+    return std::move(r.fn);
+  }
+
+  std::unique_ptr<ir::Function> jvp(size_t i) {
+    const Link& l = links_[i];
+    auto n = normalized(i + 1, "jvp");
+    if (!n) return nullptr;
+    const auto outs = returned(*n);
+    if (!enough_outputs(l, outs)) return nullptr;
+    const size_t differentiated = l.t->has_aux ? 1 : outs.size();
+    ForwardResult r = forward(*n, tensor_params(*n), differentiated, resolver_, reporter_);
+    if (!r.fn) return nullptr;
+    ir::Function& f = *r.fn;
+    std::vector<int> primal(r.outputs.begin(), r.outputs.begin() + static_cast<long>(differentiated));
+    std::vector<ExprPtr> items;
+    items.push_back(refs(f, primal, false));
+    items.push_back(refs(f, r.tangents, false));
+    if (l.t->has_aux) items.push_back(aux_of(f, r.outputs));
+    finish(f, ir::tuple(std::move(items)));
+    return std::move(r.fn);
+  }
+
+  // ---------------------------------------------------------------- emission
+
+  GeneratedFunction plain(const ir::Function& g, const std::string& name, const std::string& what, bool is_static) {
+    GeneratedFunction out;
+    const std::string body = emit_plain_body(g, lowering_, reporter_, out.helpers);
+    const std::string signature = function_signature(g, name);
+    out.declaration = signature + ";";
+    out.definition = "// " + what + ": generated derivative code (rules: templates/derivatives.def).\n" +
+                     (is_static ? "static " : "") + signature + " {\n" + body + "}\n";
+    return out;
+  }
+
+  std::vector<VmapLevel> outer_levels(const std::vector<Link>& outer, const ir::Function& g) {
+    std::vector<VmapLevel> levels;
+    for (const Link& l : outer) levels.push_back(make_level(*l.t, l.where, g));
+    return levels;
+  }
+
+  std::optional<GeneratedFunction> vmapped(const ir::Function& g, const std::string& name,
+                                           const std::vector<VmapLevel>& levels, bool is_static) {
+    if (g.body.empty() || g.body.back()->kind != ir::StmtKind::Return || !is_flat(*g.body.back()->expr)) {
+      reporter_.report("unsupported", spec_.spec_locations.at(spec_.transform->offset),
+                       "vmap of a function that returns nested tuples cannot be generated yet");
+      return std::nullopt;
+    }
+    std::vector<Levels> params(g.params.size(), 0);
+    VmapLevels vl;
+    for (size_t k = 0; k < levels.size(); ++k) {
+      vl.all |= 1u << k;
+      if (levels[k].randomness == spec::Randomness::Different) vl.different |= 1u << k;
+      if (levels[k].randomness == spec::Randomness::Same) vl.same |= 1u << k;
+      bool any = false;
+      for (size_t i = 0; i < params.size(); ++i)
+        if (levels[k].in_dims[i]) {
+          params[i] |= 1u << k;
+          any = true;
+        }
+      if (!any) {
+        reporter_.report("spec", levels[k].where->at(levels[k].transform->offset),
+                         "vmap needs at least one tensor argument with an in_dim that is not None");
+        return std::nullopt;
+      }
+    }
+    BatchingAnalysis analysis(g, params, vl, lowering_);
+    GeneratedFunction out = emit_vmap(name, g, levels, analysis, reporter_);
+    if (is_static) out.definition = "static " + out.definition;
+    return out;
+  }
+
+  // A level over the standard basis: `mapped` (parameter positions) at dim 0, every output at out_dim.
+  VmapLevel basis_level(const Link& l, const ir::Function& g, const std::vector<int>& mapped, int64_t out_dim) {
+    VmapLevel level;
+    level.transform = l.t;
+    level.where = l.where;
+    level.in_dims.assign(g.params.size(), std::nullopt);
+    for (int m : mapped) level.in_dims[static_cast<size_t>(m)] = 0;
+    level.out_dims.assign(g.outputs, spec::Dim(out_dim));
+    if (l.t->kind == TransformKind::Jacrev) level.chunk_size = l.t->chunk_size;
+    if (l.t->kind == TransformKind::Jacfwd) level.randomness = l.t->randomness;
+    return level;
+  }
+
+  std::string param_list(const ir::Function& fn) const {
+    std::vector<std::string> names;
+    for (int id : fn.params) names.push_back(fn.var(id).name);
+    return join(names);
+  }
+
+  static void append(GeneratedFunction& to, const GeneratedFunction& part) {
+    to.helpers += part.helpers + part.definition + "\n";
+  }
+
+  // vjp: the forward pass returns its outputs and what the backward pass reads; the pullback holds those.
+  std::optional<GeneratedFunction> vjp(size_t i) {
+    const Link& l = links_[i];
+    auto n = normalized(i + 1, "vjp");
+    if (!n) return std::nullopt;
+    const auto outs = returned(*n);
+    if (!enough_outputs(l, outs)) return std::nullopt;
+    const size_t differentiated = l.t->has_aux ? 1 : outs.size();
+    const std::vector<int> wrt = tensor_params(*n);
+    ReverseResult r = reverse(*n, wrt, differentiated, false, spec_.name, resolver_, reporter_);
+    if (!r.fn) return std::nullopt;
+    const size_t nvars = n->vars.size();
+    const std::set<int> cts(r.cotangents.begin(), r.cotangents.end());
+    Split s = split(
+        *r.fn, [&](const ir::Stmt& st) { return st.var >= static_cast<int>(nvars); }, r.cotangents, r.outputs,
+        refs(*r.fn, r.grads, true));
+    return callable(s, r.outputs.size(), differentiated, "pullback", "__forward", "__backward",
+                    "its pullback: the gradient of each primal for cotangents of the outputs");
+  }
+
+  // linearize: the forward pass runs once; the returned function computes tangents from what it kept.
+  std::optional<GeneratedFunction> linearize(size_t i) {
+    auto n = normalized(i + 1, "linearize");
+    if (!n) return std::nullopt;
+    const auto outs = returned(*n);
+    ForwardResult r = forward(*n, tensor_params(*n), outs.size(), resolver_, reporter_);
+    if (!r.fn) return std::nullopt;
+    const size_t nvars = n->vars.size();
+    std::vector<int> tangent_params(r.fn->params.begin() + static_cast<long>(n->params.size()), r.fn->params.end());
+    Split s = split(
+        *r.fn, [&](const ir::Stmt& st) { return st.var >= static_cast<int>(nvars); }, tangent_params, r.outputs,
+        refs(*r.fn, r.tangents, false));
+    return callable(s, r.outputs.size(), r.outputs.size(), "jvp_fn", "__primal", "__tangent",
+                    "its jvp_fn: the output tangent for tangents of the primals");
+  }
+
+  // The function of vjp and linearize: returns the outputs, an object holding the residuals whose
+  // call runs the second part, and (has_aux) the aux values.
+  GeneratedFunction callable(const Split& s, size_t noutputs, size_t differentiated, const std::string& kind,
+                             const std::string& first_suffix, const std::string& second_suffix, const std::string& what) {
+    GeneratedFunction out;
+    const std::string type = spec_.name + "_" + kind;
+    const std::string first = spec_.name + first_suffix, second = spec_.name + second_suffix;
+    const GeneratedFunction f = plain(*s.first, first, "the forward pass of " + spec_.name, true);
+    const GeneratedFunction b = plain(*s.second, second, "the " + kind + " of " + spec_.name, true);
+    append(out, f);
+    append(out, b);
+    // The object's members and call.
+    std::vector<std::string> members, member_names, call_params, call_args;
+    for (int r : s.residuals) {
+      const ir::Var& v = s.first->var(r);
+      std::string t = v.type == ir::Type::Tensor ? "fg::Tensor" : v.cxx_type;
+      if (t.back() == '&') t.pop_back();
+      if (t.rfind("const ", 0) == 0) t = t.substr(6);
+      members.push_back("  " + t + " " + v.name + ";\n");
+      member_names.push_back(v.name);
+    }
+    for (size_t k = s.residuals.size(); k < s.second->params.size(); ++k) {
+      const ir::Var& v = s.second->var(s.second->params[k]);
+      call_params.push_back("const fg::Tensor& " + v.name);
+      member_names.push_back(v.name);
+    }
+    const std::string ret = s.second->return_cxx_type;
+    std::string decl = "// The " + kind + " that " + spec_.name + " returns.\nstruct " + type + " {\n";
+    for (const auto& m : members) decl += m;
+    decl += "  " + ret + " operator()(" + join(call_params) + ") const;\n};\n";
+    // The outputs: one tensor or a tuple, then the object, then aux.
+    std::vector<std::string> out_types(differentiated, "fg::Tensor");
+    const std::string out_type = differentiated == 1 ? "fg::Tensor" : "std::tuple<" + join(out_types) + ">";
+    std::vector<std::string> result_types = {out_type, type};
+    if (noutputs > differentiated) {
+      std::vector<std::string> aux(noutputs - differentiated, "fg::Tensor");
+      result_types.push_back(aux.size() == 1 ? "fg::Tensor" : "std::tuple<" + join(aux) + ">");
+    }
+    const std::string signature =
+        "std::tuple<" + join(result_types) + "> " + spec_.name + "(" + [&] {
+          std::vector<std::string> ps;
+          for (int id : s.first->params) {
+            const ir::Var& v = s.first->var(id);
+            ps.push_back(v.cxx_type + (v.cxx_type.back() == '&' ? "" : " ") + v.name);
+          }
+          return join(ps);
+        }() + ")";
+    out.declaration = decl + signature + ";";
+    std::string d = ret + " " + type + "::operator()(" + join(call_params) + ") const {\n  return " + second + "(" +
+                    join(member_names) + ");\n}\n\n";
+    d += "// " + description(0) + ": the outputs and " + what + ".\n";
+    d += signature + " {\n  auto forward = " + first + "(" + param_list(*s.first) + ");\n";
+    const auto get = [](size_t k) { return "std::move(std::get<" + std::to_string(k) + ">(forward))"; };
+    std::vector<std::string> outs;
+    for (size_t k = 0; k < differentiated; ++k) outs.push_back(get(k));
+    std::vector<std::string> held;
+    for (size_t k = 0; k < s.residuals.size(); ++k) held.push_back(get(noutputs + k));
+    std::vector<std::string> items = {differentiated == 1 ? outs[0] : "std::make_tuple(" + join(outs) + ")",
+                                      type + "{" + join(held) + "}"};
+    if (noutputs > differentiated) {
+      std::vector<std::string> aux;
+      for (size_t k = differentiated; k < noutputs; ++k) aux.push_back(get(k));
+      items.push_back(aux.size() == 1 ? aux[0] : "std::make_tuple(" + join(aux) + ")");
+    }
+    d += "  return {" + join(items) + "};\n}\n";
+    out.definition = d;
+    return out;
+  }
+
+  // jacrev: the forward pass once (under the outer vmaps), then the pullback vmapped over the
+  // standard basis of the output's cotangents; each row of the result is one output element's gradient.
+  std::optional<GeneratedFunction> jacrev(size_t i, const std::vector<Link>& outer) {
+    const Link& l = links_[i];
+    auto n = normalized(i + 1, "jacrev");
+    if (!n) return std::nullopt;
+    const auto outs = returned(*n);
+    if (!enough_outputs(l, outs)) return std::nullopt;
+    if (!l.t->has_aux && outs.size() != 1) {
+      unsupported(l, "jacrev of a function with several outputs cannot be generated yet; return one tensor");
+      return std::nullopt;
+    }
+    const std::vector<int> wrt = argnums(*l.t, *n);
+    ReverseResult r = reverse(*n, wrt, 1, false, spec_.name, resolver_, reporter_);
+    if (!r.fn) return std::nullopt;
+    const size_t nvars = n->vars.size();
+    Split s = split(
+        *r.fn, [&](const ir::Stmt& st) { return st.var >= static_cast<int>(nvars); }, r.cotangents, r.outputs,
+        refs(*r.fn, r.grads, true));
+    for (int id : s.residuals)
+      if (s.first->var(id).type != ir::Type::Tensor && !outer.empty()) {
+        unsupported(l, "under vmap, jacrev of a function whose derivative reads the scalar '" + s.first->var(id).name +
+                           "' cannot be generated yet");
+        return std::nullopt;
+      }
+    GeneratedFunction out;
+    const size_t k = outer.size();
+    const std::string first = spec_.name + "__forward", rows = spec_.name + "__pullback_rows";
+    // The forward pass, batched as the outer vmaps say (every output with its batch dims in front).
+    if (outer.empty()) {
+      append(out, plain(*s.first, first, "the forward pass of " + spec_.name, true));
+    } else {
+      std::vector<VmapLevel> levels = outer_levels(outer, *s.first);
+      for (auto& lv : levels) lv.out_dims.assign(s.first->outputs, spec::Dim(0));
+      auto f = vmapped(*s.first, first, levels, true);
+      if (!f) return std::nullopt;
+      append(out, *f);
+    }
+    // The pullback over the basis: the residuals batched as the forward pass returns them.
+    {
+      std::vector<VmapLevel> levels;
+      for (const Link& o : outer) {
+        VmapLevel lv = make_level(*o.t, o.where, *s.second);
+        for (size_t p = 0; p < s.second->params.size(); ++p)
+          lv.in_dims[p] = p < s.residuals.size() && s.second->var(s.second->params[p]).type == ir::Type::Tensor
+                              ? spec::Dim(0)
+                              : std::nullopt;
+        lv.out_dims.assign(s.second->outputs, spec::Dim(0));
+        levels.push_back(lv);
+      }
+      levels.push_back(basis_level(l, *s.second, {static_cast<int>(s.second->params.size() - 1)}, 0));
+      auto b = vmapped(*s.second, rows, levels, true);
+      if (!b) return std::nullopt;
+      append(out, *b);
+    }
+    const size_t naux = r.outputs.size() - 1;
+    std::vector<std::string> jac_types(wrt.size(), "fg::Tensor");
+    std::string jac_type = l.t->argnums.is_tuple ? "std::tuple<" + join(jac_types) + ">" : "fg::Tensor";
+    std::vector<std::string> aux_types(naux, "fg::Tensor");
+    const std::string aux_type = naux == 1 ? "fg::Tensor" : "std::tuple<" + join(aux_types) + ">";
+    ir::Function sig_fn = signature_of(*n, l.t->has_aux ? "std::tuple<" + jac_type + ", " + aux_type + ">" : jac_type);
+    const std::string signature = function_signature(sig_fn, spec_.name);
+    out.declaration = signature + ";";
+    std::string d = "// " + description(0) + ": the pullback of each output element, all at once (vmap over the basis).\n";
+    d += signature + " {\n";
+    d += "  const auto forward = " + first + "(" + param_list(*s.first) + ");\n";
+    d += "  const fg::Tensor& out = std::get<0>(forward);\n";
+    const std::string kk = std::to_string(k);
+    d += "  const fg::Tensor basis = fg::ad::basis(out, fg::vmap::logical_sizes(out, " + kk + "));\n";
+    std::vector<std::string> args;
+    for (size_t p = 0; p < s.residuals.size(); ++p) args.push_back("std::get<" + std::to_string(r.outputs.size() + p) + ">(forward)");
+    args.push_back("basis");
+    d += "  const auto rows = " + rows + "(" + join(args) + ");\n";
+    std::vector<std::string> jacs;
+    for (size_t a = 0; a < wrt.size(); ++a)
+      jacs.push_back("fg::ad::unflatten(std::get<" + std::to_string(a) + ">(rows), " + kk +
+                     ", fg::vmap::logical_sizes(out, " + kk + "))");
+    std::string result = l.t->argnums.is_tuple ? "std::make_tuple(" + join(jacs) + ")" : jacs[0];
+    if (l.t->has_aux) {
+      std::vector<std::string> aux;
+      for (size_t a = 1; a <= naux; ++a) aux.push_back("std::get<" + std::to_string(a) + ">(forward)");
+      result = "std::make_tuple(" + result + ", " + (naux == 1 ? aux[0] : "std::make_tuple(" + join(aux) + ")") + ")";
+    }
+    d += "  return " + result + ";\n}\n";
+    out.definition = d;
+    return out;
+  }
+
+  // A function with the parameters of `fn` and the given return type (for signatures).
+  ir::Function signature_of(const ir::Function& fn, const std::string& ret) const {
+    ir::Function f;
+    f.vars = fn.vars;
+    f.params = fn.params;
+    f.return_cxx_type = ret;
+    return f;
+  }
+
+  // jacfwd (and hessian = jacfwd(jacfwd)): the jvp vmapped over the standard basis of the input's
+  // tangents, one argnum at a time; the primal computation is not batched by the basis, so it runs once.
+  std::optional<GeneratedFunction> jacfwd(size_t i, const std::vector<Link>& outer, bool hessian) {
+    const Link& l = links_[i];
+    const char* what = hessian ? "hessian" : "jacfwd";
+    auto n = normalized(i + 1, what);
+    if (!n) return std::nullopt;
+    const auto outs = returned(*n);
+    if (l.t->has_aux || outs.size() != 1) {
+      unsupported(l, std::string(what) + (l.t->has_aux ? " with has_aux=True" : " of a function with several outputs") +
+                         " cannot be generated yet; return one tensor");
+      return std::nullopt;
+    }
+    if (hessian && l.t->argnums.is_tuple) {
+      unsupported(l, "hessian with a tuple of argnums cannot be generated yet; use one argnum per spec");
+      return std::nullopt;
+    }
+    const std::vector<int> wrt = argnums(*l.t, *n);
+    GeneratedFunction out;
+    std::vector<std::string> jacs;
+    std::string d;
+    const size_t k = outer.size();
+    for (size_t a = 0; a < wrt.size(); ++a) {
+      ForwardResult r = forward(*n, {wrt[a]}, 1, resolver_, reporter_);
+      if (!r.fn) return std::nullopt;
+      std::unique_ptr<ir::Function> g = std::move(r.fn);
+      finish(*g, ir::var_ref(*g, r.tangents[0]));
+      std::vector<int> mapped = {static_cast<int>(g->params.size() - 1)};
+      if (hessian) {
+        // The jvp of the jvp in the same direction set: second derivatives along two basis vectors.
+        auto n2 = normalize(*g, lowering_, reporter_, what);
+        if (!n2) return std::nullopt;
+        ForwardResult r2 = forward(*n2, {wrt[a]}, 1, resolver_, reporter_);
+        if (!r2.fn) return std::nullopt;
+        g = std::move(r2.fn);
+        finish(*g, ir::var_ref(*g, r2.tangents[0]));
+        mapped = {static_cast<int>(g->params.size() - 2), static_cast<int>(g->params.size() - 1)};
+      }
+      std::vector<VmapLevel> levels;
+      for (const Link& o : outer) {
+        VmapLevel lv = make_level(*o.t, o.where, *g);
+        for (int m : mapped) lv.in_dims[static_cast<size_t>(m)] = std::nullopt;
+        lv.out_dims.assign(1, spec::Dim(0));
+        levels.push_back(lv);
+      }
+      for (int m : mapped) levels.push_back(basis_level(l, *g, {m}, -1));
+      const std::string name = spec_.name + "__jvp" + (wrt.size() > 1 ? std::to_string(a) : "");
+      auto v = vmapped(*g, name, levels, true);
+      if (!v) return std::nullopt;
+      append(out, *v);
+      // The input's shape without the outer batch dims.
+      const ir::Var& x = n->var(n->params[static_cast<size_t>(wrt[a])]);
+      std::string logical = x.name;
+      for (const Link& o : outer) {
+        const spec::Transform& t = *o.t;
+        const spec::Dim dim = t.in_dims.per_item ? t.in_dims.dims[static_cast<size_t>(wrt[a])] : t.in_dims.dims[0];
+        if (dim) logical += ".select(" + std::to_string(*dim) + ", 0)";
+      }
+      const std::string shape = "shape" + std::to_string(a);
+      d += "  const fg::IntArrayRef " + shape + " = " + logical + ".sizes();\n";
+      d += "  const fg::Tensor basis" + std::to_string(a) + " = fg::ad::basis(" + x.name + ", " + shape + ");\n";
+      std::vector<std::string> args;
+      for (int id : n->params) args.push_back(n->var(id).name);
+      for (size_t m = 0; m < mapped.size(); ++m) args.push_back("basis" + std::to_string(a));
+      std::string jac = name + "(" + join(args) + ")";
+      // [batch..., out..., n(, n)] -> [batch..., out..., in...(, in...)]
+      jac = "fg::ad::unflatten(" + jac + ", -1, " + shape + ")";
+      if (hessian) jac = "fg::ad::unflatten(" + jac + ", -1 - static_cast<int64_t>(" + shape + ".size()), " + shape + ")";
+      jacs.push_back(jac);
+    }
+    (void)k;
+    std::vector<std::string> jac_types(wrt.size(), "fg::Tensor");
+    const std::string ret = l.t->argnums.is_tuple ? "std::tuple<" + join(jac_types) + ">" : "fg::Tensor";
+    ir::Function sig_fn = signature_of(*n, ret);
+    const std::string signature = function_signature(sig_fn, spec_.name);
+    out.declaration = signature + ";";
+    std::string def = "// " + description(0) + (hessian ? ": forward over forward, both bases at once." : ": the jvp of each basis tangent, all at once (vmap over the basis).") + "\n";
+    def += signature + " {\n" + d;
+    def += "  return " + (l.t->argnums.is_tuple ? "std::make_tuple(" + join(jacs) + ")" : jacs[0]) + ";\n}\n";
+    out.definition = def;
+    return out;
+  }
+
+  const AnnotatedSpec& spec_;
+  Lowering& lowering_;
+  Reporter& reporter_;
+  const OpResolver& resolver_;
+  const clang::FunctionDecl* function_ = nullptr;
+  std::vector<Link> links_;
+};
+
+}  // namespace
+
+bool needs_ad(const AnnotatedSpec& spec, const EarlierSpec& earlier) {
+  const spec::Transform* t = spec.transform.get();
+  std::string function = spec.function->getNameAsString();
+  int guard = 0;
+  while (t != nullptr && ++guard < 64) {
+    if (t->kind == TransformKind::Function) {
+      if (t->function == function) return false;
+      const AnnotatedSpec* inner = earlier(t->function);
+      if (inner == nullptr) return false;
+      function = inner->function->getNameAsString();
+      t = inner->transform.get();
+      continue;
+    }
+    if (t->kind != TransformKind::Vmap) return true;
+    t = t->inner.get();
+  }
+  return false;
+}
+
+std::optional<GeneratedFunction> emit_ad_spec(const AnnotatedSpec& spec, Lowering& lowering, Reporter& reporter,
+                                              const OpResolver& resolver, const EarlierSpec& earlier) {
+  return AdEmitter(spec, lowering, reporter, resolver, earlier).run();
+}
+
+}  // namespace funcgen::ad

@@ -1,0 +1,40 @@
+// Source-to-source AD on normalized functions (anf.h): reverse mode (the forward pass, then each
+// op's FG_VJP rule, last op first, accumulating the gradient of every value the outputs depend on)
+// and forward mode (each op's FG_JVP rule right after the op). Both produce ordinary IR functions,
+// so their results can be differentiated again, vmapped and printed.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "checks/reporter.h"
+#include "ir/ir.h"
+#include "transforms/ad/rules.h"
+
+namespace funcgen::ad {
+
+struct ReverseResult {
+  std::unique_ptr<ir::Function> fn;  // the forward pass then the backward pass; no return yet
+  size_t forward_size = 0;           // fn->body[0, forward_size) is the forward pass
+  std::vector<int> outputs;          // every returned value (differentiated ones first)
+  std::vector<int> cotangents;       // the cotangent parameters added to fn (when not seeded)
+  std::vector<int> grads;            // per entry of `wrt`: its gradient
+};
+
+// `wrt`: parameter positions to differentiate with respect to; the first `differentiated` outputs
+// get cotangents: parameters of the result, or, with `seed` (grad), ones after checking that the
+// output has one element (`name` in that message).
+ReverseResult reverse(const ir::Function& normalized, const std::vector<int>& wrt, size_t differentiated, bool seed,
+                      const std::string& name, const OpResolver& resolver, Reporter& reporter);
+
+struct ForwardResult {
+  std::unique_ptr<ir::Function> fn;  // parameters: the primals, then one tangent per `wrt`; no return yet
+  std::vector<int> outputs;          // every returned value
+  std::vector<int> tangents;         // per differentiated output: its tangent
+};
+
+ForwardResult forward(const ir::Function& normalized, const std::vector<int>& wrt, size_t differentiated,
+                      const OpResolver& resolver, Reporter& reporter);
+
+}  // namespace funcgen::ad

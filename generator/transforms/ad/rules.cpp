@@ -1,0 +1,352 @@
+#include "transforms/ad/rules.h"
+
+#include <clang/AST/DeclCXX.h>
+
+#include <cctype>
+#include <sstream>
+
+#include "frontend/lower.h"
+#include "ir/build.h"
+
+namespace funcgen::ad {
+
+namespace {
+
+std::vector<std::pair<std::string, std::string>> params_of(const std::string& spec) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::stringstream in(spec);
+  std::string word;
+  while (in >> word) {
+    const size_t eq = word.find('=');
+    out.emplace_back(word.substr(0, eq), eq == std::string::npos ? "" : word.substr(eq + 1));
+  }
+  return out;
+}
+
+const std::map<std::string, Rule>& table() {
+  static const std::map<std::string, Rule> rules = [] {
+    std::map<std::string, Rule> t;
+#define FG_PARAMS(op, spec) t[#op].params = params_of(spec);
+#define FG_VJP(op, input, formula) t[#op].vjp[#input] = formula;
+#define FG_JVP(op, input, formula) t[#op].jvp[#input] = formula;
+#define FG_BROADCASTS(op) t[#op].broadcasts = true;
+#define FG_CONSTANT(op) t[#op].constant = true;
+#include "derivatives.def"
+#undef FG_PARAMS
+#undef FG_VJP
+#undef FG_JVP
+#undef FG_BROADCASTS
+#undef FG_CONSTANT
+    return t;
+  }();
+  return rules;
+}
+
+// ---------------------------------------------------------------- formula parser
+
+struct Token {
+  enum Kind { Name, Number, Punct, End } kind = End;
+  std::string text;
+};
+
+std::vector<Token> tokenize(const std::string& s, std::string& error) {
+  std::vector<Token> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    const char c = s[i];
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      ++i;
+    } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      size_t j = i;
+      while (j < s.size() && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '_' ||
+                              (s[j] == ':' && j + 1 < s.size() && s[j + 1] == ':'))) {
+        j += s[j] == ':' ? 2 : 1;
+      }
+      out.push_back({Token::Name, s.substr(i, j - i)});
+      i = j;
+    } else if (std::isdigit(static_cast<unsigned char>(c))) {
+      size_t j = i;
+      while (j < s.size() && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '.')) ++j;
+      out.push_back({Token::Number, s.substr(i, j - i)});
+      i = j;
+    } else {
+      static const char* two[] = {">=", "<=", "==", "!="};
+      std::string p(1, c);
+      for (const char* t : two)
+        if (s.compare(i, 2, t) == 0) p = t;
+      if (std::string("(){},.+-*/<>").find(c) == std::string::npos && p.size() == 1) {
+        error = "unexpected character '" + p + "'";
+        return {};
+      }
+      out.push_back({Token::Punct, p});
+      i += p.size();
+    }
+  }
+  out.push_back({Token::End, ""});
+  return out;
+}
+
+const char* op_of(const std::string& symbol, bool unary) {
+  if (unary) return symbol == "-" ? "neg" : nullptr;
+  static const std::map<std::string, const char*> ops = {{"+", "add"}, {"-", "sub"}, {"*", "mul"}, {"/", "div"},
+                                                         {">", "gt"},  {"<", "lt"},  {">=", "ge"}, {"<=", "le"},
+                                                         {"==", "eq"}, {"!=", "ne"}};
+  auto it = ops.find(symbol);
+  return it == ops.end() ? nullptr : it->second;
+}
+
+class FormulaParser {
+ public:
+  FormulaParser(const std::string& text, const FormulaEnv& env, const OpResolver& resolver)
+      : env_(env), resolver_(resolver) {
+    tokens_ = tokenize(text, error_);
+  }
+
+  FormulaResult parse() {
+    FormulaResult r;
+    if (error_.empty()) {
+      r.expr = comparison();
+      if (error_.empty() && peek().kind != Token::End) error_ = "unexpected '" + peek().text + "'";
+    }
+    r.error = error_;
+    if (!error_.empty()) r.expr = nullptr;
+    return r;
+  }
+
+ private:
+  const Token& peek() const { return tokens_[pos_]; }
+  bool accept(const std::string& punct) {
+    if (peek().kind == Token::Punct && peek().text == punct) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  void expect(const std::string& punct) {
+    if (!accept(punct) && error_.empty()) error_ = "expected '" + punct + "' before '" + peek().text + "'";
+  }
+  ir::ExprPtr fail(const std::string& message) {
+    if (error_.empty()) error_ = message;
+    return ir::opaque("0", ir::Type::Int);
+  }
+
+  ir::ExprPtr binary(const std::string& symbol, ir::ExprPtr a, ir::ExprPtr b) {
+    const bool tensor = a->type == ir::Type::Tensor || b->type == ir::Type::Tensor;
+    const bool compare = symbol == ">" || symbol == "<" || symbol == ">=" || symbol == "<=" || symbol == "==" ||
+                         symbol == "!=";
+    auto x = std::make_unique<ir::Expr>();
+    x->text = symbol;
+    if (tensor) {
+      x->kind = ir::ExprKind::Call;
+      x->form = ir::CallForm::Operator;
+      x->op = op_of(symbol, false);
+      x->type = ir::Type::Tensor;
+      x->params = {"self", "other"};
+      x->param_types = {a->type, b->type};
+    } else {
+      x->kind = ir::ExprKind::Binary;
+      x->type = compare ? ir::Type::Bool
+                        : (a->type == ir::Type::Float || b->type == ir::Type::Float ? ir::Type::Float : ir::Type::Int);
+    }
+    x->args.push_back(std::move(a));
+    x->args.push_back(std::move(b));
+    return x;
+  }
+
+  ir::ExprPtr comparison() {
+    ir::ExprPtr a = additive();
+    for (const char* s : {">=", "<=", "==", "!=", ">", "<"})
+      if (accept(s)) return binary(s, std::move(a), additive());
+    return a;
+  }
+  ir::ExprPtr additive() {
+    ir::ExprPtr a = multiplicative();
+    while (error_.empty()) {
+      if (accept("+")) a = binary("+", std::move(a), multiplicative());
+      else if (accept("-")) a = binary("-", std::move(a), multiplicative());
+      else break;
+    }
+    return a;
+  }
+  ir::ExprPtr multiplicative() {
+    ir::ExprPtr a = unary();
+    while (error_.empty()) {
+      if (accept("*")) a = binary("*", std::move(a), unary());
+      else if (accept("/")) a = binary("/", std::move(a), unary());
+      else break;
+    }
+    return a;
+  }
+  ir::ExprPtr unary() {
+    if (!accept("-")) return postfix();
+    ir::ExprPtr a = unary();
+    if (a->kind == ir::ExprKind::Opaque && ir::is_scalar(a->type)) {
+      a->text = "-" + a->text;
+      return a;
+    }
+    auto x = std::make_unique<ir::Expr>();
+    x->text = "-";
+    if (a->type == ir::Type::Tensor) {
+      x->kind = ir::ExprKind::Call;
+      x->form = ir::CallForm::Operator;
+      x->op = "neg";
+      x->type = ir::Type::Tensor;
+      x->params = {"self"};
+      x->param_types = {ir::Type::Tensor};
+    } else {
+      x->kind = ir::ExprKind::Unary;
+      x->type = a->type;
+    }
+    x->args.push_back(std::move(a));
+    return x;
+  }
+  std::vector<ir::ExprPtr> arguments(const std::string& close) {
+    std::vector<ir::ExprPtr> args;
+    if (accept(close)) return args;
+    do {
+      args.push_back(comparison());
+    } while (error_.empty() && accept(","));
+    expect(close);
+    return args;
+  }
+  ir::ExprPtr call(ir::CallForm form, const std::string& op, std::vector<ir::ExprPtr> args) {
+    auto x = std::make_unique<ir::Expr>();
+    x->kind = ir::ExprKind::Call;
+    x->form = form;
+    x->op = op;
+    x->args = std::move(args);
+    if (!resolver_.resolve(*x)) return fail("no declaration of '" + op + "' takes these arguments");
+    return x;
+  }
+  ir::ExprPtr postfix() {
+    ir::ExprPtr a = primary();
+    while (error_.empty() && accept(".")) {
+      if (peek().kind != Token::Name) return fail("expected a method name after '.'");
+      const std::string name = tokens_[pos_++].text;
+      expect("(");
+      std::vector<ir::ExprPtr> args;
+      args.push_back(std::move(a));
+      for (auto& x : arguments(")")) args.push_back(std::move(x));
+      a = call(ir::CallForm::Method, name, std::move(args));
+    }
+    return a;
+  }
+  ir::ExprPtr primary() {
+    const Token t = peek();
+    if (t.kind == Token::Number) {
+      ++pos_;
+      const bool real = t.text.find_first_of(".eE") != std::string::npos;
+      return ir::opaque(t.text, real ? ir::Type::Float : ir::Type::Int);
+    }
+    if (accept("(")) {
+      ir::ExprPtr e = comparison();
+      expect(")");
+      return e;
+    }
+    if (accept("{")) {
+      auto x = std::make_unique<ir::Expr>();
+      x->kind = ir::ExprKind::List;
+      x->args = arguments("}");
+      x->type = !x->args.empty() && x->args[0]->type == ir::Type::Tensor ? ir::Type::TensorList : ir::Type::IntList;
+      return x;
+    }
+    if (t.kind != Token::Name) return fail("unexpected '" + t.text + "'");
+    ++pos_;
+    if (accept("(")) {
+      std::vector<ir::ExprPtr> args = arguments(")");
+      if (t.text.rfind("fg::ad::", 0) == 0) return call(ir::CallForm::Free, "ad::" + t.text.substr(8), std::move(args));
+      if (t.text.rfind("fg::", 0) == 0) return call(ir::CallForm::Free, t.text.substr(4), std::move(args));
+      return fail("formulas call fg:: functions and Tensor methods only, not '" + t.text + "'");
+    }
+    if (auto it = env_.find(t.text); it != env_.end()) return ir::clone(*it->second);
+    if (t.text == "true" || t.text == "false") return ir::opaque(t.text, ir::Type::Bool);
+    return ir::opaque(t.text, ir::Type::Other);  // an enumerator or std::nullopt
+  }
+
+  const FormulaEnv& env_;
+  const OpResolver& resolver_;
+  std::vector<Token> tokens_;
+  size_t pos_ = 0;
+  std::string error_;
+};
+
+}  // namespace
+
+const Rule* find_rule(const std::string& op) {
+  auto it = table().find(op);
+  return it == table().end() ? nullptr : &it->second;
+}
+
+const clang::DeclContext* OpResolver::namespace_of(const std::string& qualified) const {
+  const clang::DeclContext* dc = context_.getTranslationUnitDecl();
+  std::stringstream in(qualified);
+  std::string part;
+  while (std::getline(in, part, ':')) {
+    if (part.empty()) continue;
+    const clang::DeclContext* next = nullptr;
+    for (const clang::NamedDecl* d : dc->lookup(&context_.Idents.get(part)))
+      if (const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(d)) next = ns;
+    if (next == nullptr) return nullptr;
+    dc = next;
+  }
+  return dc;
+}
+
+bool OpResolver::resolve(ir::Expr& call) const {
+  const bool method = call.form == ir::CallForm::Method;
+  const clang::DeclContext* scope = nullptr;
+  std::string name = call.op;
+  if (method) {
+    const clang::DeclContext* fg = namespace_of("fg");
+    if (fg == nullptr) return false;
+    for (const clang::NamedDecl* d : fg->lookup(&context_.Idents.get("Tensor")))
+      if (const auto* rd = llvm::dyn_cast<clang::CXXRecordDecl>(d); rd != nullptr && rd->getDefinition() != nullptr)
+        scope = rd->getDefinition();
+  } else if (name.rfind("ad::", 0) == 0) {
+    scope = namespace_of("fg::ad");
+    name = name.substr(4);
+  } else {
+    scope = namespace_of("fg");
+  }
+  if (scope == nullptr) return false;
+  const size_t skip = method ? 1 : 0;
+  const size_t nargs = call.args.size() - skip;
+  const clang::FunctionDecl* best = nullptr;
+  const clang::FunctionDecl* any = nullptr;
+  for (const clang::NamedDecl* d : scope->lookup(&context_.Idents.get(name))) {
+    const auto* f = llvm::dyn_cast<clang::FunctionDecl>(d);
+    if (f == nullptr || f->getMinRequiredArguments() > nargs || f->getNumParams() < nargs) continue;
+    if (any == nullptr) any = f;
+    bool match = true;
+    for (size_t i = 0; i < nargs; ++i) {
+      const bool want = ir_type_of(f->getParamDecl(static_cast<unsigned>(i))->getType()) == ir::Type::Tensor;
+      match &= want == (call.args[i + skip]->type == ir::Type::Tensor);
+    }
+    if (match) {
+      best = f;
+      break;
+    }
+  }
+  if (best == nullptr) best = any;
+  if (best == nullptr) return false;
+  call.callee = best;
+  call.type = ir_type_of(best->getReturnType());
+  call.params.clear();
+  call.param_types.clear();
+  if (method) {
+    call.params.push_back("self");
+    call.param_types.push_back(ir::Type::Tensor);
+  }
+  for (size_t i = 0; i < nargs; ++i) {
+    const clang::ParmVarDecl* p = best->getParamDecl(static_cast<unsigned>(i));
+    call.params.push_back(p->getNameAsString());
+    call.param_types.push_back(ir_type_of(p->getType()));
+  }
+  return true;
+}
+
+FormulaResult instantiate(const std::string& formula, const FormulaEnv& env, const OpResolver& resolver) {
+  return FormulaParser(formula, env, resolver).parse();
+}
+
+}  // namespace funcgen::ad

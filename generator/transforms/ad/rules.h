@@ -1,0 +1,54 @@
+// The derivative rules of templates/derivatives.def, and their formulas as IR: a formula is parsed
+// into funcgen's IR with each call resolved against the runtime's declarations in the translation
+// unit (so calls made by derivative code carry parameter names and types exactly like the user's
+// calls, and can be vmapped and differentiated again).
+#pragma once
+
+#include <clang/AST/ASTContext.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace funcgen::ad {
+
+struct Rule {
+  std::vector<std::pair<std::string, std::string>> params;  // name, default ("" = none)
+  std::map<std::string, std::string> vjp;                    // input -> formula in `grad`
+  std::map<std::string, std::string> jvp;                    // input -> formula in `tangent`
+  bool broadcasts = false;
+  bool constant = false;
+};
+
+// The rule of a runtime op (by the IR's op name: "mul", "ad::sum_to"), or nullptr.
+const Rule* find_rule(const std::string& op);
+
+// Resolves the calls that formulas make against the fg declarations visible in the translation
+// unit (funcgen/funcgen.h declares them all).
+class OpResolver {
+ public:
+  explicit OpResolver(clang::ASTContext& context) : context_(context) {}
+  // Fills in callee, params, param_types and type of a Free or Method call from its op and its
+  // arguments' types; false when no declaration fits.
+  bool resolve(ir::Expr& call) const;
+
+ private:
+  const clang::DeclContext* namespace_of(const std::string& qualified) const;
+  clang::ASTContext& context_;
+};
+
+// Values a formula can name: `grad`/`tangent`/`result` and the op's parameters.
+using FormulaEnv = std::map<std::string, const ir::Expr*>;
+
+// The formula as an IR expression, with the names of `env` replaced by copies of their values; an
+// error message when it cannot be parsed or a call does not resolve.
+struct FormulaResult {
+  ir::ExprPtr expr;
+  std::string error;
+};
+FormulaResult instantiate(const std::string& formula, const FormulaEnv& env, const OpResolver& resolver);
+
+}  // namespace funcgen::ad

@@ -1,0 +1,129 @@
+// Batching rules of the fg::ad derivative helpers: each works on the logical tensors (the dims
+// after the batch dims) and runs once over the whole batch.
+#include <vector>
+
+#include "funcgen/runtime/ad.h"
+#include "funcgen/runtime/vmap.h"
+#include "internal.h"
+
+namespace fg::vmap::ad {
+
+namespace {
+
+int64_t nb(const Batched& x) { return nbatch(x.levels); }
+int64_t rank(const Batched& x) { return x.value.dim() - nb(x); }
+std::vector<int64_t> batch_sizes(const Batched& x) {
+  return std::vector<int64_t>(x.value.sizes().begin(), x.value.sizes().begin() + nb(x));
+}
+// Every logical dim of x, as physical dims.
+std::vector<int64_t> logical_dims(const Batched& x) {
+  std::vector<int64_t> d;
+  for (int64_t i = 0; i < rank(x); ++i) d.push_back(nb(x) + i);
+  return d;
+}
+Batched unsqueeze(const Batched& x, int64_t logical) { return {x.value.unsqueeze(dim(logical, nb(x))), x.levels}; }
+Batched squeeze(const Batched& x, int64_t logical) { return {x.value.squeeze(dim(logical, nb(x))), x.levels}; }
+Batched transpose_last(const Batched& x) { return {x.value.transpose(-1, -2), x.levels}; }
+
+}  // namespace
+
+Batched grad_seed(const Batched& output, const char* fn) {
+  if (logical_numel(output.value, nb(output)) != 1)
+    detail::fail("grad", fn, ": the function must return a tensor with one element, got shape ",
+                 logical_sizes(output.value, nb(output)));
+  return {fg::ones_like(output.value), output.levels};
+}
+
+Batched sum_to(const Batched& self, IntArrayRef sizes) {
+  const int64_t n = nb(self), lead = rank(self) - static_cast<int64_t>(sizes.size());
+  if (lead < 0)
+    detail::fail("ad::sum_to", "cannot sum a gradient of logical shape ", logical_sizes(self.value, n), " to shape ",
+                 sizes);
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < lead; ++d) dims.push_back(n + d);
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const int64_t d = n + lead + static_cast<int64_t>(i);
+    if (sizes[i] == 1 && self.value.size(d) != 1) dims.push_back(d);
+  }
+  if (dims.empty()) return self;
+  return {self.value.sum(dims, true).reshape(with_batch(batch_sizes(self), sizes)), self.levels};
+}
+
+Batched sum_backward(const Batched& g, IntArrayRef self_sizes, IntArrayRef dim, bool keepdim) {
+  const int64_t n = nb(g);
+  std::vector<int64_t> physical;
+  if (dim.empty()) {
+    for (size_t i = 0; i < self_sizes.size(); ++i) physical.push_back(n + static_cast<int64_t>(i));
+  } else {
+    const int64_t r = static_cast<int64_t>(self_sizes.size());
+    for (int64_t d : dim) physical.push_back((d < 0 ? d + r : d) + n);
+  }
+  // The reduced dims back as size 1 (unless kept), then broadcast to the batch and self's shape.
+  Tensor x = g.value;
+  if (!keepdim || dim.empty()) {
+    if (dim.empty()) {
+      x = x.reshape(with_batch(batch_sizes(g), std::vector<int64_t>(self_sizes.size(), 1)));
+    } else {
+      std::vector<int64_t> sorted = physical;
+      std::sort(sorted.begin(), sorted.end());
+      for (int64_t d : sorted) x = x.unsqueeze(d);
+    }
+  }
+  return {x.expand(with_batch(batch_sizes(g), self_sizes)), g.levels};
+}
+
+Batched sum_reduce(const Batched& self, IntArrayRef dim, bool keepdim) {
+  if (!dim.empty()) return {self.value.sum(dims(dim, nb(self)), keepdim), self.levels};
+  if (rank(self) == 0) return self;
+  return {self.value.sum(logical_dims(self), keepdim), self.levels};
+}
+
+Batched matmul_backward_self(const Batched& g, const Batched& self, const Batched& other) {
+  const int64_t ls = rank(self), lo = rank(other);
+  Batched b = lo == 1 ? unsqueeze(other, -1) : other;
+  Batched gg = g;
+  if (ls == 1) gg = unsqueeze(gg, lo == 1 ? 0 : -2);
+  if (lo == 1) gg = unsqueeze(gg, -1);
+  std::vector<int64_t> a_sizes(logical_sizes(self.value, nb(self)).begin(), logical_sizes(self.value, nb(self)).end());
+  if (ls == 1) a_sizes.insert(a_sizes.begin(), 1);
+  Batched da = sum_to(matmul(gg, transpose_last(b)), a_sizes);
+  return ls == 1 ? squeeze(da, 0) : da;
+}
+
+Batched matmul_backward_other(const Batched& g, const Batched& self, const Batched& other) {
+  const int64_t ls = rank(self), lo = rank(other);
+  Batched a = ls == 1 ? unsqueeze(self, 0) : self;
+  Batched gg = g;
+  if (ls == 1) gg = unsqueeze(gg, lo == 1 ? 0 : -2);
+  if (lo == 1) gg = unsqueeze(gg, -1);
+  std::vector<int64_t> b_sizes(logical_sizes(other.value, nb(other)).begin(),
+                               logical_sizes(other.value, nb(other)).end());
+  if (lo == 1) b_sizes.push_back(1);
+  Batched db = sum_to(matmul(transpose_last(a), gg), b_sizes);
+  return lo == 1 ? squeeze(db, -1) : db;
+}
+
+Batched linear_backward_weight(const Batched& g, const Batched& input, const Batched& weight) {
+  // g [..., out], input [..., in] -> [out, in], each as a matrix of rows.
+  const auto rows = [](const Batched& x) -> Batched {
+    if (rank(x) == 1) return unsqueeze(x, 0);
+    return {x.value.reshape(batch_shape(x.value, nb(x), {-1, x.value.size(-1)})), x.levels};
+  };
+  const IntArrayRef w = logical_sizes(weight.value, nb(weight));
+  return sum_to(matmul(transpose_last(rows(g)), rows(input)), std::vector<int64_t>(w.begin(), w.end()));
+}
+
+Batched reduction_apply(const Batched& self, Reduction reduction) {
+  if (reduction == Reduction::None || rank(self) == 0) return self;
+  const std::vector<int64_t> d = logical_dims(self);
+  return {reduction == Reduction::Mean ? self.value.mean(d) : self.value.sum(d), self.levels};
+}
+
+Batched reduction_backward(const Batched& g, IntArrayRef sizes, Reduction reduction) {
+  if (reduction == Reduction::None) return g;
+  const Tensor e = g.value.reshape(with_batch(batch_sizes(g), std::vector<int64_t>(sizes.size(), 1)))
+                       .expand(with_batch(batch_sizes(g), sizes));
+  return {reduction == Reduction::Mean ? e / fg::ad::reduced_numel(sizes, {}) : e, g.levels};
+}
+
+}  // namespace fg::vmap::ad
