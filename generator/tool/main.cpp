@@ -145,7 +145,10 @@ class Consumer : public clang::ASTConsumer {
     std::sort(result.dependencies.begin(), result.dependencies.end());
     result.dependencies.erase(std::unique(result.dependencies.begin(), result.dependencies.end()), result.dependencies.end());
     const clang::FileEntry* main = sm.getFileEntryForID(sm.getMainFileID());
-    results[main != nullptr ? main->getName().str() : ""] = std::move(result);
+    llvm::SmallString<256> key(main != nullptr ? main->getName() : "");
+    llvm::sys::fs::make_absolute(key);
+    llvm::sys::path::remove_dots(key, true);
+    results[key.str().str()] = std::move(result);
   }
 };
 

@@ -659,6 +659,10 @@ class AdEmitter {
         if (dim) logical += ".select(" + std::to_string(*dim) + ", 0)";
       }
       const std::string shape = "shape" + std::to_string(a);
+      if (logical != x.name) {  // a view without the batch dims, kept alive for its sizes
+        d += "  const fg::Tensor example" + std::to_string(a) + " = " + logical + ";\n";
+        logical = "example" + std::to_string(a);
+      }
       d += "  const fg::IntArrayRef " + shape + " = " + logical + ".sizes();\n";
       d += "  const fg::Tensor basis" + std::to_string(a) + " = fg::ad::basis(" + x.name + ", " + shape + ");\n";
       std::vector<std::string> args;

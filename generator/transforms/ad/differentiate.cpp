@@ -48,9 +48,11 @@ class Differentiator {
   }
   ExprPtr ref(int id) const { return ir::var_ref(*fn_, id); }
 
+  // Code that derivative rules made has no place in the source: its errors go to the function.
   void fail(clang::SourceLocation loc, const std::string& message) {
     if (!ok_) return;
     ok_ = false;
+    if (loc.isInvalid() && fn_->decl != nullptr) loc = fn_->decl->getLocation();
     reporter_.report("unsupported", loc, message);
   }
 
@@ -203,7 +205,7 @@ ReverseResult reverse(const ir::Function& normalized, const std::vector<int>& wr
     env["grad"] = grad.get();
     env["result"] = result.get();
     for (size_t a = 0; a < call.args.size(); ++a) {
-      if (!d.active_arg(call.arg(a))) continue;
+      if (!d.active_arg(call.arg(a)) || v.rule->shape_only.count(v.params[a])) continue;
       auto f = v.rule->vjp.find(v.params[a]);
       if (f == v.rule->vjp.end()) {
         d.fail(call.range.getBegin(), "'" + call.op + "' has no reverse-mode rule for its argument '" + v.params[a] + "'");
@@ -268,7 +270,7 @@ ForwardResult forward(const ir::Function& normalized, const std::vector<int>& wr
     env["result"] = result.get();
     ExprPtr total;
     for (size_t a = 0; a < call.args.size(); ++a) {
-      if (!d.active_arg(call.arg(a))) continue;
+      if (!d.active_arg(call.arg(a)) || v.rule->shape_only.count(v.params[a])) continue;
       auto f = v.rule->jvp.find(v.params[a]);
       if (f == v.rule->jvp.end()) {
         d.fail(call.range.getBegin(), "'" + call.op + "' has no forward-mode rule for its argument '" + v.params[a] + "'");

@@ -31,7 +31,9 @@ const std::map<std::string, Rule>& table() {
 #define FG_JVP(op, input, formula) t[#op].jvp[#input] = formula;
 #define FG_BROADCASTS(op) t[#op].broadcasts = true;
 #define FG_CONSTANT(op) t[#op].constant = true;
+#define FG_SHAPE_ONLY(op, input) t[#op].shape_only.insert(#input);
 #include "derivatives.def"
+#undef FG_SHAPE_ONLY
 #undef FG_PARAMS
 #undef FG_VJP
 #undef FG_JVP

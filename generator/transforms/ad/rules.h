@@ -8,6 +8,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@ struct Rule {
   std::vector<std::pair<std::string, std::string>> params;  // name, default ("" = none)
   std::map<std::string, std::string> vjp;                    // input -> formula in `grad`
   std::map<std::string, std::string> jvp;                    // input -> formula in `tangent`
+  std::set<std::string> shape_only;                          // inputs whose values do not matter
   bool broadcasts = false;
   bool constant = false;
 };
