@@ -66,3 +66,12 @@ target_include_directories(test_ad PRIVATE ${CMAKE_CURRENT_LIST_DIR}/ad)
 target_link_libraries(test_ad PRIVATE GTest::gtest GTest::gtest_main)
 funcgen_generate(test_ad SOURCES ${CMAKE_CURRENT_LIST_DIR}/ad/ad_functions.cpp)
 gtest_discover_tests(test_ad PROPERTIES LABELS generator)
+
+# The workloads of torch.func's tutorials against the values torch.func computed
+# (tests/golden/make_golden.py; the stored JSON means the suite needs no Python).
+add_executable(test_golden ${CMAKE_CURRENT_LIST_DIR}/ad/test_golden.cpp)
+target_include_directories(test_golden PRIVATE ${CMAKE_CURRENT_LIST_DIR}/ad)
+target_link_libraries(test_golden PRIVATE GTest::gtest GTest::gtest_main nlohmann_json::nlohmann_json)
+target_compile_definitions(test_golden PRIVATE FUNCGEN_GOLDEN_JSON="${PROJECT_SOURCE_DIR}/tests/golden/torch_func_golden.json")
+funcgen_generate(test_golden SOURCES ${CMAKE_CURRENT_LIST_DIR}/ad/golden_functions.cpp)
+gtest_discover_tests(test_golden TEST_PREFIX golden. PROPERTIES LABELS generator)
