@@ -96,6 +96,10 @@ for sample in "$source_dir"/samples/*/CMakeLists.txt; do
     fail "configure sample $name"
   cmake --build "$work/sample-$name" >"$work/log" 2>&1 || { cat "$work/log"; fail "build sample $name"; }
   "$work/sample-$name/$name" >"$work/log" 2>&1 || { cat "$work/log"; fail "run sample $name"; }
+  # Samples whose numbers torch.func computed too (tests/golden/make_golden.py) print exactly those.
+  if [ -f "$(dirname "$sample")/expected_output.txt" ]; then
+    diff -u "$(dirname "$sample")/expected_output.txt" "$work/log" || fail "sample $name does not print what torch.func computes"
+  fi
 done
 
 # The gallery with the page's examples as written fails to build, with exactly the diagnostics its

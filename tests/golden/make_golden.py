@@ -3,9 +3,12 @@
 tests/generator/ad/test_golden.cpp checks funcgen's generated code against.
 
 Run: /usr/bin/python3 tests/golden/make_golden.py > tests/golden/torch_func_golden.json
-Inputs are deterministic (input() below; the C++ side builds the same ones), float64."""
+Inputs are deterministic (input() below; the C++ side builds the same ones), float64. It also
+writes what samples/per_sample_grads and samples/jacobians_hessians print, computed here with
+torch.func, as their expected_output.txt (the end-to-end test compares)."""
 import json
 import math
+import os
 
 import torch
 import torch.nn.functional as F
@@ -120,6 +123,43 @@ g, aux = grad(loss_with_aux, has_aux=True)(wa, xa)
 cases["loss_grad_aux"] = {"outputs": [enc(g), enc(aux)]}
 (g, (v, aux)) = grad_and_value(loss_with_aux, has_aux=True)(wa, xa)
 cases["loss_grad_and_value_aux"] = {"outputs": [enc(g), enc(v), enc(aux)]}
+
+# ---- the samples' output, as torch.func computes it
+root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def shape(t):
+    return "[" + ", ".join(str(s) for s in t.shape) + "]"
+
+
+lines = ["per-sample gradients: w1 %s, b1 %s, w2 %s, b2 %s" % tuple(shape(g) for g in psg)]
+for i, norm in enumerate(cases["per_sample_grads"]["norms"]):
+    lines.append("example %d: gradient norm %.8f" % (i, norm))
+with open(os.path.join(root, "samples", "per_sample_grads", "expected_output.txt"), "w") as f:
+    f.write("\n".join(lines) + "\n")
+
+
+def matrix(title, m):
+    return [title] + ["".join(" %11.8f" % v for v in row) for row in m.tolist()]
+
+
+d, b = 4, 3
+sw, sb, sx, sxs = input([d, d], 20), input([d], 21), input([d], 22), input([b, d], 23)
+jr = jacrev(predict, argnums=2)(sw, sb, sx)
+jf = jacfwd(predict, argnums=2)(sw, sb, sx)
+lines = matrix("jacrev(predict, argnums=2):", jr)
+lines.append("jacfwd agrees with jacrev: %s" % ("yes" if torch.allclose(jr, jf, 1e-12, 1e-12) else "no"))
+bjr = vmap(jacrev(predict, argnums=2), in_dims=(None, None, 0))(sw, sb, sxs)
+bjf = vmap(jacfwd(predict, argnums=2), in_dims=(None, None, 0))(sw, sb, sxs)
+lines.append("batched jacobians: %s, jacfwd agrees: %s" % (shape(bjr), "yes" if torch.allclose(bjr, bjf, 1e-12, 1e-12) else "no"))
+lines += matrix("jacobian of example 2:", bjr[2])
+h = hessian(predict, argnums=2)(sw, sb, sx)
+lines.append("hessian: %s" % shape(h))
+lines += matrix("hessian of output 0:", h[0])
+g, hv = jvp(grad(energy), (sx,), (input([d], 31),))
+lines += matrix("grad(energy) and hvp(energy, v) as rows:", torch.stack([g, hv]))
+with open(os.path.join(root, "samples", "jacobians_hessians", "expected_output.txt"), "w") as f:
+    f.write("\n".join(lines) + "\n")
 
 print(json.dumps({"generator": "torch " + torch.__version__ + " (functorch transforms)", "cases": cases},
                  separators=(",", ":")))
