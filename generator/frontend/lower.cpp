@@ -216,9 +216,23 @@ class FunctionLowerer {
     reporter_.report("unsupported", s->getBeginLoc(), what) << s->getSourceRange();
   }
 
-  std::string text_of(clang::SourceRange range) const {
-    const clang::CharSourceRange r = clang::CharSourceRange::getTokenRange(sm_.getExpansionRange(range).getAsRange());
-    return clang::Lexer::getSourceText(r, sm_, context_.getLangOpts()).str();
+  // The C++ text of a node as written; inside a macro expansion, its spelling (the macro argument
+  // or body it came from), or else Clang's printing of it.
+  std::string text_of(const clang::Stmt* node) const {
+    const clang::SourceRange range = node->getSourceRange();
+    const clang::LangOptions& lo = context_.getLangOpts();
+    if (!range.getBegin().isMacroID() && !range.getEnd().isMacroID())
+      return clang::Lexer::getSourceText(clang::CharSourceRange::getTokenRange(range), sm_, lo).str();
+    const clang::CharSourceRange file =
+        clang::Lexer::makeFileCharRange(clang::CharSourceRange::getTokenRange(range), sm_, lo);
+    if (file.isValid()) return clang::Lexer::getSourceText(file, sm_, lo).str();
+    const clang::SourceLocation b = sm_.getSpellingLoc(range.getBegin()), e = sm_.getSpellingLoc(range.getEnd());
+    if (sm_.getFileID(b) == sm_.getFileID(e) && !sm_.isWrittenInScratchSpace(b) && !sm_.isBeforeInTranslationUnit(e, b))
+      return clang::Lexer::getSourceText(clang::CharSourceRange::getTokenRange(b, e), sm_, lo).str();
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    node->printPretty(os, nullptr, context_.getPrintingPolicy());
+    return os.str();
   }
 
   // ------------------------------------------------------------------ statements
@@ -252,7 +266,7 @@ class FunctionLowerer {
 
   StmtPtr opaque_stmt(const clang::Stmt* s) {
     StmtPtr st = make(StmtKind::Opaque, s);
-    st->text = text_of(s->getSourceRange());
+    st->text = text_of(s);
     VarUses uses(vars_);
     uses.TraverseStmt(const_cast<clang::Stmt*>(s));
     st->reads = uses.reads;
@@ -351,7 +365,7 @@ class FunctionLowerer {
     if (const auto* cs = llvm::dyn_cast<clang::CaseStmt>(s)) {
       // A case label owns the statement after it; flatten to label + statement in the block.
       StmtPtr st = make(StmtKind::Case, s);
-      st->text = "case " + text_of(cs->getLHS()->getSourceRange());
+      st->text = "case " + text_of(cs->getLHS());
       pending_after_label_ = cs->getSubStmt();
       return flatten_label(std::move(st));
     }
@@ -429,7 +443,7 @@ class FunctionLowerer {
 
   ExprPtr opaque(const clang::Expr* e) {
     ExprPtr x = make_expr(ExprKind::Opaque, e);
-    x->text = text_of(e->getSourceRange());
+    x->text = text_of(e);
     VarUses uses(vars_);
     uses.TraverseStmt(const_cast<clang::Expr*>(e));
     x->reads = uses.reads;

@@ -141,4 +141,10 @@ Tensor unflatten(const Tensor& x, int64_t dim, IntArrayRef sizes) {
   return x.reshape(shape);
 }
 
+Tensor select_backward(const Tensor& g, IntArrayRef sizes, int64_t dim, int64_t index) {
+  Tensor out = fg::zeros(sizes, g.options());
+  out.select(dim, index).copy_(g);
+  return out;
+}
+
 }  // namespace fg::ad

@@ -126,4 +126,11 @@ Batched reduction_backward(const Batched& g, IntArrayRef sizes, Reduction reduct
   return {reduction == Reduction::Mean ? e / fg::ad::reduced_numel(sizes, {}) : e, g.levels};
 }
 
+Batched select_backward(const Batched& g, IntArrayRef sizes, int64_t dim, int64_t index) {
+  Tensor out = fg::zeros(with_batch(batch_sizes(g), sizes), g.value.options());
+  const int64_t d = dim < 0 ? dim : dim + nb(g);
+  out.select(d, index).copy_(g.value);
+  return {out, g.levels};
+}
+
 }  // namespace fg::vmap::ad

@@ -75,3 +75,11 @@ target_link_libraries(test_golden PRIVATE GTest::gtest GTest::gtest_main nlohman
 target_compile_definitions(test_golden PRIVATE FUNCGEN_GOLDEN_JSON="${PROJECT_SOURCE_DIR}/tests/golden/torch_func_golden.json")
 funcgen_generate(test_golden SOURCES ${CMAKE_CURRENT_LIST_DIR}/ad/golden_functions.cpp)
 gtest_discover_tests(test_golden TEST_PREFIX golden. PROPERTIES LABELS generator)
+
+# The op database: every differentiable op through jvp, vjp, jacrev/jacfwd, vmap(jvp), the batched
+# vjp and hessian, against finite differences in float64 and against each other.
+add_executable(test_opdb ${CMAKE_CURRENT_LIST_DIR}/ad/test_opdb.cpp)
+target_include_directories(test_opdb PRIVATE ${CMAKE_CURRENT_LIST_DIR}/ad)
+target_link_libraries(test_opdb PRIVATE GTest::gtest GTest::gtest_main)
+funcgen_generate(test_opdb SOURCES ${CMAKE_CURRENT_LIST_DIR}/ad/opdb_functions.cpp)
+gtest_discover_tests(test_opdb TEST_PREFIX ad. PROPERTIES LABELS generator)

@@ -39,6 +39,9 @@ Tensor linear_backward_weight(const Tensor& g, const Tensor& input, const Tensor
 Tensor reduction_apply(const Tensor& self, Reduction reduction);
 Tensor reduction_backward(const Tensor& g, IntArrayRef sizes, Reduction reduction);
 
+// The gradient of self.select(dim, index): zeros of `sizes` with g at that index.
+Tensor select_backward(const Tensor& g, IntArrayRef sizes, int64_t dim, int64_t index);
+
 // For jacrev/jacfwd/hessian: the standard basis of the tensors of shape `sizes`, as rows of an
 // identity [n, sizes...] (n = the number of elements), in the dtype and on the device of `like`.
 Tensor basis(const Tensor& like, IntArrayRef sizes);

@@ -155,6 +155,7 @@ Batched matmul_backward_other(const Batched& g, const Batched& self, const Batch
 Batched linear_backward_weight(const Batched& g, const Batched& input, const Batched& weight);
 Batched reduction_apply(const Batched& self, Reduction reduction);
 Batched reduction_backward(const Batched& g, IntArrayRef sizes, Reduction reduction);
+Batched select_backward(const Batched& g, IntArrayRef sizes, int64_t dim, int64_t index);
 }  // namespace ad
 
 // ------------------------------------------------------------------ randomness

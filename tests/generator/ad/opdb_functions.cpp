@@ -1,0 +1,102 @@
+// The op database of the AD tests (as functorch's test_ops.py): one function per differentiable op
+// (and per interesting case of one: broadcasting, 1-D matmul, reductions with and without dim),
+// each with the same matrix of transforms. test_opdb.cpp checks every entry against central finite
+// differences in float64 and the transforms against each other.
+#include <funcgen/funcgen.h>
+
+namespace opdb {
+
+// Every op gets: jvp and vjp (against finite differences), jacrev and jacfwd (against each other),
+// vmap(jvp) (against the loop of jvp), the vjp as vmap(grad(<f, ct>)) (against the loop of the
+// pullback), and the hessian of a scalar function of it (symmetric, against finite differences
+// of its grad).
+#define FG_OP(name, expression)                                                                              \
+  FUNCGEN(#name "_jvp = jvp(f_" #name ")")                                                                  \
+  FUNCGEN(#name "_vjp = vjp(f_" #name ")")                                                                  \
+  FUNCGEN(#name "_jacrev = jacrev(f_" #name ", argnums=(0, 1))")                                            \
+  FUNCGEN(#name "_jacfwd = jacfwd(f_" #name ", argnums=(0, 1))")                                            \
+  FUNCGEN(#name "_batched_jvp = vmap(jvp(f_" #name "))")                                                    \
+  fg::Tensor f_##name(const fg::Tensor& x, const fg::Tensor& y) { return expression; }                      \
+  FUNCGEN(#name "_batched_vjp = vmap(grad(dot_" #name ", argnums=(0, 1)), in_dims=(None, None, 0))")       \
+  fg::Tensor dot_##name(const fg::Tensor& x, const fg::Tensor& y, const fg::Tensor& ct) {                   \
+    return (f_##name(x, y) * ct).sum();                                                                     \
+  }                                                                                                         \
+  FUNCGEN(#name "_hessian = hessian(scalar_" #name ")")                                                     \
+  FUNCGEN(#name "_scalar_grad = grad(scalar_" #name ")")                                                    \
+  fg::Tensor scalar_##name(const fg::Tensor& x, const fg::Tensor& y) { return (f_##name(x, y).sin() * 2).sum(); }
+
+// element-wise, with broadcasting where the op has it
+FG_OP(add, x + y)
+FG_OP(add_alpha, fg::add(x, y, 0.5))
+FG_OP(sub, x - y * 3)
+FG_OP(rsub, 2 - x + y)
+FG_OP(mul, x * y)
+FG_OP(div, x / (y * y + 1))
+FG_OP(rdiv, 1.5 / (x * x + 1) + y)
+FG_OP(pow_scalar, (x * x + 0.5).pow(1.5) + y)
+FG_OP(pow_tensor, (x * x + 0.5).pow(y))
+FG_OP(neg, -x + y)
+FG_OP(abs, x.abs() * y)
+FG_OP(exp, x.exp() + y)
+FG_OP(log, (x * x + 1).log() * y)
+FG_OP(log1p, (x * x).log1p() + y)
+FG_OP(sqrt, (x * x + 0.5).sqrt() + y)
+FG_OP(rsqrt, (x * x + 0.5).rsqrt() * y)
+FG_OP(sin, x.sin() * y)
+FG_OP(cos, x.cos() + y)
+FG_OP(tan, (x * 0.5).tan() + y)
+FG_OP(tanh, x.tanh() * y)
+FG_OP(sigmoid, x.sigmoid() + y)
+FG_OP(relu, x.relu() * y)
+FG_OP(maximum, fg::maximum(x, y))
+FG_OP(minimum, fg::minimum(x, y * 2))
+FG_OP(clamp, x.clamp(-0.3, 0.4) + y)
+FG_OP(where, fg::where(x > y, x * 2, y.sin()))
+// reductions and normalisations
+FG_OP(sum_all, (x * y).sum())
+FG_OP(sum_dim, (x * y).sum({1}))
+FG_OP(sum_keepdim, (x * y).sum({0}, true))
+FG_OP(mean_all, (x * y).mean())
+FG_OP(mean_dim, (x + y).mean({-1}, true))
+FG_OP(logsumexp, (x * y).logsumexp({1}))
+FG_OP(softmax, (x + y).softmax(1))
+FG_OP(log_softmax, (x * y).log_softmax(0))
+// linear algebra
+FG_OP(matmul, x.matmul(y))
+FG_OP(matmul_vec, x.matmul(y.select(1, 0)))
+FG_OP(vec_matmul, x.select(0, 0).matmul(y))
+FG_OP(mm, x.mm(y.t()))
+FG_OP(mv, x.mv(y.select(0, 1)))
+FG_OP(dot, x.select(0, 0).dot(y.select(0, 2)))
+FG_OP(outer, fg::outer(x.select(1, 0), y.select(0, 1)))
+FG_OP(linear, fg::linear(x, y, y.select(1, 0)))
+// shapes and views
+FG_OP(t, x.t() * y.t())
+FG_OP(transpose, x.transpose(0, 1) + y.t())
+FG_OP(unsqueeze, x.unsqueeze(1) * y.unsqueeze(0))
+FG_OP(squeeze, x.unsqueeze(0).squeeze(0) + y)
+FG_OP(reshape, x.reshape({-1}) * y.reshape({-1}))
+FG_OP(view, x.view({-1}) + y.flatten())
+FG_OP(expand, x.select(1, 0).unsqueeze(1).expand({3, 4}) * y)
+FG_OP(clone, x.clone() * y.contiguous())
+FG_OP(gather, x.gather(1, fg::tensor(std::vector<int64_t>{2, 0, 1, 3, 3, 0}).reshape({3, 2})) * 2 + y.select(1, 0).unsqueeze(1))
+FG_OP(scatter_add, x.scatter_add(1, fg::tensor(std::vector<int64_t>{0, 0, 3, 1, 2, 2}).reshape({3, 2}), y.select(1, 0).unsqueeze(1).expand({3, 2})))
+// losses
+FG_OP(mse_loss, fg::mse_loss(x, y))
+FG_OP(mse_loss_sum, fg::mse_loss(x.sin(), y, fg::Reduction::Sum))
+FG_OP(mse_loss_none, fg::mse_loss(x, y * y, fg::Reduction::None))
+// helpers, locals, in-place ops
+static fg::Tensor affine(const fg::Tensor& a, const fg::Tensor& b) { return a * 2 + b; }
+FG_OP(helper_call, affine(x, y).tanh())
+static fg::Tensor updated(const fg::Tensor& x, const fg::Tensor& y) {
+  fg::Tensor h = x * y;
+  h.add_(x);
+  h.mul_(0.5);
+  h = h + y;
+  return h;
+}
+FG_OP(inplace, updated(x, y))
+
+#undef FG_OP
+
+}  // namespace opdb

@@ -1,0 +1,224 @@
+// The transform matrix over the op database (opdb_functions.cpp), as functorch's test_ops.py: for
+// every op, jvp and vjp against central finite differences in float64, jacrev against jacfwd,
+// vmap(jvp) and the batched vjp against loops of the unbatched versions, the hessian symmetric and
+// equal to finite differences of the gradient.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <tuple>
+#include <vector>
+
+#include "opdb_functions.funcgen.h"
+
+using T = fg::Tensor;
+using Shape = std::vector<int64_t>;
+const Shape M{3, 4};
+
+// name, x's shape, y's shape
+#define FG_OPS(X) \
+  X(add, (Shape{3, 1}), (Shape{4})) \
+  X(add_alpha, M, (Shape{4})) \
+  X(sub, M, (Shape{3, 1})) \
+  X(mul, M, (Shape{4})) \
+  X(div, (Shape{3, 1}), M) \
+  X(pow_tensor, M, (Shape{4})) \
+  X(maximum, M, (Shape{4})) \
+  X(mean_all, M, (Shape{4})) \
+  X(matmul, M, (Shape{4, 2})) \
+  X(matmul_vec, M, (Shape{4, 2})) \
+  X(vec_matmul, M, (Shape{4, 2})) \
+  X(mm, M, (Shape{2, 4})) \
+  X(mv, M, (Shape{2, 4})) \
+  X(outer, M, (Shape{2, 5})) \
+  X(linear, M, (Shape{4, 4})) \
+  X(t, M, M) \
+  X(transpose, M, M) \
+  X(unsqueeze, (Shape{3}), (Shape{4})) \
+  X(reshape, M, (Shape{2, 6})) \
+  X(view, M, (Shape{12})) \
+  X(helper_call, M, (Shape{4})) \
+  X(rsub, M, M) \
+  X(rdiv, M, M) \
+  X(pow_scalar, M, M) \
+  X(neg, M, M) \
+  X(abs, M, M) \
+  X(exp, M, M) \
+  X(log, M, M) \
+  X(log1p, M, M) \
+  X(sqrt, M, M) \
+  X(rsqrt, M, M) \
+  X(sin, M, M) \
+  X(cos, M, M) \
+  X(tan, M, M) \
+  X(tanh, M, M) \
+  X(sigmoid, M, M) \
+  X(relu, M, M) \
+  X(minimum, M, M) \
+  X(clamp, M, M) \
+  X(where, M, M) \
+  X(sum_all, M, M) \
+  X(sum_dim, M, M) \
+  X(sum_keepdim, M, M) \
+  X(mean_dim, M, M) \
+  X(logsumexp, M, M) \
+  X(softmax, M, M) \
+  X(log_softmax, M, M) \
+  X(dot, M, M) \
+  X(squeeze, M, M) \
+  X(expand, M, M) \
+  X(clone, M, M) \
+  X(gather, M, M) \
+  X(scatter_add, M, M) \
+  X(mse_loss, M, M) \
+  X(mse_loss_sum, M, M) \
+  X(mse_loss_none, M, M) \
+  X(inplace, M, M)
+
+// The functions of the op database (defined in opdb_functions.cpp, compiled with its generated code).
+namespace opdb {
+#define FG_DECLARE(op, xs, ys) fg::Tensor f_##op(const T& x, const T& y);
+FG_OPS(FG_DECLARE)
+#undef FG_DECLARE
+}  // namespace opdb
+
+namespace {
+
+struct Entry {
+  const char* name;
+  Shape x, y;
+  std::function<T(const T&, const T&)> f;
+  std::function<std::tuple<T, T>(const T&, const T&, const T&, const T&)> jvp;
+  std::function<std::tuple<T, T, T>(const T&, const T&, const T&)> vjp;  // out, then the pullback's grads
+  std::function<std::tuple<T, T>(const T&, const T&)> jacrev, jacfwd;
+  std::function<std::tuple<T, T>(const T&, const T&, const T&, const T&)> batched_jvp;
+  std::function<std::tuple<T, T>(const T&, const T&, const T&)> batched_vjp;
+  std::function<T(const T&, const T&)> hessian, scalar_grad;
+};
+
+#define ENTRY(op, xs, ys)                                                          \
+  Entry {                                                                          \
+    #op, xs, ys, opdb::f_##op, opdb::op##_jvp,                                     \
+        [](const T& x, const T& y, const T& ct) {                                  \
+          auto [out, pullback] = opdb::op##_vjp(x, y);                             \
+          auto [gx, gy] = pullback(ct);                                            \
+          return std::make_tuple(out, gx, gy);                                     \
+        },                                                                         \
+        opdb::op##_jacrev, opdb::op##_jacfwd, opdb::op##_batched_jvp,              \
+        opdb::op##_batched_vjp, opdb::op##_hessian, opdb::op##_scalar_grad         \
+  }
+
+std::vector<Entry> entries() {
+#define FG_ENTRY(op, xs, ys) ENTRY(op, xs, ys),
+  return {FG_OPS(FG_ENTRY)};
+#undef FG_ENTRY
+}
+
+void PrintTo(const Entry& e, std::ostream* os) { *os << e.name; }
+
+class OpDb : public ::testing::TestWithParam<Entry> {
+ protected:
+  void SetUp() override {
+    fg::manual_seed(7);
+    x = fg::randn(GetParam().x, fg::kDouble);
+    y = fg::randn(GetParam().y, fg::kDouble);
+  }
+  T x, y;
+};
+
+constexpr double kEps = 1e-6, kTol = 1e-6;
+
+// The directional derivative of f at (x, y) along (tx, ty), by central differences.
+T finite_difference(const Entry& e, const T& x, const T& y, const T& tx, const T& ty) {
+  return (e.f(x + tx * kEps, y + ty * kEps) - e.f(x - tx * kEps, y - ty * kEps)) / (2 * kEps);
+}
+
+double inner(const T& a, const T& b) { return (a * b).sum().item<double>(); }
+
+TEST_P(OpDb, JvpMatchesFiniteDifferences) {
+  const Entry& e = GetParam();
+  const T tx = fg::randn(x.sizes(), fg::kDouble), ty = fg::randn(y.sizes(), fg::kDouble);
+  auto [out, tangent] = e.jvp(x, y, tx, ty);
+  EXPECT_TRUE(fg::allclose(out, e.f(x, y), 1e-12, 1e-12));
+  const T fd = finite_difference(e, x, y, tx, ty);
+  ASSERT_EQ(tangent.sizes(), fd.sizes());
+  EXPECT_TRUE(fg::allclose(tangent, fd, kTol, kTol)) << "jvp\n" << tangent << "\nfinite differences\n" << fd;
+}
+
+TEST_P(OpDb, VjpMatchesFiniteDifferences) {
+  const Entry& e = GetParam();
+  const T out = e.f(x, y);
+  const T ct = fg::randn(out.sizes(), fg::kDouble);
+  auto [o, gx, gy] = e.vjp(x, y, ct);
+  EXPECT_TRUE(fg::allclose(o, out, 1e-12, 1e-12));
+  ASSERT_EQ(gx.sizes(), x.sizes());
+  ASSERT_EQ(gy.sizes(), y.sizes());
+  // <ct, J t> = <J^T ct, t> for random directions t.
+  for (int k = 0; k < 3; ++k) {
+    const T tx = fg::randn(x.sizes(), fg::kDouble), ty = fg::randn(y.sizes(), fg::kDouble);
+    const double want = inner(ct, finite_difference(e, x, y, tx, ty));
+    EXPECT_NEAR(inner(gx, tx) + inner(gy, ty), want, kTol * (1 + std::abs(want)));
+  }
+}
+
+TEST_P(OpDb, JacrevMatchesJacfwd) {
+  const Entry& e = GetParam();
+  auto [rx, ry] = e.jacrev(x, y);
+  auto [fx, fy] = e.jacfwd(x, y);
+  const T out = e.f(x, y);
+  std::vector<int64_t> want(out.sizes().begin(), out.sizes().end());
+  want.insert(want.end(), x.sizes().begin(), x.sizes().end());
+  EXPECT_EQ(rx.sizes(), fg::IntArrayRef(want));
+  EXPECT_EQ(fx.sizes(), rx.sizes());
+  EXPECT_EQ(fy.sizes(), ry.sizes());
+  EXPECT_TRUE(fg::allclose(rx, fx, 1e-10, 1e-10)) << rx << fx;
+  EXPECT_TRUE(fg::allclose(ry, fy, 1e-10, 1e-10)) << ry << fy;
+}
+
+TEST_P(OpDb, BatchedJvpIsTheLoopOfJvp) {
+  const Entry& e = GetParam();
+  const int64_t batch = 3;
+  std::vector<T> xs, ys, txs, tys;
+  for (int64_t b = 0; b < batch; ++b) {
+    xs.push_back(fg::randn(x.sizes(), fg::kDouble));
+    ys.push_back(fg::randn(y.sizes(), fg::kDouble));
+    txs.push_back(fg::randn(x.sizes(), fg::kDouble));
+    tys.push_back(fg::randn(y.sizes(), fg::kDouble));
+  }
+  auto [outs, tangents] = e.batched_jvp(fg::stack(xs), fg::stack(ys), fg::stack(txs), fg::stack(tys));
+  for (int64_t b = 0; b < batch; ++b) {
+    auto [o, t] = e.jvp(xs[b], ys[b], txs[b], tys[b]);
+    EXPECT_TRUE(fg::allclose(outs[b], o, 1e-12, 1e-12)) << "example " << b;
+    EXPECT_TRUE(fg::allclose(tangents[b], t, 1e-12, 1e-12)) << "example " << b;
+  }
+}
+
+TEST_P(OpDb, BatchedVjpIsTheLoopOfThePullback) {
+  const Entry& e = GetParam();
+  const T out = e.f(x, y);
+  std::vector<T> cts;
+  for (int b = 0; b < 3; ++b) cts.push_back(fg::randn(out.sizes(), fg::kDouble));
+  auto [gxs, gys] = e.batched_vjp(x, y, fg::stack(cts));
+  for (size_t b = 0; b < cts.size(); ++b) {
+    auto [o, gx, gy] = e.vjp(x, y, cts[b]);
+    EXPECT_TRUE(fg::allclose(gxs[static_cast<int64_t>(b)], gx, 1e-12, 1e-12)) << "example " << b;
+    EXPECT_TRUE(fg::allclose(gys[static_cast<int64_t>(b)], gy, 1e-12, 1e-12)) << "example " << b;
+  }
+}
+
+TEST_P(OpDb, HessianIsSymmetricAndTheDerivativeOfTheGradient) {
+  const Entry& e = GetParam();
+  const T h = e.hessian(x, y);
+  const int64_t n = x.numel();
+  const T square = h.reshape({n, n});
+  EXPECT_TRUE(fg::allclose(square, square.t(), 1e-9, 1e-9)) << square;
+  for (int64_t j = 0; j < n; ++j) {
+    const T basis = fg::eye(n, fg::kDouble).select(0, j).reshape(x.sizes());
+    const T fd = ((e.scalar_grad(x + basis * kEps, y) - e.scalar_grad(x - basis * kEps, y)) / (2 * kEps)).reshape({n});
+    EXPECT_TRUE(fg::allclose(square.select(1, j), fd, 1e-5, 1e-5)) << "column " << j << "\n" << square.select(1, j) << fd;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, OpDb, ::testing::ValuesIn(entries()),
+                         [](const ::testing::TestParamInfo<Entry>& info) { return std::string(info.param.name); });
+
+}  // namespace
