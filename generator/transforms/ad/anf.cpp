@@ -50,12 +50,12 @@ bool has_tensors(const Stmt& s, const ir::Function& fn) {
 
 const char* statement_name(StmtKind k) {
   switch (k) {
-    case StmtKind::If: return "'if'";
-    case StmtKind::For: return "'for' loop";
-    case StmtKind::While: return "'while' loop";
-    case StmtKind::DoWhile: return "'do' loop";
-    case StmtKind::Switch: return "'switch'";
-    default: return "statement";
+    case StmtKind::If: return "an 'if'";
+    case StmtKind::For: return "a 'for' loop";
+    case StmtKind::While: return "a 'while' loop";
+    case StmtKind::DoWhile: return "a 'do' loop";
+    case StmtKind::Switch: return "a 'switch'";
+    default: return "this statement";
   }
 }
 
@@ -255,7 +255,7 @@ class Normalizer {
           out.push_back(std::move(c));
           return;
         }
-        fail(s.range.getBegin(), std::string("a ") + statement_name(s.kind) +
+        fail(s.range.getBegin(), std::string(statement_name(s.kind)) +
                                      " on tensors cannot be differentiated by this version of funcgen; "
                                      "write it as straight-line code (fg::where selects element-wise)");
         return;
