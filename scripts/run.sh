@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The two entry points of the README:
 #   scripts/run.sh main   install what is missing, build funcgen and the runtime, install them, and
-#                         build and run samples/model_ensembling as a user's project would
+#                         build and run the samples that use them as a user's project would
+#                         (per-sample gradients first)
 #   scripts/run.sh test   install what is missing, build, run the whole test suite
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,10 +21,13 @@ case "${1:-}" in
     configure_and_build --target funcgen funcgen_runtime
     install_dir="$(cd "$build_dir" && pwd)/install"
     cmake --install "$build_dir" --prefix "$install_dir" >/dev/null
-    sample_dir="$build_dir/user/model_ensembling"
-    cmake -S samples/model_ensembling -B "$sample_dir" -G Ninja -DCMAKE_PREFIX_PATH="$install_dir" >/dev/null
-    cmake --build "$sample_dir"
-    "$sample_dir"/model_ensembling
+    for sample in per_sample_grads jacobians_hessians model_ensembling; do
+      sample_dir="$build_dir/user/$sample"
+      cmake -S "samples/$sample" -B "$sample_dir" -G Ninja -DCMAKE_PREFIX_PATH="$install_dir" >/dev/null
+      cmake --build "$sample_dir"
+      echo "== samples/$sample"
+      "$sample_dir/$sample"
+    done
     ;;
   test)
     configure_and_build
