@@ -133,6 +133,10 @@ class FormulaParser {
   }
 
   ir::ExprPtr binary(const std::string& symbol, ir::ExprPtr a, ir::ExprPtr b) {
+    // x * 1 and x / 1 (a default alpha) are x.
+    const auto one = [](const ir::Expr& e) { return e.kind == ir::ExprKind::Opaque && (e.text == "1" || e.text == "1.0"); };
+    if ((symbol == "*" || symbol == "/") && one(*b)) return a;
+    if (symbol == "*" && one(*a)) return b;
     const bool tensor = a->type == ir::Type::Tensor || b->type == ir::Type::Tensor;
     const bool compare = symbol == ">" || symbol == "<" || symbol == ">=" || symbol == "<=" || symbol == "==" ||
                          symbol == "!=";
