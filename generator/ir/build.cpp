@@ -88,6 +88,26 @@ int add_var(Function& fn, const std::string& name, Type type, const std::string&
   return v.id;
 }
 
+std::unique_ptr<Function> derived_function(const Function& src) {
+  auto f = std::make_unique<Function>();
+  f->name = src.name;
+  f->qualified_name = src.qualified_name;
+  f->namespaces = src.namespaces;
+  f->return_type = src.return_type;
+  f->return_cxx_type = src.return_cxx_type;
+  f->outputs = src.outputs;
+  f->decl = src.decl;
+  return f;
+}
+
+std::string value_type(const Var& v) {
+  if (v.type == Type::Tensor) return "fg::Tensor";
+  std::string t = v.cxx_type;
+  if (!t.empty() && t.back() == '&') t.pop_back();
+  if (t.rfind("const ", 0) == 0) t = t.substr(6);
+  return t;
+}
+
 namespace {
 StmtPtr make(StmtKind kind, int var, ExprPtr e) {
   auto s = std::make_unique<Stmt>();

@@ -20,6 +20,13 @@ ExprPtr tuple(std::vector<ExprPtr> items);
 // A new local of `fn` named `name` (which the caller made unique).
 int add_var(Function& fn, const std::string& name, Type type, const std::string& cxx_type);
 
+// A new function that stands for `src` (its names, namespaces, declaration and return type), with
+// no variables, parameters or body yet.
+std::unique_ptr<Function> derived_function(const Function& src);
+
+// How a variable's value is held by value: its C++ type without `const` and `&`.
+std::string value_type(const Var& v);
+
 StmtPtr decl(int var, ExprPtr init);
 StmtPtr assign(int var, ExprPtr value);
 StmtPtr ret(ExprPtr value);

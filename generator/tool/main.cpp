@@ -250,7 +250,6 @@ int main(int argc, const char** argv) {
     llvm::sys::fs::make_absolute(absolute);
     llvm::sys::path::remove_dots(absolute, true);
     auto it = results.find(absolute.str().str());
-    if (it == results.end()) it = results.find(source);
     if (it == results.end()) {
       llvm::errs() << "funcgen: internal error: no result for '" << source << "'\n";
       return 1;

@@ -69,11 +69,7 @@ Split split(const ir::Function& fn, const std::function<bool(const ir::Stmt&)>& 
             const std::vector<int>& second_params, const std::vector<int>& first_returns, ExprPtr second_return) {
   Split s;
   const auto copy = [&] {
-    auto f = std::make_unique<ir::Function>();
-    f->name = fn.name;
-    f->qualified_name = fn.qualified_name;
-    f->namespaces = fn.namespaces;
-    f->decl = fn.decl;
+    auto f = ir::derived_function(fn);
     f->vars = fn.vars;
     for (auto& v : f->vars) v.param_index = -1;
     return f;
@@ -110,12 +106,7 @@ Split split(const ir::Function& fn, const std::function<bool(const ir::Stmt&)>& 
   for (int id : returns) items.push_back(ir::var_ref(*s.first, id));
   ExprPtr tuple = ir::tuple(std::move(items));
   std::vector<std::string> types;
-  for (int id : returns) {
-    std::string t = fn.var(id).type == ir::Type::Tensor ? "fg::Tensor" : fn.var(id).cxx_type;
-    if (t.back() == '&') t.pop_back();
-    if (t.rfind("const ", 0) == 0) t = t.substr(6);
-    types.push_back(t);
-  }
+  for (int id : returns) types.push_back(ir::value_type(fn.var(id)));
   s.first->return_type = ir::Type::TensorTuple;
   s.first->return_cxx_type = "std::tuple<" + join(types) + ">";
   s.first->outputs = returns.size();
@@ -410,7 +401,6 @@ class AdEmitter {
     ReverseResult r = reverse(*n, wrt, differentiated, false, spec_.name, resolver_, reporter_);
     if (!r.fn) return std::nullopt;
     const size_t nvars = n->vars.size();
-    const std::set<int> cts(r.cotangents.begin(), r.cotangents.end());
     Split s = split(
         *r.fn, [&](const ir::Stmt& st) { return st.var >= static_cast<int>(nvars); }, r.cotangents, r.outputs,
         refs(*r.fn, r.grads, true));
@@ -449,10 +439,7 @@ class AdEmitter {
     std::vector<std::string> members, member_names, call_params, call_args;
     for (int r : s.residuals) {
       const ir::Var& v = s.first->var(r);
-      std::string t = v.type == ir::Type::Tensor ? "fg::Tensor" : v.cxx_type;
-      if (t.back() == '&') t.pop_back();
-      if (t.rfind("const ", 0) == 0) t = t.substr(6);
-      members.push_back("  " + t + " " + v.name + ";\n");
+      members.push_back("  " + ir::value_type(v) + " " + v.name + ";\n");
       member_names.push_back(v.name);
     }
     for (size_t k = s.residuals.size(); k < s.second->params.size(); ++k) {
@@ -621,7 +608,6 @@ class AdEmitter {
     GeneratedFunction out;
     std::vector<std::string> jacs;
     std::string d;
-    const size_t k = outer.size();
     for (size_t a = 0; a < wrt.size(); ++a) {
       ForwardResult r = forward(*n, {wrt[a]}, 1, resolver_, reporter_);
       if (!r.fn) return std::nullopt;
@@ -674,7 +660,6 @@ class AdEmitter {
       if (hessian) jac = "fg::ad::unflatten(" + jac + ", -1 - static_cast<int64_t>(" + shape + ".size()), " + shape + ")";
       jacs.push_back(jac);
     }
-    (void)k;
     std::vector<std::string> jac_types(wrt.size(), "fg::Tensor");
     const std::string ret = l.t->argnums.is_tuple ? "std::tuple<" + join(jac_types) + ">" : "fg::Tensor";
     ir::Function sig_fn = signature_of(*n, ret);

@@ -28,23 +28,16 @@ bool is_view_op(const std::string& op) {
 
 bool has_tensors(const Stmt& s, const ir::Function& fn) {
   bool found = false;
-  std::vector<const Stmt*> stack = {&s};
-  while (!stack.empty()) {
-    const Stmt* t = stack.back();
-    stack.pop_back();
-    if ((t->kind == StmtKind::Decl || t->kind == StmtKind::Assign) && t->var >= 0 &&
-        ir::is_tensor_like(fn.var(t->var).type))
+  const auto stmt = [&](const Stmt& t) {
+    if ((t.kind == StmtKind::Decl || t.kind == StmtKind::Assign) && t.var >= 0 && ir::is_tensor_like(fn.var(t.var).type))
       found = true;
-    for (int v : t->vars)
-      if (ir::is_tensor_like(fn.var(v).type)) found = true;
-    const auto visit = [&](const Expr& e) {
-      if (ir::is_tensor_like(e.type)) found = true;
-    };
-    if (t->expr) ir::for_each_expr(*t->expr, visit);
-    if (t->step) ir::for_each_expr(*t->step, visit);
-    for (const auto* list : {&t->body, &t->else_body, &t->init})
-      for (const auto& c : *list) stack.push_back(c.get());
-  }
+    for (int v : t.vars) found |= ir::is_tensor_like(fn.var(v).type);
+    const auto expr = [&](const Expr& e) { found |= ir::is_tensor_like(e.type); };
+    if (t.expr) ir::for_each_expr(*t.expr, expr);
+    if (t.step) ir::for_each_expr(*t.step, expr);
+  };
+  stmt(s);
+  for (const auto* children : {&s.init, &s.body, &s.else_body}) ir::for_each_stmt(*children, stmt);
   return found;
 }
 
@@ -65,14 +58,7 @@ class Normalizer {
       : lowering_(lowering), reporter_(reporter), what_(std::move(what)) {}
 
   std::unique_ptr<ir::Function> run(const ir::Function& src) {
-    out_ = std::make_unique<ir::Function>();
-    out_->name = src.name;
-    out_->qualified_name = src.qualified_name;
-    out_->namespaces = src.namespaces;
-    out_->return_type = src.return_type;
-    out_->return_cxx_type = src.return_cxx_type;
-    out_->outputs = src.outputs;
-    out_->decl = src.decl;
+    out_ = ir::derived_function(src);
     Scope scope{&src};
     for (size_t i = 0; i < src.params.size(); ++i) {
       const ir::Var& p = src.var(src.params[i]);
@@ -84,7 +70,6 @@ class Normalizer {
       scope.vars[p.id] = id;
     }
     for (const auto& v : src.vars) names_.insert(v.name);
-    root_ = &src;
     std::vector<ExprPtr> results;
     scope.results = &results;
     active_.insert(src.decl);
@@ -287,40 +272,37 @@ class Normalizer {
     std::string op = e.op.substr(0, e.op.size() - 1);
     std::vector<ExprPtr> args;
     for (const auto& a : e.args) args.push_back(atom(*a, scope, out));
-    if (op == "zero" || op == "fill" || op == "copy") {
-      // Writes that forget the old values: zeros_like / full_like / the source broadcast.
+    if (op == "zero") {  // writes that forget the old values
       call->form = ir::CallForm::Free;
-      if (op == "zero") {
-        call->op = "zeros_like";
-        args.resize(1);
-      } else if (op == "fill") {
-        call->op = "full_like";
-      } else {
-        call->form = ir::CallForm::Method;
-        call->op = "expand";
-        auto sizes = std::make_unique<Expr>();
-        sizes->kind = ExprKind::Call;
-        sizes->form = ir::CallForm::Method;
-        sizes->op = "sizes";
-        sizes->type = ir::Type::IntList;
-        sizes->params = {"self"};
-        sizes->param_types = {ir::Type::Tensor};
-        sizes->args.push_back(ir::var_ref(*out_, self));
-        ExprPtr src_value = std::move(args[1]);
-        args.clear();
-        args.push_back(std::move(src_value));
-        args.push_back(std::move(sizes));
-      }
-      call->params = {call->form == ir::CallForm::Method ? "self" : "self", "size"};
-      call->params.resize(args.size());
-      call->param_types.clear();
-      for (const auto& a : args) call->param_types.push_back(a->type);
-      if (op == "fill") call->params = {"self", "fill_value"};
+      call->op = "zeros_like";
+      args.resize(1);
+      call->params = {"self"};
+    } else if (op == "fill") {
+      call->form = ir::CallForm::Free;
+      call->op = "full_like";
+      call->params = {"self", "fill_value"};
+    } else if (op == "copy") {  // the source, broadcast to the destination's shape
+      auto sizes = std::make_unique<Expr>();
+      sizes->kind = ExprKind::Call;
+      sizes->form = ir::CallForm::Method;
+      sizes->op = "sizes";
+      sizes->type = ir::Type::IntList;
+      sizes->params = {"self"};
+      sizes->param_types = {ir::Type::Tensor};
+      sizes->args.push_back(ir::var_ref(*out_, self));
+      ExprPtr source = std::move(args[1]);
+      args.clear();
+      args.push_back(std::move(source));
+      args.push_back(std::move(sizes));
+      call->form = ir::CallForm::Method;
+      call->op = "expand";
+      call->params = {"self", "size"};
     } else {
       call->op = op;
       call->params = e.params;
-      call->param_types = e.param_types;
     }
+    call->param_types.clear();
+    for (const auto& a : args) call->param_types.push_back(a->type);
     call->args = std::move(args);
     const int id = new_tensor(out_->var(self).name);
     StmtPtr d = ir::decl(id, std::move(call));
@@ -364,18 +346,8 @@ class Normalizer {
       return 0;
     }
     if (is_inplace(e)) return inplace(e, scope, out);
-    auto call = std::make_unique<Expr>();
-    call->kind = ExprKind::Call;
-    call->type = e.type;
-    call->range = e.range;
-    call->ast = e.ast;
-    call->op = e.op;
-    call->form = e.form;
-    call->callee = e.callee;
-    call->text = e.text;
-    call->params = e.params;
-    call->param_types = e.param_types;
-    call->template_args = e.template_args;
+    ExprPtr call = ir::clone(e);
+    call->args.clear();
     for (const auto& a : e.args) call->args.push_back(atom(*a, scope, out));
     if (!ok_) return 0;
     const int self = !call->args.empty() && call->args[0]->kind == ExprKind::VarRef ? call->args[0]->var : -1;
@@ -473,10 +445,7 @@ class Normalizer {
       // A scalar parameter: a local of the caller's, holding the argument.
       const std::string name = claim(p.name);
       if (name != p.name) inner.renames[p.name] = name;
-      std::string type = p.cxx_type;
-      if (type.back() == '&') type = type.substr(0, type.size() - 1);
-      if (type.rfind("const ", 0) != 0) type = "const " + type;
-      const int id = ir::add_var(*out_, name, p.type, type);
+      const int id = ir::add_var(*out_, name, p.type, "const " + ir::value_type(p));
       inner.vars[p.id] = id;
       out.push_back(ir::decl(id, scalar(e.arg(i), scope, out)));
     }
@@ -498,7 +467,6 @@ class Normalizer {
   Reporter& reporter_;
   std::string what_;
   std::unique_ptr<ir::Function> out_;
-  const ir::Function* root_ = nullptr;
   std::set<std::string> names_, emitted_;
   std::map<int, int> view_of_;  // version -> the version it is a view of
   std::set<const clang::FunctionDecl*> active_;

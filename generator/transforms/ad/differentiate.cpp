@@ -20,11 +20,7 @@ class Differentiator {
  public:
   Differentiator(const ir::Function& n, const OpResolver& resolver, Reporter& reporter)
       : resolver_(resolver), reporter_(reporter) {
-    fn_ = std::make_unique<ir::Function>();
-    fn_->name = n.name;
-    fn_->qualified_name = n.qualified_name;
-    fn_->namespaces = n.namespaces;
-    fn_->decl = n.decl;
+    fn_ = ir::derived_function(n);
     fn_->vars = n.vars;
     fn_->params = n.params;
     for (const auto& v : n.vars) names_.insert(v.name);
@@ -146,7 +142,6 @@ ReverseResult reverse(const ir::Function& normalized, const std::vector<int>& wr
                       const std::string& name, const OpResolver& resolver, Reporter& reporter) {
   Differentiator d(normalized, resolver, reporter);
   ReverseResult r;
-  std::vector<const Expr*> forward_calls;
   for (size_t i = 0; i + 1 < normalized.body.size(); ++i) d.fn_->body.push_back(ir::clone(*normalized.body[i]));
   std::vector<int> wrt_ids;
   for (int w : wrt) wrt_ids.push_back(normalized.params[static_cast<size_t>(w)]);
