@@ -141,6 +141,8 @@ Tensor unflatten(const Tensor& x, int64_t dim, IntArrayRef sizes) {
   return x.reshape(shape);
 }
 
+Tensor zero_gradient(const Tensor& x) { return x.defined() ? fg::zeros_like(x) : Tensor(); }
+
 Tensor select_backward(const Tensor& g, IntArrayRef sizes, int64_t dim, int64_t index) {
   Tensor out = fg::zeros(sizes, g.options());
   out.select(dim, index).copy_(g);

@@ -133,4 +133,6 @@ Batched select_backward(const Batched& g, IntArrayRef sizes, int64_t dim, int64_
   return {out, g.levels};
 }
 
+Batched zero_gradient(const Batched& x) { return {fg::ad::zero_gradient(x.value), x.levels}; }
+
 }  // namespace fg::vmap::ad

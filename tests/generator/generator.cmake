@@ -83,3 +83,9 @@ target_include_directories(test_opdb PRIVATE ${CMAKE_CURRENT_LIST_DIR}/ad)
 target_link_libraries(test_opdb PRIVATE GTest::gtest GTest::gtest_main)
 funcgen_generate(test_opdb SOURCES ${CMAKE_CURRENT_LIST_DIR}/ad/opdb_functions.cpp)
 gtest_discover_tests(test_opdb TEST_PREFIX ad. PROPERTIES LABELS generator)
+
+# AD through branches, switches and loops with run-time trip counts, against finite differences.
+add_executable(test_control_flow ${CMAKE_CURRENT_LIST_DIR}/ad/test_control_flow.cpp)
+target_link_libraries(test_control_flow PRIVATE GTest::gtest GTest::gtest_main)
+funcgen_generate(test_control_flow SOURCES ${CMAKE_CURRENT_LIST_DIR}/ad/control_flow_functions.cpp)
+gtest_discover_tests(test_control_flow TEST_PREFIX ad. PROPERTIES LABELS generator)

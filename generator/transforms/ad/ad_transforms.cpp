@@ -65,6 +65,13 @@ struct Split {
   std::vector<int> residuals;  // the values passed from the first part to the second
 };
 
+// The predicate of split() that puts fn's statements from `first` on in the second part.
+std::function<bool(const ir::Stmt&)> from_statement(const ir::Function& fn, size_t first) {
+  std::set<const ir::Stmt*> second;
+  for (size_t k = first; k < fn.body.size(); ++k) second.insert(fn.body[k].get());
+  return [second](const ir::Stmt& st) { return second.count(&st) != 0; };
+}
+
 Split split(const ir::Function& fn, const std::function<bool(const ir::Stmt&)>& in_second,
             const std::vector<int>& second_params, const std::vector<int>& first_returns, ExprPtr second_return) {
   Split s;
@@ -400,10 +407,7 @@ class AdEmitter {
     const std::vector<int> wrt = tensor_params(*n);
     ReverseResult r = reverse(*n, wrt, differentiated, false, spec_.name, resolver_, reporter_);
     if (!r.fn) return std::nullopt;
-    const size_t nvars = n->vars.size();
-    Split s = split(
-        *r.fn, [&](const ir::Stmt& st) { return st.var >= static_cast<int>(nvars); }, r.cotangents, r.outputs,
-        refs(*r.fn, r.grads, true));
+    Split s = split(*r.fn, from_statement(*r.fn, r.forward_size), r.cotangents, r.outputs, refs(*r.fn, r.grads, true));
     return callable(s, r.outputs.size(), differentiated, "pullback", "__forward", "__backward",
                     "its pullback: the gradient of each primal for cotangents of the outputs");
   }
@@ -416,6 +420,16 @@ class AdEmitter {
     ForwardResult r = forward(*n, tensor_params(*n), outs.size(), resolver_, reporter_);
     if (!r.fn) return std::nullopt;
     const size_t nvars = n->vars.size();
+    for (const auto& st : r.fn->body) {
+      bool tangents_inside = false;
+      ir::for_each_stmt(st->body, [&](const ir::Stmt& t) { tangents_inside |= t.var >= static_cast<int>(nvars); });
+      if (tangents_inside) {
+        reporter_.report("unsupported", st->range.getBegin(),
+                         "linearize of a function with control flow on tensors cannot be generated yet (its jvp_fn "
+                         "would have to replay the control flow); use jvp");
+        return std::nullopt;
+      }
+    }
     std::vector<int> tangent_params(r.fn->params.begin() + static_cast<long>(n->params.size()), r.fn->params.end());
     Split s = split(
         *r.fn, [&](const ir::Stmt& st) { return st.var >= static_cast<int>(nvars); }, tangent_params, r.outputs,
@@ -505,10 +519,7 @@ class AdEmitter {
     const std::vector<int> wrt = argnums(*l.t, *n);
     ReverseResult r = reverse(*n, wrt, 1, false, spec_.name, resolver_, reporter_);
     if (!r.fn) return std::nullopt;
-    const size_t nvars = n->vars.size();
-    Split s = split(
-        *r.fn, [&](const ir::Stmt& st) { return st.var >= static_cast<int>(nvars); }, r.cotangents, r.outputs,
-        refs(*r.fn, r.grads, true));
+    Split s = split(*r.fn, from_statement(*r.fn, r.forward_size), r.cotangents, r.outputs, refs(*r.fn, r.grads, true));
     for (int id : s.residuals)
       if (s.first->var(id).type != ir::Type::Tensor && !outer.empty()) {
         unsupported(l, "under vmap, jacrev of a function whose derivative reads the scalar '" + s.first->var(id).name +

@@ -59,7 +59,8 @@ class Normalizer {
 
   std::unique_ptr<ir::Function> run(const ir::Function& src) {
     out_ = ir::derived_function(src);
-    Scope scope{&src};
+    Scope scope;
+    scope.fn = &src;
     for (size_t i = 0; i < src.params.size(); ++i) {
       const ir::Var& p = src.var(src.params[i]);
       const int id = ir::add_var(*out_, p.name, p.type, p.cxx_type);
@@ -88,13 +89,18 @@ class Normalizer {
 
  private:
   struct Scope {
-    const ir::Function* fn;
+    const ir::Function* fn = nullptr;
     std::map<int, int> vars;                     // source var -> current version in out_
     std::map<int, std::vector<int>> tuples;      // source tuple var -> the versions of its elements
     std::map<std::string, std::string> renames;  // source name -> out_ name, for C++ text
-    std::vector<ExprPtr>* results = nullptr;
+    std::vector<ExprPtr>* results = nullptr;  // null inside control flow: no return there
     bool returned = false;
+    const char* inside = nullptr;   // the control flow statement the scope is in ("an 'if'")
+    bool in_loop = false;           // break/continue would skip the loop's bookkeeping
   };
+
+  // A tensor declared without a value, before its first assignment.
+  static constexpr int kUnset = -2;
 
   void fail(clang::SourceLocation loc, const std::string& message) {
     if (!ok_) return;
@@ -143,7 +149,8 @@ class Normalizer {
         const ir::Var& v = fn.var(s.var);
         if (v.type == ir::Type::Tensor) {
           if (!s.expr) {
-            fail(s.range.getBegin(), "a tensor declared without a value cannot be differentiated; initialize it");
+            if (s.kind == StmtKind::Decl) scope.vars[v.id] = kUnset;  // given a value later, on every path
+            else fail(s.range.getBegin(), "this assignment to a tensor cannot be differentiated");
             return;
           }
           if (s.kind == StmtKind::Assign && s.text != "=") {
@@ -211,6 +218,12 @@ class Normalizer {
         return;
       }
       case StmtKind::Return: {
+        if (scope.inside != nullptr) {
+          fail(s.range.getBegin(), std::string("a return inside ") + scope.inside +
+                                       " cannot be differentiated yet; assign the result to a variable and return "
+                                       "it at the end of the function");
+          return;
+        }
         if (scope.results == nullptr || !s.expr) {
           fail(s.range.getBegin(), what_ + " needs a function that returns tensors");
           return;
@@ -234,17 +247,281 @@ class Normalizer {
         out.push_back(std::move(c));
         return;
       }
+      case StmtKind::Break:
+      case StmtKind::Continue:
+        if (scope.in_loop) {
+          fail(s.range.getBegin(), std::string("'") + (s.kind == StmtKind::Break ? "break" : "continue") +
+                                       "' in a loop that computes tensors cannot be differentiated yet; make the "
+                                       "loop's condition say when it ends");
+          return;
+        }
+        out.push_back(ir::clone(s, remap(scope)));
+        return;
       default:
         if (!has_tensors(s, fn)) {  // scalar control flow (counting, indices) is kept as it is
+          if (const Stmt* jump = scope.in_loop ? leaves_loop(s) : nullptr) {
+            statement(*jump, scope, out);  // reported there
+            return;
+          }
           StmtPtr c = ir::clone(s, remap(scope));
           out.push_back(std::move(c));
           return;
         }
-        fail(s.range.getBegin(), std::string(statement_name(s.kind)) +
-                                     " on tensors cannot be differentiated by this version of funcgen; "
-                                     "write it as straight-line code (fg::where selects element-wise)");
+        if (s.kind == StmtKind::If) branch(s, scope, out);
+        else if (s.kind == StmtKind::Switch) switch_to_ifs(s, scope, out);
+        else loop(s, scope, out);
         return;
     }
+  }
+
+  // A break or continue in `s` that leaves the loop around `s` (not one of a loop or switch inside).
+  static const Stmt* leaves_loop(const Stmt& s, bool in_switch = false) {
+    const bool loop = s.kind == StmtKind::For || s.kind == StmtKind::While || s.kind == StmtKind::DoWhile;
+    if (loop) return nullptr;
+    if ((s.kind == StmtKind::Break && !in_switch) || s.kind == StmtKind::Continue) return &s;
+    const bool sw = in_switch || s.kind == StmtKind::Switch;
+    for (const auto* children : {&s.body, &s.else_body})
+      for (const auto& c : *children)
+        if (const Stmt* j = leaves_loop(*c, sw)) return j;
+    return nullptr;
+  }
+
+  // ------------------------------------------------------------------ control flow
+  // A branch or a loop keeps its structure; what makes it differentiable is that every tensor it
+  // changes gets an explicit variable of its own outside it (`merged` after an if, `carried` around
+  // a loop) and that the condition of each if is a named bool: the taken branch, for the reverse pass.
+
+  // A new scope for statements inside control flow: the enclosing versions, no return.
+  static Scope nested(const Scope& scope, const char* inside, bool in_loop) {
+    Scope s = scope;
+    s.results = nullptr;
+    s.inside = inside;
+    s.in_loop = in_loop;
+    return s;
+  }
+
+  // `cond` as a named bool declared before the branch (the reverse pass reads it again).
+  ExprPtr recorded(ExprPtr cond, std::vector<ir::StmtPtr>& out) {
+    const int taken = ir::add_var(*out_, claim("taken"), ir::Type::Bool, "const bool");
+    out.push_back(ir::decl(taken, std::move(cond)));
+    return ir::var_ref(*out_, taken);
+  }
+
+  // Runs each alternative body in a scope of its own (appending to the matching `outs`); then each
+  // tensor of the enclosing scope that some path changed gets one merged variable, declared in
+  // `out` and assigned at the end of every path.
+  void alternatives(const std::vector<const std::vector<ir::StmtPtr>*>& bodies,
+                    const std::vector<std::vector<ir::StmtPtr>*>& outs, Scope& scope, const char* inside,
+                    std::vector<ir::StmtPtr>& out) {
+    std::vector<Scope> paths;
+    for (size_t i = 0; i < bodies.size(); ++i) {
+      paths.push_back(nested(scope, inside, scope.in_loop));
+      if (bodies[i] != nullptr) body(*bodies[i], paths.back(), *outs[i]);
+      if (!ok_) return;
+    }
+    for (auto& [src, version] : scope.vars) {
+      if (scope.fn->var(src).type != ir::Type::Tensor) continue;
+      bool changed = false;
+      for (const auto& p : paths) changed |= p.vars.at(src) != version;
+      if (!changed) continue;
+      // A path that gives it no value leaves the merged variable without one, as the source does
+      // (the derivative code of a later branch on the same condition reads it only where it is set).
+      const int merged = new_tensor(scope.fn->var(src).name);
+      out.push_back(ir::decl(merged, nullptr));
+      for (size_t i = 0; i < paths.size(); ++i)
+        if (paths[i].vars.at(src) != kUnset)
+          outs[i]->push_back(ir::assign(merged, ir::var_ref(*out_, paths[i].vars.at(src))));
+      version = merged;
+    }
+    for (const auto& p : paths)
+      for (const auto& [src, items] : p.tuples)
+        if (scope.tuples.count(src) != 0 && scope.tuples.at(src) != items) {
+          fail(clang::SourceLocation(), "a tuple of tensors changed inside " + std::string(inside) +
+                                            " cannot be differentiated; change its elements instead");
+          return;
+        }
+  }
+
+  void branch(const Stmt& s, Scope& scope, std::vector<ir::StmtPtr>& out) {
+    ExprPtr cond = recorded(scalar(*s.expr, scope, out), out);
+    auto st = std::make_unique<Stmt>();
+    st->kind = StmtKind::If;
+    st->range = s.range;
+    st->ast = s.ast;
+    st->expr = std::move(cond);
+    alternatives({&s.body, &s.else_body}, {&st->body, &st->else_body}, scope, "an 'if'", out);
+    st->has_else = !st->else_body.empty();
+    out.push_back(std::move(st));
+  }
+
+  // A switch whose cases each end in a break, as a chain of ifs on the recorded value.
+  void switch_to_ifs(const Stmt& s, Scope& scope, std::vector<ir::StmtPtr>& out) {
+    std::vector<const Stmt*> flat;
+    std::function<void(const std::vector<ir::StmtPtr>&)> flatten = [&](const std::vector<ir::StmtPtr>& b) {
+      for (const auto& t : b) {
+        if (t->kind == StmtKind::Block && t->text == "label") flatten(t->body);
+        else flat.push_back(t.get());
+      }
+    };
+    flatten(s.body);
+    struct Section {
+      std::vector<std::string> labels;  // case values; empty for default
+      bool is_default = false;
+      std::vector<ir::StmtPtr> body;
+    };
+    std::vector<Section> sections;
+    bool open = false;  // statements since the last label, not yet ended by a break
+    for (const Stmt* t : flat) {
+      if (t->kind == StmtKind::Case) {
+        if (open && !sections.back().body.empty()) {
+          fail(t->range.getBegin(), "falling through into this case cannot be differentiated; end the case before "
+                                    "it with 'break'");
+          return;
+        }
+        if (!open) sections.emplace_back();
+        open = true;
+        if (t->text == "default") sections.back().is_default = true;
+        else sections.back().labels.push_back(t->text.substr(5));  // "case " + value
+        continue;
+      }
+      if (!open) continue;  // unreachable code after a break
+      if (t->kind == StmtKind::Break) {
+        open = false;
+        continue;
+      }
+      sections.back().body.push_back(ir::clone(*t));
+    }
+    // Breaks nested deeper than a case's own statements would leave the chain of ifs.
+    for (const auto& sec : sections) {
+      bool nested_break = false;
+      ir::for_each_stmt(sec.body, [&](const Stmt& t) { nested_break |= t.kind == StmtKind::Break; });
+      if (nested_break) {
+        fail(s.range.getBegin(), "a 'break' inside a case's if or loop cannot be differentiated yet; end each case "
+                                 "with its own 'break'");
+        return;
+      }
+    }
+    const int value = ir::add_var(*out_, claim("selected"), s.expr->type, "const auto");
+    out.push_back(ir::decl(value, scalar(*s.expr, scope, out)));
+    // The chain: if (taken) {case 1} else { const bool taken_1 = ...; if (taken_1) {case 2} else {default} }
+    std::vector<const std::vector<ir::StmtPtr>*> bodies;
+    std::vector<std::vector<ir::StmtPtr>*> outs;
+    const Section* fallback = nullptr;
+    std::vector<ir::StmtPtr> chain;
+    std::vector<ir::StmtPtr>* at = &chain;
+    std::vector<Stmt*> ifs;
+    for (const auto& sec : sections) {
+      if (sec.is_default) {
+        fallback = &sec;
+        continue;
+      }
+      ExprPtr cond;
+      for (const auto& label : sec.labels) {
+        auto eq = std::make_unique<Expr>();
+        eq->kind = ExprKind::Binary;
+        eq->type = ir::Type::Bool;
+        eq->text = "==";
+        eq->args.push_back(ir::var_ref(*out_, value));
+        eq->args.push_back(ir::opaque(label, s.expr->type));
+        if (!cond) {
+          cond = std::move(eq);
+          continue;
+        }
+        auto either = std::make_unique<Expr>();
+        either->kind = ExprKind::Binary;
+        either->type = ir::Type::Bool;
+        either->text = "||";
+        either->args.push_back(std::move(cond));
+        either->args.push_back(std::move(eq));
+        cond = std::move(either);
+      }
+      auto st = std::make_unique<Stmt>();
+      st->kind = StmtKind::If;
+      st->range = s.range;
+      st->expr = recorded(std::move(cond), *at);
+      st->has_else = true;
+      bodies.push_back(&sec.body);
+      outs.push_back(&st->body);
+      std::vector<ir::StmtPtr>* next = &st->else_body;
+      ifs.push_back(st.get());
+      at->push_back(std::move(st));
+      at = next;
+    }
+    bodies.push_back(fallback != nullptr ? &fallback->body : nullptr);
+    outs.push_back(at);
+    alternatives(bodies, outs, scope, "a 'switch'", out);
+    for (Stmt* t : ifs) t->has_else = !t->else_body.empty();
+    for (auto& st : chain) out.push_back(std::move(st));
+  }
+
+  // The tensors a loop body assigns (its loop-carried values, when they exist before it).
+  static void assigned_tensors(const std::vector<ir::StmtPtr>& b, const ir::Function& fn, std::set<int>& out) {
+    ir::for_each_stmt(b, [&](const Stmt& t) {
+      if (t.kind == StmtKind::Assign && t.var >= 0 && fn.var(t.var).type == ir::Type::Tensor) out.insert(t.var);
+      if (t.expr)
+        ir::for_each_expr(*t.expr, [&](const Expr& e) {
+          if (is_inplace(e)) out.insert(e.args[0]->var);
+        });
+    });
+  }
+
+  // A loop: each tensor it assigns that exists before it is carried in a variable of its own,
+  // declared before the loop; the body starts by naming the value it starts from (`x_prev`) and
+  // ends by assigning the value it leaves.
+  void loop(const Stmt& s, Scope& scope, std::vector<ir::StmtPtr>& out) {
+    const char* what = statement_name(s.kind);
+    Scope inner = nested(scope, what, true);
+    auto st = std::make_unique<Stmt>();
+    st->kind = s.kind;
+    st->range = s.range;
+    st->ast = s.ast;
+    for (const auto& i : s.init) {
+      statement(*i, inner, st->init);
+      if (!ok_) return;
+    }
+    for (const auto& i : st->init)
+      if (i->var >= 0 && ir::is_tensor_like(out_->var(i->var).type)) {
+        fail(s.range.getBegin(), "a tensor declared in a for loop's header cannot be differentiated; declare it "
+                                 "before the loop");
+        return;
+      }
+    std::set<int> assigned;
+    assigned_tensors(s.body, *scope.fn, assigned);
+    std::vector<std::pair<int, int>> carried;  // source var, carried variable
+    for (int src : assigned) {
+      auto it = inner.vars.find(src);
+      if (it == inner.vars.end() || it->second == kUnset) continue;  // local to the body, or set in it
+      const int c = new_tensor(scope.fn->var(src).name);
+      out.push_back(ir::decl(c, ir::var_ref(*out_, it->second)));
+      carried.emplace_back(src, c);
+      it->second = c;
+    }
+    // Conditions and steps are evaluated on every trip: they may read tensors, not compute them.
+    const auto trip_expr = [&](const Expr& e) -> ExprPtr {
+      std::vector<ir::StmtPtr> computed;
+      ExprPtr x = scalar(e, inner, computed);
+      if (!computed.empty())
+        fail(e.range.getBegin(), std::string("the condition of ") + what + " computes tensors, which cannot be "
+                                 "differentiated; compute it into a bool in the loop body");
+      return x;
+    };
+    if (s.expr) st->expr = trip_expr(*s.expr);
+    if (s.step) st->step = trip_expr(*s.step);
+    if (!ok_) return;
+    for (auto& [src, c] : carried) {
+      const int prev = ir::add_var(*out_, claim(out_->var(c).name + "_prev"), ir::Type::Tensor, "const fg::Tensor");
+      st->body.push_back(ir::decl(prev, ir::var_ref(*out_, c)));
+      inner.vars[src] = prev;
+    }
+    body(s.body, inner, st->body);
+    if (!ok_) return;
+    for (auto& [src, c] : carried) {
+      const int last = inner.vars.at(src);
+      if (last == kUnset) continue;
+      st->body.push_back(ir::assign(c, ir::var_ref(*out_, last)));
+      scope.vars[src] = c;
+    }
+    out.push_back(std::move(st));
   }
 
   static bool is_inplace(const Expr& e) {
@@ -317,7 +594,12 @@ class Normalizer {
     if (!ok_) return 0;
     switch (e.kind) {
       case ExprKind::VarRef:
-        if (auto it = scope.vars.find(e.var); it != scope.vars.end()) return it->second;
+        if (auto it = scope.vars.find(e.var); it != scope.vars.end()) {
+          if (it->second != kUnset) return it->second;
+          fail(e, "'" + scope.fn->var(e.var).name + "' may be read before it has a value here (not every path gives "
+                  "it one); initialize it where it is declared");
+          return 0;
+        }
         fail(e, "internal error: '" + scope.fn->var(e.var).name + "' used before its definition");
         return 0;
       case ExprKind::Get: {
@@ -433,7 +715,8 @@ class Normalizer {
       ok_ = false;  // reported by the lowering
       return {};
     }
-    Scope inner{callee};
+    Scope inner;
+    inner.fn = callee;
     std::vector<ExprPtr> results;
     inner.results = &results;
     for (size_t i = 0; i < callee->params.size() && i < e.args.size(); ++i) {

@@ -1,5 +1,6 @@
 #include "transforms/ad/differentiate.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -102,28 +103,47 @@ class Differentiator {
   // Whether the tensor argument `a` is a value that depends on the inputs being differentiated.
   bool active_arg(const Expr& a) const { return a.kind == ExprKind::VarRef && active_.count(a.var) != 0; }
 
-  // Marks the values that depend on `wrt`; reports tensor ops on them that have no rule.
+  // A tensor value's definition: `var = call`, `var = other` (a merge or a loop-carried value), or
+  // a declaration without a value (assigned later). Null when `s` defines no tensor.
+  const Expr* definition(const ir::Stmt& s) const {
+    if ((s.kind != ir::StmtKind::Decl && s.kind != ir::StmtKind::Assign) || s.var < 0 ||
+        fn_->var(s.var).type != ir::Type::Tensor || !s.expr)
+      return nullptr;
+    return s.expr.get();
+  }
+
+  // Marks the values that depend on `wrt` (to a fixed point: loops carry dependence around);
+  // reports tensor ops on them that have no rule.
   void find_active(const std::vector<ir::StmtPtr>& body, const std::vector<int>& wrt_ids) {
     active_.insert(wrt_ids.begin(), wrt_ids.end());
-    for (const auto& s : body) {
-      if (s->kind != ir::StmtKind::Decl || s->var < 0 || fn_->var(s->var).type != ir::Type::Tensor) continue;
-      const Expr& e = *s->expr;
-      if (e.kind != ExprKind::Call) continue;
-      bool any = false;
-      for (const auto& a : e.args) {
-        any |= active_arg(*a);
-        if (a->kind == ExprKind::List)
-          for (const auto& item : a->args) any |= active_arg(*item);
-      }
-      if (!any) continue;
-      const OpView v = view(e);
-      if (v.rule != nullptr && v.rule->constant) continue;
-      if (v.rule == nullptr || (v.rule->vjp.empty() && v.rule->jvp.empty())) {
-        fail(e.range.getBegin(), "'" + e.op + "' has no derivative rule; funcgen cannot differentiate through it "
-                                 "(templates/derivatives.def lists the ops it can)");
-        return;
-      }
-      active_.insert(s->var);
+    for (bool changed = true; changed && ok_;) {
+      changed = false;
+      ir::for_each_stmt(body, [&](const ir::Stmt& s) {
+        const Expr* e = definition(s);
+        if (e == nullptr || active_.count(s.var) != 0) return;
+        bool any = false;
+        if (e->kind == ExprKind::VarRef) any = active_arg(*e);
+        if (e->kind == ExprKind::Call) {
+          for (const auto& a : e->args) {
+            any |= active_arg(*a);
+            if (a->kind == ExprKind::List)
+              for (const auto& item : a->args) any |= active_arg(*item);
+          }
+          if (any) {
+            const OpView v = view(*e);
+            if (v.rule != nullptr && v.rule->constant) return;
+            if (v.rule == nullptr || (v.rule->vjp.empty() && v.rule->jvp.empty())) {
+              fail(e->range.getBegin(), "'" + e->op + "' has no derivative rule; funcgen cannot differentiate through "
+                                        "it (templates/derivatives.def lists the ops it can)");
+              return;
+            }
+          }
+        }
+        if (any) {
+          active_.insert(s.var);
+          changed = true;
+        }
+      });
     }
   }
 
@@ -138,86 +158,393 @@ class Differentiator {
 
 }  // namespace
 
+namespace {
+
+// Reverse mode: the forward statements last first, each active op's FG_VJP rules adding to the
+// gradients (adjoints) of its arguments. Control flow is reversed structurally:
+// - an if runs its branches' reverse under the same recorded condition (`taken`); the forward pass
+//   declares its branches' values before the if (hoisted), so that the reverse branches see them;
+// - a loop counts its trips and stores, per trip, the values its reverse reads (`x_tape`); the
+//   reverse loop runs the trips backwards from them. A loop-carried value's gradient travels from
+//   the value a trip leaves back to the value it starts from (`x_prev`).
+// Gradients of values defined outside an if or a loop that the reverse adds to inside it live in
+// variables declared before it (accumulators), assigned inside.
+class Reverse {
+ public:
+  explicit Reverse(Differentiator& d) : d_(d) {}
+
+  std::set<int> maybe_unset;  // tensors declared without a value in the forward pass
+
+  struct Adjoints {
+    std::map<int, int> of;     // value -> the variable holding its gradient so far
+    std::set<int> accumulators;  // those variables that are assigned (not defined) by additions
+  };
+
+  void accumulate(Adjoints& a, int value, ExprPtr contribution, std::vector<ir::StmtPtr>& out) {
+    auto it = a.of.find(value);
+    if (it != a.of.end() && a.accumulators.count(it->second) != 0) {
+      ExprPtr acc = d_.ref(it->second);
+      out.push_back(ir::assign(it->second, d_.formula("a + b", {{"a", acc.get()}, {"b", contribution.get()}}, *contribution)));
+      return;
+    }
+    const int id = d_.tensor_var("d_" + d_.fn_->var(value).name);
+    if (it == a.of.end()) {
+      out.push_back(ir::decl(id, std::move(contribution)));
+    } else {
+      ExprPtr prev = d_.ref(it->second);
+      out.push_back(ir::decl(id, d_.formula("a + b", {{"a", prev.get()}, {"b", contribution.get()}}, *contribution)));
+    }
+    a.of[value] = id;
+  }
+
+  // The reverse of `fwd` (last statement first), appended to `out`. `fwd` may get statements
+  // added for loops (their counters and tapes).
+  void block(std::vector<ir::StmtPtr>& fwd, Adjoints& a, std::vector<ir::StmtPtr>& out) {
+    std::vector<std::pair<size_t, std::vector<ir::StmtPtr>>> before;  // statements to add to fwd
+    for (size_t i = fwd.size(); i-- > 0 && d_.ok();) {
+      ir::Stmt& s = *fwd[i];
+      switch (s.kind) {
+        case ir::StmtKind::If: {
+          branch(s, a, out);
+          // Loops in the branches declared their counters and tapes there: move them out too.
+          std::vector<ir::StmtPtr> setup;
+          lift(s.body, setup);
+          lift(s.else_body, setup);
+          if (!setup.empty()) before.emplace_back(i, std::move(setup));
+          break;
+        }
+        case ir::StmtKind::For:
+        case ir::StmtKind::While:
+        case ir::StmtKind::DoWhile: {
+          std::vector<ir::StmtPtr> setup;
+          loop(s, a, out, setup);
+          if (!setup.empty()) before.emplace_back(i, std::move(setup));
+          break;
+        }
+        default:
+          statement(s, a, out);
+      }
+    }
+    for (auto& [i, stmts] : before)  // last first: earlier indices stay valid
+      fwd.insert(fwd.begin() + static_cast<std::ptrdiff_t>(i), std::make_move_iterator(stmts.begin()),
+                 std::make_move_iterator(stmts.end()));
+  }
+
+  // Moves the declarations inside the ifs of `frame` (not inside its loops, which are frames of
+  // their own) to before the outermost if, as declarations without a value: the reverse pass runs
+  // outside the forward's branches and reads their values.
+  void hoist(std::vector<ir::StmtPtr>& frame) {
+    std::vector<ir::StmtPtr> out;
+    for (auto& s : frame) {
+      if (is_loop(s->kind)) hoist(s->body);
+      if (s->kind == ir::StmtKind::If || s->kind == ir::StmtKind::Block) {
+        std::vector<ir::StmtPtr> decls;
+        lift(s->body, decls);
+        lift(s->else_body, decls);
+        for (auto& dcl : decls) out.push_back(std::move(dcl));
+      }
+      out.push_back(std::move(s));
+    }
+    frame = std::move(out);
+  }
+
+ private:
+  static bool is_loop(ir::StmtKind k) {
+    return k == ir::StmtKind::For || k == ir::StmtKind::While || k == ir::StmtKind::DoWhile;
+  }
+
+  void lift(std::vector<ir::StmtPtr>& body, std::vector<ir::StmtPtr>& decls) {
+    for (auto& s : body) {
+      if (is_loop(s->kind)) {
+        hoist(s->body);
+        continue;
+      }
+      lift(s->body, decls);
+      lift(s->else_body, decls);
+      if (s->kind != ir::StmtKind::Decl || s->is_static_local) continue;
+      ir::Var& v = d_.fn_->vars[static_cast<size_t>(s->var)];
+      v.cxx_type = ir::value_type(v);
+      decls.push_back(ir::decl(s->var, nullptr));
+      if (s->expr) {
+        s->kind = ir::StmtKind::Assign;
+        s->text = "=";
+      } else {
+        s->kind = ir::StmtKind::Opaque;  // nothing left to do here
+        s->text = "";
+        s->var = -1;
+      }
+    }
+    std::vector<ir::StmtPtr> kept;
+    for (auto& s : body)
+      if (!(s->kind == ir::StmtKind::Opaque && s->text.empty() && s->ast == nullptr)) kept.push_back(std::move(s));
+    body = std::move(kept);
+  }
+
+  // One straight-line statement.
+  void statement(const ir::Stmt& s, Adjoints& a, std::vector<ir::StmtPtr>& out) {
+    const Expr* e = d_.definition(s);
+    if (e == nullptr || d_.active_.count(s.var) == 0) return;
+    auto adj = a.of.find(s.var);
+    if (adj == a.of.end()) return;  // the outputs do not depend on this value
+    if (e->kind == ExprKind::VarRef) {  // x = y: y gets x's gradient
+      if (d_.active_arg(*e)) accumulate(a, e->var, d_.ref(adj->second), out);
+      return;
+    }
+    if (e->kind != ExprKind::Call) return;
+    const Expr& call = *e;
+    const auto v = Differentiator::view(call);
+    std::vector<ExprPtr> keep;
+    FormulaEnv env = d_.env_of(call, v, keep);
+    ExprPtr grad = d_.ref(adj->second), result = d_.ref(s.var);
+    env["grad"] = grad.get();
+    env["result"] = result.get();
+    for (size_t i = 0; i < call.args.size(); ++i) {
+      if (!d_.active_arg(call.arg(i)) || v.rule->shape_only.count(v.params[i])) continue;
+      auto f = v.rule->vjp.find(v.params[i]);
+      if (f == v.rule->vjp.end()) {
+        d_.fail(call.range.getBegin(), "'" + call.op + "' has no reverse-mode rule for its argument '" + v.params[i] + "'");
+        return;
+      }
+      ExprPtr c = d_.formula(f->second, env, call);
+      if (v.rule->broadcasts) {
+        FormulaEnv e2{{"c", c.get()}, {"x", &call.arg(i)}};
+        c = d_.formula("fg::ad::sum_to(c, x.sizes())", e2, call);
+      }
+      accumulate(a, call.arg(i).var, std::move(c), out);
+    }
+  }
+
+  // The active values that the reverse of `bodies` adds gradients to and that they do not define.
+  std::set<int> inputs(const std::vector<const std::vector<ir::StmtPtr>*>& bodies) const {
+    std::set<int> defined, read;
+    for (const auto* b : bodies)
+      ir::for_each_stmt(*b, [&](const ir::Stmt& s) {
+        if ((s.kind == ir::StmtKind::Decl || s.kind == ir::StmtKind::Assign) && s.var >= 0) defined.insert(s.var);
+        const Expr* e = d_.definition(s);
+        if (e == nullptr || d_.active_.count(s.var) == 0) return;
+        if (e->kind == ExprKind::VarRef && d_.active_arg(*e)) read.insert(e->var);
+        if (e->kind == ExprKind::Call)
+          for (const auto& arg : e->args) {
+            if (d_.active_arg(*arg)) read.insert(arg->var);
+            if (arg->kind == ExprKind::List)
+              for (const auto& item : arg->args)
+                if (d_.active_arg(*item)) read.insert(item->var);
+          }
+      });
+    std::set<int> out;
+    for (int r : read)
+      if (defined.count(r) == 0) out.insert(r);
+    return out;
+  }
+
+  // Accumulators, declared in `out`, for the gradients of `values`: their gradient so far, or zeros.
+  void accumulators(const std::set<int>& values, Adjoints& a, std::vector<ir::StmtPtr>& out) {
+    for (int v : values) {
+      auto it = a.of.find(v);
+      if (it != a.of.end() && a.accumulators.count(it->second) != 0) continue;
+      const int id = d_.tensor_var("d_" + d_.fn_->var(v).name);
+      out.push_back(ir::decl(id, it != a.of.end() ? d_.ref(it->second) : zero_gradient(v)));
+      a.of[v] = id;
+      a.accumulators.insert(id);
+    }
+  }
+
+  // The start of an accumulator: zeros, or for a value that a branch may have left without one
+  // (declared without a value), fg::ad::zero_gradient, which keeps it so.
+  ExprPtr zero_gradient(int value) {
+    if (maybe_unset.count(value) == 0) return zeros(value);
+    ExprPtr p = d_.ref(value);
+    Expr at;
+    at.op = "ad::zero_gradient";
+    return d_.formula("fg::ad::zero_gradient(p)", {{"p", p.get()}}, at);
+  }
+
+  ExprPtr zeros(int value) {
+    ExprPtr p = d_.ref(value);
+    Expr at;
+    at.op = "zeros_like";
+    return d_.formula("fg::zeros_like(p)", {{"p", p.get()}}, at);
+  }
+
+  void branch(ir::Stmt& s, Adjoints& a, std::vector<ir::StmtPtr>& out) {
+    accumulators(inputs({&s.body, &s.else_body}), a, out);
+    auto st = std::make_unique<ir::Stmt>();
+    st->kind = ir::StmtKind::If;
+    st->range = s.range;
+    st->expr = ir::clone(*s.expr);  // the recorded condition
+    Adjoints then_a = a, else_a = a;
+    block(s.body, then_a, st->body);
+    block(s.else_body, else_a, st->else_body);
+    st->has_else = !st->else_body.empty();
+    if (!st->body.empty() || st->has_else) out.push_back(std::move(st));
+  }
+
+  // `setup`: statements the forward pass needs before the loop (its trip counter and tapes).
+  void loop(ir::Stmt& s, Adjoints& a, std::vector<ir::StmtPtr>& out, std::vector<ir::StmtPtr>& setup) {
+    // The body's shape (anf.cpp): `x_prev = x` for each carried x, the trip, then `x = <value>`.
+    std::vector<std::pair<int, int>> carried;  // carried x, x_prev
+    size_t first = 0, last = s.body.size();
+    std::set<int> carried_vars;
+    while (last > 0 && s.body[last - 1]->kind == ir::StmtKind::Assign && s.body[last - 1]->var >= 0 &&
+           d_.fn_->var(s.body[last - 1]->var).type == ir::Type::Tensor)
+      carried_vars.insert(s.body[--last]->var);
+    while (first < last && s.body[first]->kind == ir::StmtKind::Decl && s.body[first]->expr &&
+           s.body[first]->expr->kind == ExprKind::VarRef && carried_vars.count(s.body[first]->expr->var) != 0) {
+      carried.emplace_back(s.body[first]->expr->var, s.body[first]->var);
+      ++first;
+    }
+    if (inputs({&s.body}).empty()) {
+      bool any = false;
+      for (auto& [x, prev] : carried) any |= d_.active_.count(x) != 0 && a.of.count(x) != 0;
+      if (!any) return;  // nothing that the outputs' gradients depend on
+    }
+
+    Adjoints inner = a;
+    accumulators(inputs({&s.body}), inner, out);
+    for (auto& [x, prev] : carried) {  // a trip's x starts as the gradient of the value it leaves
+      if (d_.active_.count(x) == 0) continue;
+      std::set<int> one{x};
+      inner.accumulators.erase(inner.of.count(x) ? inner.of[x] : -1);
+      accumulators(one, inner, out);
+    }
+    // The reverse trip: the carried values' gradients to the values the trip assigns, the body
+    // backwards, then the gradients of the values the trip started from, for the trip before.
+    std::vector<ir::StmtPtr> trip;
+    Adjoints t = inner;
+    for (size_t i = s.body.size(); i-- > last;) statement(*s.body[i], t, trip);
+    {
+      std::vector<ir::StmtPtr> middle;
+      for (size_t i = first; i < last; ++i) middle.push_back(std::move(s.body[i]));
+      block(middle, t, trip);  // may add statements to it (the counters and tapes of inner loops)
+      std::vector<ir::StmtPtr> body;
+      for (size_t i = 0; i < first; ++i) body.push_back(std::move(s.body[i]));
+      for (auto& m : middle) body.push_back(std::move(m));
+      for (size_t i = last; i < s.body.size(); ++i) body.push_back(std::move(s.body[i]));
+      last = first + middle.size();
+      s.body = std::move(body);
+    }
+    for (auto& [x, prev] : carried) {
+      if (d_.active_.count(x) == 0) continue;
+      auto g = t.of.find(prev);
+      trip.push_back(ir::assign(inner.of.at(x), g != t.of.end() ? d_.ref(g->second) : zeros(prev)));
+    }
+    if (!d_.ok()) return;
+
+    // The forward loop counts its trips and keeps, per trip, what the reverse trip reads of it.
+    const int count = ir::add_var(*d_.fn_, d_.claim("trips"), ir::Type::Int, "int64_t");
+    setup.push_back(ir::decl(count, ir::opaque("0", ir::Type::Int)));
+    std::set<int> local;  // declared by the loop: its header and its body (declarations hoisted there)
+    for (const auto& i : s.init)
+      if (i->kind == ir::StmtKind::Decl) local.insert(i->var);
+    for (size_t i = 0; i < s.body.size(); ++i)
+      if (s.body[i]->kind == ir::StmtKind::Decl) local.insert(s.body[i]->var);
+    std::set<int> nested_decls;
+    ir::for_each_stmt(s.body, [&](const ir::Stmt& st) {
+      if (st.kind == ir::StmtKind::Decl && local.count(st.var) == 0) nested_decls.insert(st.var);
+    });
+    const int index = ir::add_var(*d_.fn_, d_.claim("trip"), ir::Type::Int, "int64_t");
+    std::vector<ir::StmtPtr> restore, at_start, at_end;
+    at_start.push_back(ir::assign(count, ir::opaque("1", ir::Type::Int)));
+    at_start.back()->text = "+=";
+    std::set<int> own;  // what the reverse trip declares itself (its gradients, inner loops' restores)
+    ir::for_each_stmt(trip, [&](const ir::Stmt& st) {
+      if (st.kind == ir::StmtKind::Decl) own.insert(st.var);
+    });
+    for (int v : ir::reads_of(trip)) {
+      if (own.count(v) != 0) continue;
+      if (nested_decls.count(v) != 0) {
+        d_.fail(s.range.getBegin(), "the reverse pass of this loop needs '" + d_.fn_->var(v).name +
+                                        "', which a nested statement declares; declare it in the loop body");
+        return;
+      }
+      if (local.count(v) == 0) continue;
+      const ir::Var var = d_.fn_->var(v);  // a copy: adding the tape's variable moves the others
+      const int tape = ir::add_var(*d_.fn_, d_.claim(var.name + "_tape"), ir::Type::Other,
+                                   "std::vector<" + ir::value_type(var) + ">");
+      setup.push_back(ir::decl(tape, nullptr));
+      const bool in_header = std::any_of(s.init.begin(), s.init.end(), [&](const auto& i) { return i->var == v; });
+      ExprPtr push = ir::opaque(d_.fn_->var(tape).name + ".push_back(" + var.name + ")", ir::Type::Void);
+      push->reads = {tape, v};
+      push->writes = {tape};
+      (in_header ? at_start : at_end).push_back(ir::eval(std::move(push)));
+      ExprPtr load = ir::opaque(d_.fn_->var(tape).name + "[" + d_.fn_->var(index).name + "]", var.type);
+      load->reads = {tape, index};
+      restore.push_back(ir::decl(v, std::move(load)));
+    }
+    // The forward body: count, store the header's values, the trip, store its values, carry.
+    std::vector<ir::StmtPtr> body;
+    for (auto& st : at_start) body.push_back(std::move(st));
+    for (size_t i = 0; i < last; ++i) body.push_back(std::move(s.body[i]));
+    for (auto& st : at_end) body.push_back(std::move(st));
+    for (size_t i = last; i < s.body.size(); ++i) body.push_back(std::move(s.body[i]));
+    s.body = std::move(body);
+
+    auto rev = std::make_unique<ir::Stmt>();
+    rev->kind = ir::StmtKind::For;
+    rev->range = s.range;
+    rev->init.push_back(ir::decl(index, d_.ref(count)));
+    rev->expr = ir::opaque(d_.fn_->var(index).name + "-- > 0", ir::Type::Bool);
+    rev->expr->reads = {index};
+    rev->expr->writes = {index};
+    for (auto& st : restore) rev->body.push_back(std::move(st));
+    for (auto& st : trip) rev->body.push_back(std::move(st));
+    out.push_back(std::move(rev));
+    for (auto& [x, prev] : carried)
+      if (inner.of.count(x)) {
+        a.of[x] = inner.of.at(x);
+        a.accumulators.insert(inner.of.at(x));
+      }
+    for (int v : inputs({&s.body})) {
+      a.of[v] = inner.of.at(v);
+      a.accumulators.insert(inner.of.at(v));
+    }
+  }
+
+  Differentiator& d_;
+};
+
+}  // namespace
+
 ReverseResult reverse(const ir::Function& normalized, const std::vector<int>& wrt, size_t differentiated, bool seed,
                       const std::string& name, const OpResolver& resolver, Reporter& reporter) {
   Differentiator d(normalized, resolver, reporter);
+  Reverse rev(d);
   ReverseResult r;
-  for (size_t i = 0; i + 1 < normalized.body.size(); ++i) d.fn_->body.push_back(ir::clone(*normalized.body[i]));
+  std::vector<ir::StmtPtr> forward;
+  for (size_t i = 0; i + 1 < normalized.body.size(); ++i) forward.push_back(ir::clone(*normalized.body[i]));
+  rev.hoist(forward);
+  ir::for_each_stmt(forward, [&](const ir::Stmt& s) {
+    if (s.kind == ir::StmtKind::Decl && !s.expr && s.var >= 0 && d.fn_->var(s.var).type == ir::Type::Tensor)
+      rev.maybe_unset.insert(s.var);
+  });
   std::vector<int> wrt_ids;
   for (int w : wrt) wrt_ids.push_back(normalized.params[static_cast<size_t>(w)]);
-  d.find_active(d.fn_->body, wrt_ids);
-  r.forward_size = d.fn_->body.size();
+  d.find_active(forward, wrt_ids);
   r.outputs = d.outputs_;
   if (!d.ok()) return r;
 
-  std::map<int, int> adjoint;  // value -> the variable holding its gradient so far
+  Reverse::Adjoints adjoints;
   std::vector<ir::StmtPtr> backward;
-  const auto accumulate = [&](int value, ExprPtr contribution) {
-    auto it = adjoint.find(value);
-    const int id = d.tensor_var("d_" + d.fn_->var(value).name);
-    if (it == adjoint.end()) {
-      backward.push_back(ir::decl(id, std::move(contribution)));
-    } else {
-      FormulaEnv env{{"a", nullptr}, {"b", nullptr}};
-      ExprPtr a = d.ref(it->second);
-      env["a"] = a.get();
-      env["b"] = contribution.get();
-      backward.push_back(ir::decl(id, d.formula("a + b", env, *contribution)));
-    }
-    adjoint[value] = id;
-  };
-
   for (size_t k = 0; k < differentiated && k < r.outputs.size(); ++k) {
     const int out = r.outputs[k];
     if (seed) {
-      FormulaEnv env;
       ExprPtr o = d.ref(out);
       ExprPtr n = ir::opaque("\"" + name + "\"", ir::Type::Other);
-      env["out"] = o.get();
-      env["name"] = n.get();
       Expr at;
       at.op = "grad";
       const int id = d.tensor_var("d_" + d.fn_->var(out).name);
-      backward.push_back(ir::decl(id, d.formula("fg::ad::grad_seed(out, name)", env, at)));
-      adjoint[out] = id;
+      backward.push_back(ir::decl(id, d.formula("fg::ad::grad_seed(out, name)", {{"out", o.get()}, {"name", n.get()}}, at)));
+      adjoints.of[out] = id;
     } else {
       const int id = d.tensor_param("ct_" + d.fn_->var(out).name);
       r.cotangents.push_back(id);
-      if (adjoint.count(out) == 0) adjoint[out] = id;
+      if (adjoints.of.count(out) == 0) adjoints.of[out] = id;
     }
   }
-
-  for (size_t i = r.forward_size; i-- > 0;) {
-    const ir::Stmt& s = *d.fn_->body[i];
-    if (s.kind != ir::StmtKind::Decl || d.active_.count(s.var) == 0 || !s.expr || s.expr->kind != ExprKind::Call) continue;
-    auto adj = adjoint.find(s.var);
-    if (adj == adjoint.end()) continue;  // the outputs do not depend on this value
-    const Expr& call = *s.expr;
-    const auto v = Differentiator::view(call);
-    std::vector<ExprPtr> keep;
-    FormulaEnv env = d.env_of(call, v, keep);
-    ExprPtr grad = d.ref(adj->second), result = d.ref(s.var);
-    env["grad"] = grad.get();
-    env["result"] = result.get();
-    for (size_t a = 0; a < call.args.size(); ++a) {
-      if (!d.active_arg(call.arg(a)) || v.rule->shape_only.count(v.params[a])) continue;
-      auto f = v.rule->vjp.find(v.params[a]);
-      if (f == v.rule->vjp.end()) {
-        d.fail(call.range.getBegin(), "'" + call.op + "' has no reverse-mode rule for its argument '" + v.params[a] + "'");
-        break;
-      }
-      ExprPtr c = d.formula(f->second, env, call);
-      if (v.rule->broadcasts) {
-        FormulaEnv e2{{"c", c.get()}, {"x", &call.arg(a)}};
-        c = d.formula("fg::ad::sum_to(c, x.sizes())", e2, call);
-      }
-      accumulate(call.arg(a).var, std::move(c));
-    }
-    if (!d.ok()) return r;
-  }
+  rev.block(forward, adjoints, backward);
+  if (!d.ok()) return r;
   for (int w : wrt_ids) {
-    auto it = adjoint.find(w);
-    if (it != adjoint.end()) {
+    if (auto it = adjoints.of.find(w); it != adjoints.of.end()) {
       r.grads.push_back(it->second);
       continue;
     }
@@ -229,82 +556,130 @@ ReverseResult reverse(const ir::Function& normalized, const std::vector<int>& wr
     backward.push_back(ir::decl(id, d.formula("fg::zeros_like(p)", {{"p", p.get()}}, at)));
     r.grads.push_back(id);
   }
+  r.forward_size = forward.size();
+  d.fn_->body = std::move(forward);
   for (auto& s : backward) d.fn_->body.push_back(std::move(s));
   r.fn = std::move(d.fn_);
   return r;
 }
+
+namespace {
+
+// Forward mode: each statement, then the tangent of what it defines. Control flow keeps its shape
+// (a branch's tangents are computed in the branch, a loop's in the loop); a value defined in
+// several places (merged after an if, carried around a loop) has one tangent variable, declared
+// where the value is and assigned where it is.
+class Forward {
+ public:
+  Forward(Differentiator& d) : d_(d) {}
+
+  std::map<int, int> tangent;
+
+  void block(std::vector<ir::StmtPtr>& in, std::vector<ir::StmtPtr>& out) {
+    for (auto& s : in) {
+      if (!d_.ok()) return;
+      for (auto* children : {&s->init, &s->body, &s->else_body}) {
+        std::vector<ir::StmtPtr> inner = std::move(*children);
+        children->clear();
+        block(inner, *children);
+      }
+      const Expr* e = d_.definition(*s);
+      const int var = s->var;
+      const bool is_decl = s->kind == ir::StmtKind::Decl;
+      const bool active = d_.active_.count(var) != 0;
+      out.push_back(std::move(s));
+      if (!active) continue;
+      if (e == nullptr) {  // declared without a value: so is its tangent
+        if (is_decl) out.push_back(ir::decl(tangent_var(var), nullptr));
+        continue;
+      }
+      ExprPtr t = e->kind == ExprKind::Call ? of_call(*e, var) : of_value(e->var);
+      if (!t) continue;
+      if (is_decl) out.push_back(ir::decl(tangent_var(var), std::move(t)));
+      else out.push_back(ir::assign(tangent.at(var), std::move(t)));
+    }
+  }
+
+  // The tangent of `value` (zeros when it does not depend on the inputs).
+  ExprPtr of_value(int value) {
+    if (auto t = tangent.find(value); t != tangent.end()) return d_.ref(t->second);
+    ExprPtr o = d_.ref(value);
+    Expr at;
+    at.op = "zeros_like";
+    return d_.formula("fg::zeros_like(o)", {{"o", o.get()}}, at);
+  }
+
+ private:
+  int tangent_var(int var) {
+    const int id = d_.tensor_var(d_.fn_->var(var).name + "_tangent");
+    tangent[var] = id;
+    return id;
+  }
+
+  ExprPtr of_call(const Expr& call, int var) {
+    const auto v = Differentiator::view(call);
+    std::vector<ExprPtr> keep;
+    FormulaEnv env = d_.env_of(call, v, keep);
+    ExprPtr result = d_.ref(var);
+    env["result"] = result.get();
+    ExprPtr total;
+    for (size_t a = 0; a < call.args.size(); ++a) {
+      if (!d_.active_arg(call.arg(a)) || v.rule->shape_only.count(v.params[a])) continue;
+      auto f = v.rule->jvp.find(v.params[a]);
+      if (f == v.rule->jvp.end()) {
+        d_.fail(call.range.getBegin(), "'" + call.op + "' has no forward-mode rule for its argument '" + v.params[a] + "'");
+        return nullptr;
+      }
+      auto t = tangent.find(call.arg(a).var);
+      if (t == tangent.end()) continue;
+      ExprPtr tan = d_.ref(t->second);
+      env["tangent"] = tan.get();
+      ExprPtr c = d_.formula(f->second, env, call);
+      if (!total) {
+        total = std::move(c);
+      } else {
+        FormulaEnv e2{{"a", total.get()}, {"b", c.get()}};
+        total = d_.formula("a + b", e2, call);
+      }
+    }
+    if (!total) return of_value(var);  // active only through arguments without a tangent yet
+    if (v.rule->broadcasts) {
+      FormulaEnv e2{{"t", total.get()}, {"r", result.get()}};
+      total = d_.formula("t.expand(r.sizes())", e2, call);
+    }
+    return total;
+  }
+
+  Differentiator& d_;
+};
+
+}  // namespace
 
 ForwardResult forward(const ir::Function& normalized, const std::vector<int>& wrt, size_t differentiated,
                       const OpResolver& resolver, Reporter& reporter) {
   Differentiator d(normalized, resolver, reporter);
   ForwardResult r;
   r.outputs = d.outputs_;
-  std::map<int, int> tangent;
+  Forward f(d);
   std::vector<int> wrt_ids;
   for (int w : wrt) {
     const int p = normalized.params[static_cast<size_t>(w)];
     wrt_ids.push_back(p);
-    tangent[p] = d.tensor_param(d.fn_->var(p).name + "_tangent");
+    f.tangent[p] = d.tensor_param(d.fn_->var(p).name + "_tangent");
   }
   std::vector<ir::StmtPtr> body;
   for (size_t i = 0; i + 1 < normalized.body.size(); ++i) body.push_back(ir::clone(*normalized.body[i]));
   d.find_active(body, wrt_ids);
   if (!d.ok()) return r;
-  for (auto& s : body) {
-    const bool differentiate = s->kind == ir::StmtKind::Decl && d.active_.count(s->var) != 0 && s->expr &&
-                               s->expr->kind == ExprKind::Call;
-    const int var = s->var;
-    const Expr* call_ptr = differentiate ? s->expr.get() : nullptr;
-    d.fn_->body.push_back(std::move(s));
-    if (call_ptr == nullptr) continue;
-    const Expr& call = *call_ptr;
-    const auto v = Differentiator::view(call);
-    std::vector<ExprPtr> keep;
-    FormulaEnv env = d.env_of(call, v, keep);
-    ExprPtr result = d.ref(var);
-    env["result"] = result.get();
-    ExprPtr total;
-    for (size_t a = 0; a < call.args.size(); ++a) {
-      if (!d.active_arg(call.arg(a)) || v.rule->shape_only.count(v.params[a])) continue;
-      auto f = v.rule->jvp.find(v.params[a]);
-      if (f == v.rule->jvp.end()) {
-        d.fail(call.range.getBegin(), "'" + call.op + "' has no forward-mode rule for its argument '" + v.params[a] + "'");
-        return r;
-      }
-      auto t = tangent.find(call.arg(a).var);
-      if (t == tangent.end()) continue;
-      ExprPtr tan = d.ref(t->second);
-      env["tangent"] = tan.get();
-      ExprPtr c = d.formula(f->second, env, call);
-      if (!total) {
-        total = std::move(c);
-      } else {
-        FormulaEnv e2{{"a", total.get()}, {"b", c.get()}};
-        total = d.formula("a + b", e2, call);
-      }
-    }
-    if (!total) continue;
-    if (v.rule->broadcasts) {
-      FormulaEnv e2{{"t", total.get()}, {"r", result.get()}};
-      total = d.formula("t.expand(r.sizes())", e2, call);
-    }
-    const int id = d.tensor_var(d.fn_->var(var).name + "_tangent");
-    d.fn_->body.push_back(ir::decl(id, std::move(total)));
-    tangent[var] = id;
-    if (!d.ok()) return r;
-  }
+  f.block(body, d.fn_->body);
   for (size_t k = 0; k < differentiated && k < r.outputs.size(); ++k) {
     const int out = r.outputs[k];
-    auto t = tangent.find(out);
-    if (t != tangent.end()) {
+    if (auto t = f.tangent.find(out); t != f.tangent.end()) {
       r.tangents.push_back(t->second);
       continue;
     }
     const int id = d.tensor_var(d.fn_->var(out).name + "_tangent");
-    ExprPtr o = d.ref(out);
-    Expr at;
-    at.op = "zeros_like";
-    d.fn_->body.push_back(ir::decl(id, d.formula("fg::zeros_like(o)", {{"o", o.get()}}, at)));
+    d.fn_->body.push_back(ir::decl(id, f.of_value(out)));
     r.tangents.push_back(id);
   }
   if (!d.ok()) return r;

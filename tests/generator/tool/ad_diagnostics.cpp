@@ -14,19 +14,68 @@ FUNCGEN("grad_of_jacrev = grad(jacrev(scaled))")
 // CHECK: ad_diagnostics.cpp:[[@LINE-1]]:32: error: 'jacrev' inside 'grad' cannot be generated yet; grad, grad_and_value and jvp nest in any order, and vmap, jacrev, jacfwd and hessian can be applied to them [funcgen-unsupported]
 fg::Tensor scaled(const fg::Tensor& x) { return x * 2; }
 
-FUNCGEN("branchy_grad = grad(branchy)")
-fg::Tensor branchy(const fg::Tensor& x, bool flip) {
+// Branches and loops are differentiated (test_control_flow.cpp); what they may not do is here.
+FUNCGEN("early_return_grad = grad(early_return)")
+fg::Tensor early_return(const fg::Tensor& x, bool flip) {
   fg::Tensor y = x.sin();
   if (flip) {
-    y = -y;
+    return (-y).sum();
   }
   return y.sum();
 }
-// CHECK: ad_diagnostics.cpp:[[@LINE-5]]:3: error: an 'if' on tensors cannot be differentiated by this version of funcgen; write it as straight-line code (fg::where selects element-wise) [funcgen-unsupported]
+// CHECK: ad_diagnostics.cpp:[[@LINE-4]]:5: error: a return inside an 'if' cannot be differentiated yet; assign the result to a variable and return it at the end of the function [funcgen-unsupported]
+
+FUNCGEN("loop_break_grad = grad(loop_break)")
+fg::Tensor loop_break(const fg::Tensor& x, int n) {
+  fg::Tensor y = x;
+  for (int i = 0; i < n; ++i) {
+    if (i == 3) break;
+    y = y.sin();
+  }
+  return y.sum();
+}
+// CHECK: ad_diagnostics.cpp:[[@LINE-5]]:17: error: 'break' in a loop that computes tensors cannot be differentiated yet; make the loop's condition say when it ends [funcgen-unsupported]
+
+FUNCGEN("fallthrough_grad = grad(fallthrough)")
+fg::Tensor fallthrough(const fg::Tensor& x, int k) {
+  fg::Tensor y = x;
+  switch (k) {
+    case 0:
+      y = y.sin();
+    case 1:
+      y = y.cos();
+      break;
+  }
+  return y.sum();
+}
+// CHECK: ad_diagnostics.cpp:[[@LINE-6]]:5: error: falling through into this case cannot be differentiated; end the case before it with 'break' [funcgen-unsupported]
+
+FUNCGEN("tensor_condition_grad = grad(tensor_condition)")
+fg::Tensor tensor_condition(const fg::Tensor& x) {
+  fg::Tensor y = x;
+  while (y.sum().item<double>() > 1) y = y * 0.5;
+  return y.sum();
+}
+// CHECK: ad_diagnostics.cpp:[[@LINE-3]]:10: error: the condition of a 'while' loop computes tensors, which cannot be differentiated; compute it into a bool in the loop body [funcgen-unsupported]
+
+FUNCGEN("maybe_unset_grad = grad(maybe_unset)")
+fg::Tensor maybe_unset(const fg::Tensor& x) {
+  fg::Tensor y;
+  return (y * x).sum();
+}
+// CHECK: ad_diagnostics.cpp:[[@LINE-2]]:11: error: 'y' may be read before it has a value here (not every path gives it one); initialize it where it is declared [funcgen-unsupported]
+
+FUNCGEN("branchy_linearize = linearize(branchy)")
+fg::Tensor branchy(const fg::Tensor& x, bool flip) {
+  fg::Tensor y = x.sin();
+  if (flip) y = -y;
+  return y.sum();
+}
+// CHECK: ad_diagnostics.cpp:[[@LINE-3]]:3: error: linearize of a function with control flow on tensors cannot be generated yet (its jvp_fn would have to replay the control flow); use jvp [funcgen-unsupported]
 
 FUNCGEN("no_rule_grad = grad(no_rule)")
-fg::Tensor no_rule(const fg::Tensor& x) { return x.amax().sin(); }
-// CHECK: ad_diagnostics.cpp:[[@LINE-1]]:50: error: 'amax' has no derivative rule; funcgen cannot differentiate through it (templates/derivatives.def lists the ops it can) [funcgen-unsupported]
+fg::Tensor no_rule(const fg::Tensor& x) { return fg::masked_select(x, x > 0).sin(); }
+// CHECK: ad_diagnostics.cpp:[[@LINE-1]]:50: error: 'masked_select' has no derivative rule; funcgen cannot differentiate through it (templates/derivatives.def lists the ops it can) [funcgen-unsupported]
 
 fg::Tensor external_op(const fg::Tensor& x);
 FUNCGEN("external_grad = grad(uses_external)")

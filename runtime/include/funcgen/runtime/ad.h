@@ -42,6 +42,11 @@ Tensor reduction_backward(const Tensor& g, IntArrayRef sizes, Reduction reductio
 // The gradient of self.select(dim, index): zeros of `sizes` with g at that index.
 Tensor select_backward(const Tensor& g, IntArrayRef sizes, int64_t dim, int64_t index);
 
+// The starting value of a gradient that reverse-mode code adds to inside a branch or a loop: zeros
+// shaped as x, or an undefined tensor when x has none (a value that only a branch not taken sets,
+// whose gradient is then never read).
+Tensor zero_gradient(const Tensor& x);
+
 // For jacrev/jacfwd/hessian: the standard basis of the tensors of shape `sizes`, as rows of an
 // identity [n, sizes...] (n = the number of elements), in the dtype and on the device of `like`.
 Tensor basis(const Tensor& like, IntArrayRef sizes);

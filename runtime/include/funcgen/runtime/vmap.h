@@ -156,6 +156,7 @@ Batched linear_backward_weight(const Batched& g, const Batched& input, const Bat
 Batched reduction_apply(const Batched& self, Reduction reduction);
 Batched reduction_backward(const Batched& g, IntArrayRef sizes, Reduction reduction);
 Batched select_backward(const Batched& g, IntArrayRef sizes, int64_t dim, int64_t index);
+Batched zero_gradient(const Batched& x);
 }  // namespace ad
 
 // ------------------------------------------------------------------ randomness

@@ -1,0 +1,127 @@
+// Functions with control flow for the AD tests (test_control_flow.cpp): branches on scalars and on
+// tensor values, a switch, loops whose trip count is known only at run time (a recurrent net's
+// time loop, a while loop that stops on a tensor's value), a branch inside a loop, nested loops.
+#include <funcgen/funcgen.h>
+
+namespace cf {
+
+FUNCGEN("branchy_grad = grad(branchy, argnums=(0, 1))")
+FUNCGEN("branchy_jvp = jvp(branchy)")
+FUNCGEN("branchy_hessian = hessian(branchy)")
+FUNCGEN("branchy_per_sample = vmap(grad(branchy), in_dims=(0, None, None))")
+fg::Tensor branchy(const fg::Tensor& x, const fg::Tensor& w, bool scale) {
+  fg::Tensor y = x * w;
+  if (scale) {
+    y = y.sin() * 2;
+  } else {
+    fg::Tensor squared = y * y;
+    y = squared.tanh() * 3 - y;
+  }
+  return y.sum();
+}
+
+FUNCGEN("branchy_second = grad(grad(branchy_scalar))")
+fg::Tensor branchy_scalar(const fg::Tensor& x, bool odd) {
+  fg::Tensor y;
+  if (odd) {
+    y = x * x * x;
+  } else {
+    y = (x * x).sin();
+  }
+  return y.sum();
+}
+
+// The branch taken depends on the values: each call differentiates the path it took.
+FUNCGEN("data_branch_grad = grad(data_branch)")
+FUNCGEN("data_branch_jvp = jvp(data_branch)")
+fg::Tensor data_branch(const fg::Tensor& x) {
+  fg::Tensor y;
+  if (x.sum().item<double>() > 0) {
+    y = x.tanh();
+  } else {
+    y = x * x * 0.5;
+  }
+  return (y * x).sum();
+}
+
+FUNCGEN("activation_jacrev = jacrev(activation)")
+FUNCGEN("activation_jacfwd = jacfwd(activation)")
+fg::Tensor activation(const fg::Tensor& x, int kind) {
+  fg::Tensor y = x;
+  switch (kind) {
+    case 0:
+      y = x.sigmoid();
+      break;
+    case 1:
+    case 2:
+      y = (x * kind).tanh();
+      break;
+    default:
+      y = x.exp();
+  }
+  return y;
+}
+FUNCGEN("activation_grad = grad(activation_sum)")
+fg::Tensor activation_sum(const fg::Tensor& x, int kind) { return (activation(x, kind) * x).sum(); }
+
+// A recurrent net: h_{t+1} = tanh(W h_t + U x_t), for as many steps as xs has rows.
+FUNCGEN("rnn_vjp = vjp(rnn_state)")
+FUNCGEN("rnn_jacrev = jacrev(rnn_state, argnums=(0, 1))")
+FUNCGEN("rnn_jacfwd = jacfwd(rnn_state, argnums=(0, 1))")
+fg::Tensor rnn_state(const fg::Tensor& xs, const fg::Tensor& w, const fg::Tensor& u, const fg::Tensor& h0) {
+  fg::Tensor h = h0;
+  for (int64_t t = 0; t < xs.size(0); ++t) {
+    h = (fg::mv(w, h) + fg::mv(u, xs.select(0, t))).tanh();
+  }
+  return h;
+}
+FUNCGEN("rnn_grad = grad(rnn, argnums=(0, 1, 2, 3))")
+FUNCGEN("rnn_jvp = jvp(rnn)")
+FUNCGEN("rnn_hessian = hessian(rnn, argnums=3)")
+FUNCGEN("rnn_per_sample = vmap(grad(rnn, argnums=(1, 2)), in_dims=(0, None, None, None))")
+fg::Tensor rnn(const fg::Tensor& xs, const fg::Tensor& w, const fg::Tensor& u, const fg::Tensor& h0) {
+  return (rnn_state(xs, w, u, h0) * fg::arange(1, h0.size(0) + 1, fg::kDouble)).sum();
+}
+
+// Halves until small: the number of trips depends on the values.
+FUNCGEN("halve_grad = grad(halve)")
+FUNCGEN("halve_jvp = jvp(halve)")
+fg::Tensor halve(const fg::Tensor& x, double limit) {
+  fg::Tensor y = x.sin() + 2;
+  bool big = y.abs().sum().item<double>() > limit;
+  while (big) {
+    y = y * 0.5 + y.sin() * 0.1;
+    big = y.abs().sum().item<double>() > limit;
+  }
+  return (y * y).sum();
+}
+
+// A branch inside a loop, on the loop's counter; the counter also scales a term.
+FUNCGEN("loop_branch_grad = grad(loop_branch, argnums=(0, 1))")
+FUNCGEN("loop_branch_jvp = jvp(loop_branch)")
+fg::Tensor loop_branch(const fg::Tensor& x, const fg::Tensor& w, int n) {
+  fg::Tensor h = x;
+  for (int i = 0; i < n; ++i) {
+    if (i % 2 == 0) {
+      h = (h * w).sin();
+    } else {
+      h = h + w * i;
+    }
+  }
+  return (h * h).sum();
+}
+
+FUNCGEN("nested_grad = grad(nested)")
+FUNCGEN("nested_jvp = jvp(nested)")
+fg::Tensor nested(const fg::Tensor& x, int n, int m) {
+  fg::Tensor h = x;
+  int i = 0;
+  do {
+    for (int j = 0; j < m; ++j) h = (h * 0.9 + 0.1).sin();
+    h = h * x;
+    ++i;
+  } while (i < n);
+  return h.sum();
+}
+
+}  // namespace cf
