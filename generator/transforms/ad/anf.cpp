@@ -614,6 +614,12 @@ class Normalizer {
       case ExprKind::Call:
         break;
       default:
+        if (e.kind == ExprKind::Opaque && e.range.isInvalid()) {  // a reverse pass's stored loop trips
+          fail(out_->decl != nullptr ? out_->decl->getLocation() : clang::SourceLocation(),
+               what_ + " of the reverse pass of a loop cannot be generated yet (it replays the trips that the "
+                       "forward pass stored); take the outer derivative in forward mode instead (hessian, jacfwd)");
+          return 0;
+        }
         fail(e, "this expression on tensors cannot be differentiated by this version of funcgen");
         return 0;
     }

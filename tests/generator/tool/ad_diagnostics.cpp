@@ -73,6 +73,14 @@ fg::Tensor branchy(const fg::Tensor& x, bool flip) {
 }
 // CHECK: ad_diagnostics.cpp:[[@LINE-3]]:3: error: linearize of a function with control flow on tensors cannot be generated yet (its jvp_fn would have to replay the control flow); use jvp [funcgen-unsupported]
 
+FUNCGEN("looped_hvp = jvp(grad(looped))")
+fg::Tensor looped(const fg::Tensor& x, int n) {
+  fg::Tensor h = x;
+  for (int i = 0; i < n; ++i) h = h.tanh();
+  return h.sum();
+}
+// CHECK: ad_diagnostics.cpp:[[@LINE-5]]:12: error: jvp of the reverse pass of a loop cannot be generated yet (it replays the trips that the forward pass stored); take the outer derivative in forward mode instead (hessian, jacfwd) [funcgen-unsupported]
+
 FUNCGEN("no_rule_grad = grad(no_rule)")
 fg::Tensor no_rule(const fg::Tensor& x) { return fg::masked_select(x, x > 0).sin(); }
 // CHECK: ad_diagnostics.cpp:[[@LINE-1]]:50: error: 'masked_select' has no derivative rule; funcgen cannot differentiate through it (templates/derivatives.def lists the ops it can) [funcgen-unsupported]
