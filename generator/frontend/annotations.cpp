@@ -24,6 +24,7 @@ class Collector {
   }
 
   void add(const clang::FunctionDecl* fn) {
+    defined_[fn->getNameAsString()] = fn;
     std::vector<const clang::AnnotateAttr*> attrs;
     for (const auto* attr : fn->specific_attrs<clang::AnnotateAttr>())
       if (compat::starts_with(compat::annotation_text(*attr), kAnnotationPrefix)) attrs.push_back(attr);
@@ -40,6 +41,10 @@ class Collector {
       const SpecLocations where(sm, context_.getLangOpts(), attr->getLocation());
       try {
         const spec::Annotation annotation = spec::parse(text);
+        if (annotation.name.empty()) {
+          rule(fn, *info, annotation.value, where);
+          continue;
+        }
         auto transform = spec::build_transform(annotation.value);
         spec::FunctionInfo result = spec::check_transform(*transform, [&](const std::string& name) -> const spec::FunctionInfo* {
           auto it = functions_.find(name);
@@ -61,6 +66,7 @@ class Collector {
   }
 
   std::vector<AnnotatedSpec> take() { return std::move(specs_); }
+  std::vector<CustomRule> take_rules() { return std::move(rules_); }
 
   void misplaced(SourceLocation annotation, SourceLocation decl, const std::string& message) {
     diags_.Report(context_.getSourceManager().getExpansionLoc(annotation), spec_error_) << message;
@@ -68,6 +74,69 @@ class Collector {
   }
 
  private:
+  // `custom_vjp(f)` / `custom_jvp(f)` before `fn`: checks fn's signature against f's.
+  void rule(const clang::FunctionDecl* fn, const spec::FunctionInfo& info, const spec::Value& call,
+            const SpecLocations& where) {
+    const bool vjp = call.text == "custom_vjp";
+    if (call.items.size() != 1 || call.items[0].kind != spec::Value::Kind::Name || !call.kwargs.empty()) {
+      report(where, spec::Diagnostic{call.offset, call.text + " takes the name of the function the rule is for: '" +
+                                                      call.text + "(f)'", {}, std::nullopt});
+      return;
+    }
+    const spec::Value& name = call.items[0];
+    auto primal = defined_.find(name.text);
+    if (primal == defined_.end() || primal->second == fn) {
+      report(where, spec::Diagnostic{name.offset, "unknown function '" + name.text +
+                                                      "'; a rule names a function defined earlier in this file",
+                                     {}, std::nullopt});
+      return;
+    }
+    const std::optional<spec::FunctionInfo> f = function_info(primal->second);
+    if (!f) return;
+    std::vector<spec::Param> want = f->params;
+    std::vector<std::string> tensor_names;
+    for (const auto& p : f->params)
+      if (p.is_tensor) tensor_names.push_back(p.name);
+    std::string shape;
+    if (vjp) {
+      want.push_back({"result", true, "fg::Tensor"});
+      want.push_back({"grad", true, "fg::Tensor"});
+      shape = "(" + name.text + "'s parameters, result, grad) and return the gradient of " +
+              (tensor_names.size() == 1 ? "'" + tensor_names[0] + "' (fg::Tensor)"
+                                        : "each tensor parameter (std::tuple of " + std::to_string(tensor_names.size()) +
+                                              " fg::Tensor)");
+    } else {
+      for (const auto& t : tensor_names) want.push_back({t + "_tangent", true, "fg::Tensor"});
+      shape = "(" + name.text + "'s parameters, then one tangent per tensor parameter) and return the result's "
+              "tangent (fg::Tensor)";
+    }
+    bool ok = f->outputs == 1 && !f->returns_tuple;
+    if (!ok) {
+      report(where, spec::Diagnostic{name.offset, call.text + " rules are for functions that return one fg::Tensor; '" +
+                                                      name.text + "' returns " + std::to_string(f->outputs),
+                                     {}, std::nullopt});
+      return;
+    }
+    ok = info.params.size() == want.size();
+    for (size_t i = 0; ok && i < want.size(); ++i) ok = info.params[i].is_tensor == want[i].is_tensor;
+    const size_t outputs = vjp ? tensor_names.size() : 1;
+    ok = ok && info.outputs == outputs && info.returns_tuple == (outputs > 1);
+    if (!ok) {
+      report(where, spec::Diagnostic{call.offset, "the " + call.text + " rule '" + info.name + "' of '" + name.text +
+                                                      "' must take " + shape,
+                                     {}, std::nullopt});
+      return;
+    }
+    for (const auto& r : rules_)
+      if (r.primal == primal->second && r.vjp == vjp) {
+        report(where, spec::Diagnostic{call.offset, "'" + name.text + "' already has a " + call.text + " rule ('" +
+                                                        r.rule->getNameAsString() + "')",
+                                       {}, std::nullopt});
+        return;
+      }
+    rules_.push_back(CustomRule{vjp, primal->second, fn});
+  }
+
   void report(const SpecLocations& where, const spec::Diagnostic& d) {
     {  // the error is emitted when its builder goes out of scope, before the notes
       auto builder = diags_.Report(where.at(d.offset), spec_error_);
@@ -122,6 +191,8 @@ class Collector {
   unsigned spec_error_, spec_note_, unsupported_;
   std::map<std::string, spec::FunctionInfo> functions_;
   std::vector<AnnotatedSpec> specs_;
+  std::vector<CustomRule> rules_;
+  std::map<std::string, const clang::FunctionDecl*> defined_;  // functions defined so far, by name
 };
 
 class Visitor : public clang::RecursiveASTVisitor<Visitor> {
@@ -184,9 +255,10 @@ SpecLocations::SpecLocations(const clang::SourceManager& sm, const clang::LangOp
 }
 
 
-std::vector<AnnotatedSpec> collect_specs(clang::ASTContext& context) {
+std::vector<AnnotatedSpec> collect_specs(clang::ASTContext& context, std::vector<CustomRule>* rules) {
   Collector collector(context);
   Visitor(context, collector).TraverseDecl(context.getTranslationUnitDecl());
+  if (rules != nullptr) *rules = collector.take_rules();
   return collector.take();
 }
 

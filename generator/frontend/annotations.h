@@ -40,9 +40,21 @@ struct AnnotatedSpec {
   SpecLocations spec_locations;          // of each byte of the spec text
 };
 
+// FUNCGEN("custom_vjp(f)") / FUNCGEN("custom_jvp(f)") before `rule`: AD uses `rule` for calls of
+// `primal` instead of differentiating its body.
+//   custom_vjp rule: (f's parameters..., result, grad) -> the gradient of each tensor parameter
+//                    (fg::Tensor, or a std::tuple when f has several)
+//   custom_jvp rule: (f's parameters..., one tangent per tensor parameter) -> the result's tangent
+struct CustomRule {
+  bool vjp = true;  // else jvp
+  const clang::FunctionDecl* primal = nullptr;
+  const clang::FunctionDecl* rule = nullptr;
+};
+
 // Collects the annotations of functions defined in the main file, in source order. Specs that
-// fail are reported through the context's DiagnosticsEngine and left out.
-std::vector<AnnotatedSpec> collect_specs(clang::ASTContext& context);
+// fail are reported through the context's DiagnosticsEngine and left out. Derivative rules go to
+// `rules` (checked against their primal's signature).
+std::vector<AnnotatedSpec> collect_specs(clang::ASTContext& context, std::vector<CustomRule>* rules = nullptr);
 
 // The prefix FUNCGEN puts before the spec text in the annotation.
 inline constexpr char kAnnotationPrefix[] = "funcgen:";

@@ -27,9 +27,9 @@ struct Value {
   std::vector<size_t> kwarg_offsets;               // Call: offset of each keyword's name
 };
 
-// The whole annotation: `name = value`.
+// The whole annotation: `name = value`, or a derivative rule `custom_vjp(f)` (no name).
 struct Annotation {
-  std::string name;
+  std::string name;  // empty for a rule
   size_t name_offset = 0;
   Value value;
 };

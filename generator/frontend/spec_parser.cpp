@@ -74,6 +74,13 @@ class Parser {
   Annotation annotation() {
     Annotation a;
     const Token& name = peek();
+    // A derivative rule: `custom_vjp(f)` / `custom_jvp(f)` annotates the rule, generates nothing.
+    if (name.kind == Token::Kind::Name && (name.text == "custom_vjp" || name.text == "custom_jvp") &&
+        pos_ + 1 < tokens_.size() && tokens_[pos_ + 1].text == "(") {
+      a.value = value();
+      if (peek().kind != Token::Kind::End) error(peek().offset, "unexpected text after the rule");
+      return a;
+    }
     if (name.kind != Token::Kind::Name)
       error(name.offset, "expected the name of the generated function; a spec reads 'name = transform(f, ...)'");
     a.name = name.text;

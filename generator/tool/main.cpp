@@ -95,9 +95,11 @@ class Consumer : public clang::ASTConsumer {
     Reporter reporter(context.getDiagnostics(), sm);
     reporter.set_check_globs(checks);
     reporter.set_warnings_as_errors(warnings_as_errors);
-    const std::vector<AnnotatedSpec> specs = collect_specs(context);
+    std::vector<CustomRule> custom_rules;
+    const std::vector<AnnotatedSpec> specs = collect_specs(context, &custom_rules);
     Lowering lowering(context, reporter);
-    const funcgen::ad::OpResolver resolver(context);
+    funcgen::ad::OpResolver resolver(context);
+    for (const CustomRule& r : custom_rules) resolver.add_custom_rule(r.vjp, r.primal, r.rule);
     SourceResult result;
     for (const AnnotatedSpec& spec : specs) {
       const ir::Function* fn = lowering.lower(spec.function);

@@ -89,3 +89,9 @@ add_executable(test_control_flow ${CMAKE_CURRENT_LIST_DIR}/ad/test_control_flow.
 target_link_libraries(test_control_flow PRIVATE GTest::gtest GTest::gtest_main)
 funcgen_generate(test_control_flow SOURCES ${CMAKE_CURRENT_LIST_DIR}/ad/control_flow_functions.cpp)
 gtest_discover_tests(test_control_flow TEST_PREFIX ad. PROPERTIES LABELS generator)
+
+# User-given derivative rules (custom_vjp / custom_jvp).
+add_executable(test_custom_rules ${CMAKE_CURRENT_LIST_DIR}/ad/test_custom_rules.cpp)
+target_link_libraries(test_custom_rules PRIVATE GTest::gtest GTest::gtest_main)
+funcgen_generate(test_custom_rules SOURCES ${CMAKE_CURRENT_LIST_DIR}/ad/custom_rules_functions.cpp)
+gtest_discover_tests(test_custom_rules TEST_PREFIX ad. PROPERTIES LABELS generator)

@@ -213,7 +213,7 @@ class AdEmitter {
   std::unique_ptr<ir::Function> normalized(size_t i, const char* what) {
     Ir inner = ir_of(i);
     if (inner.fn == nullptr) return nullptr;
-    return normalize(*inner.fn, lowering_, reporter_, what);
+    return normalize(*inner.fn, lowering_, reporter_, what, resolver_);
   }
 
   // The IR of links_[i] applied to what is inside it.
@@ -627,7 +627,7 @@ class AdEmitter {
       std::vector<int> mapped = {static_cast<int>(g->params.size() - 1)};
       if (hessian) {
         // The jvp of the jvp in the same direction set: second derivatives along two basis vectors.
-        auto n2 = normalize(*g, lowering_, reporter_, what);
+        auto n2 = normalize(*g, lowering_, reporter_, what, resolver_);
         if (!n2) return std::nullopt;
         ForwardResult r2 = forward(*n2, {wrt[a]}, 1, resolver_, reporter_);
         if (!r2.fn) return std::nullopt;

@@ -54,8 +54,8 @@ const char* statement_name(StmtKind k) {
 
 class Normalizer {
  public:
-  Normalizer(Lowering& lowering, Reporter& reporter, std::string what)
-      : lowering_(lowering), reporter_(reporter), what_(std::move(what)) {}
+  Normalizer(Lowering& lowering, Reporter& reporter, std::string what, const OpResolver& resolver)
+      : lowering_(lowering), reporter_(reporter), what_(std::move(what)), resolver_(resolver) {}
 
   std::unique_ptr<ir::Function> run(const ir::Function& src) {
     out_ = ir::derived_function(src);
@@ -74,7 +74,16 @@ class Normalizer {
     std::vector<ExprPtr> results;
     scope.results = &results;
     active_.insert(src.decl);
-    body(src.body, scope, out_->body);
+    if (resolver_.has_custom_rule(src.decl)) {  // the rule stands for the body
+      std::vector<ExprPtr> args;
+      for (int p : out_->params) args.push_back(ir::var_ref(*out_, p));
+      const int id = new_tensor("out");
+      out_->body.push_back(ir::decl(id, user_call(src.decl, std::move(args))));
+      results.push_back(ir::var_ref(*out_, id));
+      scope.returned = true;
+    } else {
+      body(src.body, scope, out_->body);
+    }
     if (!ok_) return nullptr;
     if (!scope.returned) {
       fail(src.decl != nullptr ? src.decl->getLocation() : clang::SourceLocation(),
@@ -623,7 +632,7 @@ class Normalizer {
         fail(e, "this expression on tensors cannot be differentiated by this version of funcgen");
         return 0;
     }
-    if (e.form == ir::CallForm::User) {
+    if (e.form == ir::CallForm::User && !resolver_.has_custom_rule(e.callee)) {
       std::vector<int> results = inline_call(e, scope, out);
       if (ok_ && results.size() != 1) fail(e, "'" + e.op + "' returns a tuple here; take its elements with std::get");
       return ok_ ? results[0] : 0;
@@ -755,6 +764,7 @@ class Normalizer {
   Lowering& lowering_;
   Reporter& reporter_;
   std::string what_;
+  const OpResolver& resolver_;
   std::unique_ptr<ir::Function> out_;
   std::set<std::string> names_, emitted_;
   std::map<int, int> view_of_;  // version -> the version it is a view of
@@ -765,8 +775,8 @@ class Normalizer {
 }  // namespace
 
 std::unique_ptr<ir::Function> normalize(const ir::Function& fn, Lowering& lowering, Reporter& reporter,
-                                        const std::string& what) {
-  return Normalizer(lowering, reporter, what).run(fn);
+                                        const std::string& what, const OpResolver& resolver) {
+  return Normalizer(lowering, reporter, what, resolver).run(fn);
 }
 
 std::vector<const ir::Expr*> returned(const ir::Function& fn) {

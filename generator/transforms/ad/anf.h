@@ -10,13 +10,15 @@
 #include "checks/reporter.h"
 #include "frontend/lower.h"
 #include "ir/ir.h"
+#include "transforms/ad/rules.h"
 
 namespace funcgen::ad {
 
 // nullptr when `fn` has a construct AD cannot handle (reported as funcgen-unsupported at it).
 // `what`: the transform asking, for messages ("grad").
+// Calls of functions with a custom rule (`resolver`) stay calls, for AD to apply the rule.
 std::unique_ptr<ir::Function> normalize(const ir::Function& fn, Lowering& lowering, Reporter& reporter,
-                                        const std::string& what);
+                                        const std::string& what, const OpResolver& resolver);
 
 // The returned atoms of a normalized function (one VarRef per tensor it returns, in order).
 std::vector<const ir::Expr*> returned(const ir::Function& fn);

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "emitter/cxx_text.h"
 #include "ir/build.h"
 #include "transforms/ad/anf.h"
 
@@ -129,7 +130,9 @@ class Differentiator {
             if (a->kind == ExprKind::List)
               for (const auto& item : a->args) any |= active_arg(*item);
           }
-          if (any) {
+          if (any && e->form == ir::CallForm::User && resolver_.has_custom_rule(e->callee)) {
+            // differentiated by the user's rule
+          } else if (any) {
             const OpView v = view(*e);
             if (v.rule != nullptr && v.rule->constant) return;
             if (v.rule == nullptr || (v.rule->vjp.empty() && v.rule->jvp.empty())) {
@@ -292,6 +295,10 @@ class Reverse {
     }
     if (e->kind != ExprKind::Call) return;
     const Expr& call = *e;
+    if (call.form == ir::CallForm::User) {
+      custom_vjp(call, s.var, adj->second, a, out);
+      return;
+    }
     const auto v = Differentiator::view(call);
     std::vector<ExprPtr> keep;
     FormulaEnv env = d_.env_of(call, v, keep);
@@ -311,6 +318,44 @@ class Reverse {
         c = d_.formula("fg::ad::sum_to(c, x.sizes())", e2, call);
       }
       accumulate(a, call.arg(i).var, std::move(c), out);
+    }
+  }
+
+  // A call of a function with a custom_vjp rule: rule(args..., result, grad) gives the gradient of
+  // each tensor argument (a tuple when there are several).
+  void custom_vjp(const Expr& call, int result, int grad, Adjoints& a, std::vector<ir::StmtPtr>& out) {
+    const clang::FunctionDecl* rule = d_.resolver_.custom_vjp(call.callee);
+    if (rule == nullptr) {
+      d_.fail(call.range.getBegin(), "'" + call.op + "' has a custom_jvp rule but no custom_vjp; reverse mode (grad, "
+                                     "vjp, jacrev) needs a custom_vjp rule for it");
+      return;
+    }
+    std::vector<ExprPtr> args;
+    std::vector<size_t> tensors;  // the argument of each gradient
+    for (size_t i = 0; i < call.args.size(); ++i) {
+      args.push_back(ir::clone(call.arg(i)));
+      if (call.arg(i).type == ir::Type::Tensor) tensors.push_back(i);
+    }
+    args.push_back(d_.ref(result));
+    args.push_back(d_.ref(grad));
+    ExprPtr grads = user_call(rule, std::move(args));
+    if (tensors.size() == 1) {
+      if (d_.active_arg(call.arg(tensors[0]))) accumulate(a, call.arg(tensors[0]).var, std::move(grads), out);
+      return;
+    }
+    std::vector<std::string> types(tensors.size(), "fg::Tensor");
+    const int tuple = ir::add_var(*d_.fn_, d_.claim("d_" + call.op), ir::Type::TensorTuple,
+                                  "std::tuple<" + cxx::join(types, ", ") + ">");
+    grads->type = ir::Type::TensorTuple;
+    out.push_back(ir::decl(tuple, std::move(grads)));
+    for (size_t k = 0; k < tensors.size(); ++k) {
+      if (!d_.active_arg(call.arg(tensors[k]))) continue;
+      auto get = std::make_unique<Expr>();
+      get->kind = ExprKind::Get;
+      get->type = ir::Type::Tensor;
+      get->index = static_cast<int>(k);
+      get->args.push_back(d_.ref(tuple));
+      accumulate(a, call.arg(tensors[k]).var, std::move(get), out);
     }
   }
 
@@ -616,7 +661,31 @@ class Forward {
     return id;
   }
 
+  // A call of a function with a custom_jvp rule: rule(args..., one tangent per tensor argument).
+  ExprPtr custom_jvp(const Expr& call) {
+    const clang::FunctionDecl* rule = d_.resolver_.custom_jvp(call.callee);
+    if (rule == nullptr) {
+      d_.fail(call.range.getBegin(), "'" + call.op + "' has a custom_vjp rule but no custom_jvp; forward mode (jvp, "
+                                     "jacfwd, hessian) needs a custom_jvp rule for it");
+      return nullptr;
+    }
+    std::vector<ExprPtr> args, tangents;
+    for (const auto& a : call.args) {
+      args.push_back(ir::clone(*a));
+      if (a->type == ir::Type::Tensor) tangents.push_back(a->kind == ExprKind::VarRef ? of_value(a->var) : nullptr);
+    }
+    for (auto& t : tangents) {
+      if (!t) {
+        d_.fail(call.range.getBegin(), "internal error: an argument of '" + call.op + "' is not a value");
+        return nullptr;
+      }
+      args.push_back(std::move(t));
+    }
+    return user_call(rule, std::move(args));
+  }
+
   ExprPtr of_call(const Expr& call, int var) {
+    if (call.form == ir::CallForm::User) return custom_jvp(call);
     const auto v = Differentiator::view(call);
     std::vector<ExprPtr> keep;
     FormulaEnv env = d_.env_of(call, v, keep);

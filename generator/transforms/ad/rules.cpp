@@ -355,4 +355,19 @@ FormulaResult instantiate(const std::string& formula, const FormulaEnv& env, con
   return FormulaParser(formula, env, resolver).parse();
 }
 
+ir::ExprPtr user_call(const clang::FunctionDecl* callee, std::vector<ir::ExprPtr> args) {
+  auto call = std::make_unique<ir::Expr>();
+  call->kind = ir::ExprKind::Call;
+  call->form = ir::CallForm::User;
+  call->callee = callee->getDefinition() != nullptr ? callee->getDefinition() : callee;
+  call->op = callee->getNameAsString();
+  call->type = ir_type_of(callee->getReturnType());
+  for (const clang::ParmVarDecl* p : callee->parameters()) {
+    call->params.push_back(p->getNameAsString());
+    call->param_types.push_back(ir_type_of(p->getType()));
+  }
+  call->args = std::move(args);
+  return call;
+}
+
 }  // namespace funcgen::ad

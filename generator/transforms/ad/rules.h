@@ -37,10 +37,28 @@ class OpResolver {
   // arguments' types; false when no declaration fits.
   bool resolve(ir::Expr& call) const;
 
+  // The user's derivative rules (FUNCGEN("custom_vjp(f)") before a rule): primal -> rule.
+  void add_custom_rule(bool vjp, const clang::FunctionDecl* primal, const clang::FunctionDecl* rule) {
+    (vjp ? custom_vjp_ : custom_jvp_)[primal->getCanonicalDecl()] = rule;
+  }
+  const clang::FunctionDecl* custom_vjp(const clang::FunctionDecl* f) const { return find(custom_vjp_, f); }
+  const clang::FunctionDecl* custom_jvp(const clang::FunctionDecl* f) const { return find(custom_jvp_, f); }
+  bool has_custom_rule(const clang::FunctionDecl* f) const { return custom_vjp(f) != nullptr || custom_jvp(f) != nullptr; }
+
  private:
+  using RuleMap = std::map<const clang::FunctionDecl*, const clang::FunctionDecl*>;
+  static const clang::FunctionDecl* find(const RuleMap& m, const clang::FunctionDecl* f) {
+    if (f == nullptr) return nullptr;
+    auto it = m.find(f->getCanonicalDecl());
+    return it == m.end() ? nullptr : it->second;
+  }
+  RuleMap custom_vjp_, custom_jvp_;
   const clang::DeclContext* namespace_of(const std::string& qualified) const;
   clang::ASTContext& context_;
 };
+
+// A call of a function of the user's (a custom rule, or a function that has one).
+ir::ExprPtr user_call(const clang::FunctionDecl* callee, std::vector<ir::ExprPtr> args);
 
 // Values a formula can name: `grad`/`tangent`/`result` and the op's parameters.
 using FormulaEnv = std::map<std::string, const ir::Expr*>;

@@ -8,11 +8,26 @@ FUNCGEN("aux_grad = grad(one_output, has_aux=True)")
 // CHECK: ad_diagnostics.cpp:[[@LINE-1]]:21: error: grad(..., has_aux=True) needs 'one_output' to return std::tuple<fg::Tensor, aux...> [funcgen-spec]
 fg::Tensor one_output(const fg::Tensor& x) { return x.sum(); }
 
+// A user's rule must have the shape its kind says; forward mode needs a custom_jvp.
+fg::Tensor doubled(const fg::Tensor& x) { return x * 2; }
+FUNCGEN("custom_vjp(doubled)")
+fg::Tensor doubled_rule(const fg::Tensor& x, const fg::Tensor& grad) { return grad * 2; }
+// CHECK: ad_diagnostics.cpp:[[@LINE-2]]:10: error: the custom_vjp rule 'doubled_rule' of 'doubled' must take (doubled's parameters, result, grad) and return the gradient of 'x' (fg::Tensor) [funcgen-spec]
+FUNCGEN("custom_vjp(doubled)")
+fg::Tensor doubled_vjp(const fg::Tensor& x, const fg::Tensor& result, const fg::Tensor& grad) { return grad * 2; }
+FUNCGEN("custom_jvp(undefined_function)")
+// CHECK: ad_diagnostics.cpp:[[@LINE-1]]:21: error: unknown function 'undefined_function'; a rule names a function defined earlier in this file [funcgen-spec]
+fg::Tensor orphan_rule(const fg::Tensor& x, const fg::Tensor& t) { return t; }
+
 FUNCGEN("vmapped_vjp = vmap(vjp(scaled))")
 // CHECK: ad_diagnostics.cpp:[[@LINE-1]]:24: error: vmap cannot transform 'vjp(scaled)', which returns a function (as vjp and linearize do); transform the original function instead [funcgen-spec]
 FUNCGEN("grad_of_jacrev = grad(jacrev(scaled))")
 // CHECK: ad_diagnostics.cpp:[[@LINE-1]]:32: error: 'jacrev' inside 'grad' cannot be generated yet; grad, grad_and_value and jvp nest in any order, and vmap, jacrev, jacfwd and hessian can be applied to them [funcgen-unsupported]
 fg::Tensor scaled(const fg::Tensor& x) { return x * 2; }
+
+FUNCGEN("doubled_jvp = jvp(uses_doubled)")
+fg::Tensor uses_doubled(const fg::Tensor& x) { return doubled(x).sin(); }
+// CHECK: ad_diagnostics.cpp:[[@LINE-1]]:55: error: 'doubled' has a custom_vjp rule but no custom_jvp; forward mode (jvp, jacfwd, hessian) needs a custom_jvp rule for it [funcgen-unsupported]
 
 // Branches and loops are differentiated (test_control_flow.cpp); what they may not do is here.
 FUNCGEN("early_return_grad = grad(early_return)")
