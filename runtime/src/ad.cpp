@@ -1,5 +1,6 @@
 #include "funcgen/runtime/ad.h"
 
+#include <cmath>
 #include <vector>
 
 #include "internal.h"
@@ -149,4 +150,99 @@ Tensor select_backward(const Tensor& g, IntArrayRef sizes, int64_t dim, int64_t 
   return out;
 }
 
+Tensor slice_backward(const Tensor& g, IntArrayRef sizes, int64_t dim, std::optional<int64_t> start,
+                      std::optional<int64_t> end, int64_t step) {
+  Tensor out = fg::zeros(sizes, g.options());
+  out.slice(dim, start, end, step).copy_(g);
+  return out;
+}
+
+Tensor narrow_backward(const Tensor& g, IntArrayRef sizes, int64_t dim, int64_t start, int64_t length) {
+  Tensor out = fg::zeros(sizes, g.options());
+  out.narrow(dim, start, length).copy_(g);
+  return out;
+}
+
+Tensor diagonal_backward(const Tensor& g, IntArrayRef sizes, int64_t offset, int64_t dim1, int64_t dim2) {
+  Tensor out = fg::zeros(sizes, g.options());
+  out.diagonal(offset, dim1, dim2).copy_(g);
+  return out;
+}
+
+Tensor index_select_backward(const Tensor& g, IntArrayRef sizes, int64_t dim, const Tensor& index) {
+  if (sizes.empty()) return g;  // a 0-d self: index_select copies it
+  const int64_t rank = static_cast<int64_t>(sizes.size());
+  const int64_t d = detail::wrap_dim(dim, rank, "ad::index_select_backward");
+  // index spread over g's other dims, then scatter_add (which accumulates repeated indices).
+  std::vector<int64_t> view(static_cast<size_t>(rank), 1);
+  view[static_cast<size_t>(d)] = -1;
+  const Tensor idx = index.reshape(view).expand(g.sizes());
+  return fg::zeros(sizes, g.options()).scatter_add(d, idx, g);
+}
+
+Tensor nll_loss_backward(const Tensor& g, const Tensor& input, const Tensor& target,
+                         const std::optional<Tensor>& weight, Reduction reduction, int64_t ignore_index) {
+  return detail::nll_loss_backward(g, input.sizes(), input.dtype(), target, weight ? *weight : Tensor(), reduction,
+                                   ignore_index, 0);
+}
+
+std::vector<int64_t> inverse_permutation(IntArrayRef dims) {
+  const int64_t n = static_cast<int64_t>(dims.size());
+  std::vector<int64_t> inverse(dims.size(), -1);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t d = detail::wrap_dim(dims[static_cast<size_t>(i)], n, "ad::inverse_permutation");
+    if (inverse[static_cast<size_t>(d)] != -1)
+      fail("ad::inverse_permutation", "dims ", dims, " repeat dimension ", d);
+    inverse[static_cast<size_t>(d)] = i;
+  }
+  return inverse;
+}
+
+double norm_order(const std::optional<Scalar>& p) {
+  const double order = p ? p->toDouble() : 2.0;
+  if (!(order >= 1.0) || std::isinf(order))
+    fail("ad::norm_order", "the derivative of norm is implemented for finite p >= 1 only, got p = ", order);
+  return order;
+}
+
+int64_t class_dim(int64_t input_dim) { return input_dim == 1 ? 0 : 1; }
+
 }  // namespace fg::ad
+
+namespace fg::detail {
+
+Tensor nll_loss_backward(const Tensor& g, IntArrayRef input_sizes, ScalarType dtype, const Tensor& target,
+                         const Tensor& weight, Reduction reduction, int64_t ignore_index, int64_t nb) {
+  const int64_t rank = static_cast<int64_t>(input_sizes.size()) - nb;
+  if (rank < 1) fail("ad::nll_loss_backward", "expected an input of at least 1 dimension, got shape ", input_sizes);
+  const int64_t cd = nb + (rank == 1 ? 0 : 1);
+  const int64_t trank = target.dim() - nb;
+  const Tensor keep = target.ne(ignore_index);
+  const Tensor safe = fg::where(keep, target, int64_t{0});
+  // The weight of each element's class (0 where the target is ignored), shaped like the target.
+  Tensor w;
+  if (weight.defined()) {
+    std::vector<int64_t> flat(target.sizes().begin(), target.sizes().begin() + nb);
+    flat.push_back(-1);
+    w = fg::gather(weight.to(dtype), nb, safe.reshape(flat)).reshape(target.sizes());
+    w = fg::where(keep, w, 0.0);
+  } else {
+    w = keep.to(dtype);
+  }
+  Tensor coef;
+  if (reduction == Reduction::None) {
+    coef = g * w;
+  } else {
+    std::vector<int64_t> shape(g.sizes().begin(), g.sizes().end());
+    shape.insert(shape.end(), static_cast<size_t>(trank), 1);
+    coef = g.reshape(shape) * w;
+    if (reduction == Reduction::Mean) {
+      std::vector<int64_t> logical;
+      for (int64_t i = 0; i < trank; ++i) logical.push_back(nb + i);
+      coef = coef / (logical.empty() ? w : w.sum(logical, /*keepdim=*/true));  // 0/0 = nan, as the loss
+    }
+  }
+  return fg::zeros(input_sizes, TensorOptions(dtype)).scatter_add(cd, safe.unsqueeze(cd), (-coef).unsqueeze(cd));
+}
+
+}  // namespace fg::detail

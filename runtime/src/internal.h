@@ -44,6 +44,12 @@ Tensor empty_like_layout(IntArrayRef shape, TensorOptions options, const Tensor&
 // Copies src, broadcast to dst's shape, into dst with dtype conversion; src must not overlap dst.
 void copy_strided(const Tensor& dst, const Tensor& src);
 
+// fg::ad::nll_loss_backward on operands with nb batch dims in front, all of the same batch sizes:
+// g ([B..., target dims] for Reduction::None, else [B...]), target [B..., target dims], weight
+// [B..., C] or undefined; the result has input_sizes (batch dims included) and dtype.
+Tensor nll_loss_backward(const Tensor& g, IntArrayRef input_sizes, ScalarType dtype, const Tensor& target,
+                         const Tensor& weight, Reduction reduction, int64_t ignore_index, int64_t nb);
+
 // Calls f(T{}) with T the C++ type of dtype.
 template <typename F>
 decltype(auto) dispatch_all(ScalarType dtype, F&& f) {

@@ -24,6 +24,30 @@ std::vector<int64_t> logical_dims(const Batched& x) {
 Batched unsqueeze(const Batched& x, int64_t logical) { return {x.value.unsqueeze(dim(logical, nb(x))), x.levels}; }
 Batched squeeze(const Batched& x, int64_t logical) { return {x.value.squeeze(dim(logical, nb(x))), x.levels}; }
 Batched transpose_last(const Batched& x) { return {x.value.transpose(-1, -2), x.levels}; }
+// The batch size of every level of `all` (in level order), from the operands that have it.
+std::vector<int64_t> union_sizes(std::initializer_list<const Batched*> ops, Levels all) {
+  std::vector<int64_t> sizes;
+  for (int l = 0; l < 32; ++l) {
+    if (((all >> l) & 1u) == 0) continue;
+    int64_t size = -1;
+    for (const Batched* b : ops)
+      if (b->value.defined() && ((b->levels >> l) & 1u) != 0) {
+        size = b->value.size(nbatch(b->levels & ((1u << l) - 1u)));
+        break;
+      }
+    if (size < 0) detail::fail("vmap", "no operand is batched at vmap level ", l);
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+// Zeros of g's batch sizes followed by `sizes`, with g written into the view that `view` takes of
+// it (given the physical zeros and g's number of batch dims).
+template <typename View>
+Batched write_into_zeros(const Batched& g, IntArrayRef sizes, View&& view) {
+  Tensor out = fg::zeros(with_batch(batch_sizes(g), sizes), g.value.options());
+  view(out, nb(g)).copy_(g.value);
+  return {out, g.levels};
+}
 
 }  // namespace
 
@@ -134,5 +158,54 @@ Batched select_backward(const Batched& g, IntArrayRef sizes, int64_t dim, int64_
 }
 
 Batched zero_gradient(const Batched& x) { return {fg::ad::zero_gradient(x.value), x.levels}; }
+
+Batched slice_backward(const Batched& g, IntArrayRef sizes, int64_t dim, std::optional<int64_t> start,
+                       std::optional<int64_t> end, int64_t step) {
+  return write_into_zeros(g, sizes, [&](const Tensor& out, int64_t n) { return out.slice(vmap::dim(dim, n), start, end, step); });
+}
+
+Batched narrow_backward(const Batched& g, IntArrayRef sizes, int64_t dim, int64_t start, int64_t length) {
+  return write_into_zeros(g, sizes, [&](const Tensor& out, int64_t n) { return out.narrow(vmap::dim(dim, n), start, length); });
+}
+
+Batched diagonal_backward(const Batched& g, IntArrayRef sizes, int64_t offset, int64_t dim1, int64_t dim2) {
+  return write_into_zeros(
+      g, sizes, [&](const Tensor& out, int64_t n) { return out.diagonal(offset, vmap::dim(dim1, n), vmap::dim(dim2, n)); });
+}
+
+Batched index_select_backward(const Batched& g, IntArrayRef sizes, int64_t dim, const Batched& index) {
+  const Levels all = g.levels | index.levels;
+  if (all == 0) return {fg::ad::index_select_backward(g.value, sizes, dim, index.value), 0};
+  const int64_t rank = static_cast<int64_t>(sizes.size());
+  if (rank == 0) {  // a 0-d self: the gradient is g (at every level of the index too)
+    const std::vector<int64_t> bs = union_sizes({&g, &index}, all);
+    return {materialize(g.value, g.levels, all, bs), all};
+  }
+  const int64_t d = detail::wrap_dim(dim, rank, "ad::index_select_backward");
+  // The (possibly per-example) index spread over g's logical dims, then the batched scatter_add.
+  std::vector<int64_t> view(static_cast<size_t>(rank), 1);
+  view[static_cast<size_t>(d)] = -1;
+  const Tensor idx = index.value.reshape(batch_shape(index.value, nb(index), view));
+  const IntArrayRef gs = logical_sizes(g.value, nb(g));
+  const Batched spread{vmap::expand(idx, nb(index), gs), index.levels};
+  return scatter_add({fg::zeros(sizes, g.value.options()), 0}, d, spread, g);
+}
+
+Batched nll_loss_backward(const Batched& g, const Batched& input, const Batched& target, const Batched& weight,
+                          Reduction reduction, int64_t ignore_index) {
+  const bool has_weight = weight.value.defined();
+  const Levels all = g.levels | input.levels | target.levels | (has_weight ? weight.levels : 0);
+  const std::vector<int64_t> bs = union_sizes({&g, &input, &target, &weight}, all);
+  const auto full = [&](const Batched& x) { return materialize(x.value, x.levels, all, bs); };
+  const Tensor w = has_weight ? full(weight) : Tensor();
+  return {detail::nll_loss_backward(full(g), with_batch(bs, logical_sizes(input.value, nb(input))),
+                                    input.value.dtype(), full(target), w, reduction, ignore_index, nbatch(all)),
+          all};
+}
+
+Batched nll_loss_backward(const Batched& g, const Batched& input, const Batched& target, NoTensor,
+                          Reduction reduction, int64_t ignore_index) {
+  return nll_loss_backward(g, input, target, Batched{}, reduction, ignore_index);
+}
 
 }  // namespace fg::vmap::ad

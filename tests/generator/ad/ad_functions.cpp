@@ -64,6 +64,26 @@ fg::Tensor linalg(const fg::Tensor& a, const fg::Tensor& b, const fg::Tensor& v)
   return a.mv(v).sum() + fg::dot(v, v) + a.mm(b).tanh().sum() + fg::relu(a - 0.25).sum();
 }
 
+// Where finite differences do not apply (ties, kinks, a zero norm): test_ad.cpp compares with the
+// values torch 1.13 computes. amax/amin and max()/min() split the gradient evenly among ties.
+FUNCGEN("extremes_grad = grad(extremes)")
+FUNCGEN("extremes_jvp = jvp(extremes)")
+fg::Tensor extremes(const fg::Tensor& x) {
+  return x.amax({1}).sum() + x.max() * 2 + fg::amin(x) * 3 + x.amin({0}, true).sum();
+}
+
+// max(x, y) / min(x, y) are maximum / minimum: ties go to x.
+FUNCGEN("pair_extremes_grad = grad(pair_extremes, argnums=(0, 1))")
+fg::Tensor pair_extremes(const fg::Tensor& x, const fg::Tensor& y) { return (fg::max(x, y) * 2 + fg::min(x, y)).sum(); }
+
+// A zero norm has a zero subgradient.
+FUNCGEN("norms_at_zero_grad = grad(norms_at_zero)")
+fg::Tensor norms_at_zero(const fg::Tensor& x) { return x.norm(2, {1}).sum() + x.norm(3) + x.select(0, 0).norm(); }
+
+// The norm's order is a run-time value: orders the rule does not cover throw when differentiated.
+FUNCGEN("norm_p_grad = grad(norm_p)")
+fg::Tensor norm_p(const fg::Tensor& x, double p) { return fg::norm(x, p, {0}).sum(); }
+
 // Not a scalar: grad refuses at run time, naming the function and the shape.
 FUNCGEN("row_sums_grad = grad(row_sums)")
 fg::Tensor row_sums(const fg::Tensor& x) { return x.sum(1); }

@@ -17,4 +17,8 @@ fg::Tensor shapes(const fg::Tensor& x, const fg::Tensor& y);
 fg::Tensor reassigned(const fg::Tensor& x, double s);
 fg::Tensor row_sums(const fg::Tensor& x);
 fg::Tensor linalg(const fg::Tensor& a, const fg::Tensor& b, const fg::Tensor& v);
+fg::Tensor extremes(const fg::Tensor& x);
+fg::Tensor pair_extremes(const fg::Tensor& x, const fg::Tensor& y);
+fg::Tensor norms_at_zero(const fg::Tensor& x);
+fg::Tensor norm_p(const fg::Tensor& x, double p);
 }  // namespace adtest

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <limits>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -130,6 +132,48 @@ TEST_F(Grad, MatrixVectorDotAndRelu) {
   expect_grad(ga, f, {a, b, v}, 0);
   expect_grad(gb, f, {a, b, v}, 1);
   expect_grad(gv, f, {a, b, v}, 2);
+}
+
+TEST_F(Grad, TiesShareTheGradientEvenlyAsTorch) {
+  const fg::Tensor x = fg::tensor({{1.0, 3.0, 3.0, 2.0}, {0.0, 0.0, -1.0, 0.0}}, fg::kDouble);
+  // torch 1.13: x.amax(1).sum() + x.max() * 2 + torch.amin(x) * 3 + x.amin(0, keepdim=True).sum()
+  const fg::Tensor want = fg::tensor({{0.0, 1.5, 1.5, 0.0}, {4.0 / 3, 4.0 / 3, 4.0, 4.0 / 3}}, fg::kDouble);
+  EXPECT_TRUE(fg::allclose(adtest::extremes_grad(x), want, 1e-12, 1e-12)) << adtest::extremes_grad(x);
+  const fg::Tensor t = fg::tensor({{1.0, 2.0, 4.0, 8.0}, {16.0, 32.0, 64.0, 128.0}}, fg::kDouble);
+  auto [out, tangent] = adtest::extremes_jvp(x, t);
+  EXPECT_NEAR(tangent.item<double>(), 499.0 + 2.0 / 3, 1e-12);  // torch's forward AD
+  EXPECT_NEAR(out.item<double>(), adtest::extremes(x).item<double>(), 1e-12);
+}
+
+TEST_F(Grad, ElementwiseMaxAndMinGiveTiesToTheFirstOperand) {
+  const fg::Tensor x = fg::tensor({1.0, 2.0, 3.0}, fg::kDouble), y = fg::tensor({1.0, 0.0, 5.0}, fg::kDouble);
+  auto [gx, gy] = adtest::pair_extremes_grad(x, y);
+  EXPECT_TRUE(fg::equal(gx, fg::tensor({3.0, 2.0, 1.0}, fg::kDouble))) << gx;
+  EXPECT_TRUE(fg::equal(gy, fg::tensor({0.0, 1.0, 2.0}, fg::kDouble))) << gy;
+}
+
+TEST_F(Grad, NormsHaveAZeroSubgradientAtZero) {
+  const fg::Tensor x = fg::tensor({{0.0, 0.0, 0.0}, {3.0, 0.0, -4.0}}, fg::kDouble);
+  // torch 1.13: w.norm(2, dim=1).sum() + w.norm(3) + w[0].norm()
+  const fg::Tensor want =
+      fg::tensor({{0.0, 0.0, 0.0}, {1.0448513517305356, 0.0, -1.590846847520952}}, fg::kDouble);
+  EXPECT_TRUE(fg::allclose(adtest::norms_at_zero_grad(x), want, 1e-12, 1e-12)) << adtest::norms_at_zero_grad(x);
+}
+
+TEST_F(Grad, NormOfAnyFiniteOrderFromOneUp) {
+  const fg::Tensor x = rand64({3, 4});
+  for (double p : {1.0, 1.5, 2.0, 2.5, 4.0})
+    expect_grad(adtest::norm_p_grad(x, p), [p](const auto& a) { return adtest::norm_p(a[0], p); }, {x}, 0);
+  for (double p : {0.0, 0.5, std::numeric_limits<double>::infinity()}) {
+    try {
+      (void)adtest::norm_p_grad(x, p);
+      FAIL() << "expected fg::Error for p = " << p;
+    } catch (const fg::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("the derivative of norm is implemented for finite p >= 1 only"),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 TEST_F(Grad, NonScalarOutputIsAnError) {

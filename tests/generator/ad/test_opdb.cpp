@@ -72,7 +72,46 @@ const Shape M{3, 4};
   X(mse_loss, M, M) \
   X(mse_loss_sum, M, M) \
   X(mse_loss_none, M, M) \
-  X(inplace, M, M)
+  X(inplace, M, M) \
+  X(amax_dim, M, M) \
+  X(amax_keepdim, M, (Shape{4})) \
+  X(amax_all, M, M) \
+  X(amin_dims, M, (Shape{3, 1})) \
+  X(amin_dim, M, M) \
+  X(max_all, M, M) \
+  X(min_all, M, (Shape{4})) \
+  X(max_binary, M, (Shape{4})) \
+  X(min_binary, (Shape{4}), M) \
+  X(norm_all, M, M) \
+  X(norm_dim, M, (Shape{4})) \
+  X(norm_p3_keepdim, M, M) \
+  X(norm_p1, M, M) \
+  X(norm_p15, M, M) \
+  X(bmm, (Shape{2, 3, 4}), (Shape{2, 4, 5})) \
+  X(bmm_free, (Shape{2, 3, 4}), (Shape{2, 4, 2})) \
+  X(permute, (Shape{2, 3, 4}), (Shape{4, 2, 3})) \
+  X(permute_negative, (Shape{2, 3, 4}), (Shape{4, 2, 3})) \
+  X(slice, M, M) \
+  X(slice_step, M, M) \
+  X(slice_default_end, M, M) \
+  X(narrow, M, M) \
+  X(diagonal, M, M) \
+  X(diagonal_dims, (Shape{2, 3, 3}), (Shape{2, 2})) \
+  X(diag_embed, M, M) \
+  X(diag_embed_offset, M, M) \
+  X(index_select, M, M) \
+  X(index_select_dim0, M, (Shape{4, 4})) \
+  X(nll_loss, M, M) \
+  X(nll_loss_weight_sum, M, M) \
+  X(nll_loss_weight_mean_ignore, M, (Shape{4})) \
+  X(nll_loss_none_ignore, M, M) \
+  X(nll_loss_1d, M, M) \
+  X(nll_loss_kdim, (Shape{2, 3, 4}), (Shape{2, 3, 4})) \
+  X(cross_entropy, M, M) \
+  X(cross_entropy_weight_sum, M, (Shape{3, 1})) \
+  X(cross_entropy_none_ignore, M, M) \
+  X(cross_entropy_1d, M, M) \
+  X(cross_entropy_kdim, (Shape{2, 3, 4}), (Shape{3, 4}))
 
 // The functions of the op database (defined in opdb_functions.cpp, compiled with its generated code).
 namespace opdb {

@@ -4,6 +4,9 @@
 // derivative code can be differentiated again; each has a batching rule (fg::vmap::ad, vmap.h).
 #pragma once
 
+#include <optional>
+#include <vector>
+
 #include "funcgen/runtime/ops.h"
 #include "funcgen/runtime/tensor.h"
 
@@ -46,6 +49,34 @@ Tensor select_backward(const Tensor& g, IntArrayRef sizes, int64_t dim, int64_t 
 // shaped as x, or an undefined tensor when x has none (a value that only a branch not taken sets,
 // whose gradient is then never read).
 Tensor zero_gradient(const Tensor& x);
+
+// The gradients of the views that keep part of a tensor: zeros of `sizes` with g written where
+// self.slice(dim, start, end, step) / self.narrow(dim, start, length) / self.diagonal(offset,
+// dim1, dim2) read. Each is the adjoint of that view.
+Tensor slice_backward(const Tensor& g, IntArrayRef sizes, int64_t dim, std::optional<int64_t> start,
+                      std::optional<int64_t> end, int64_t step);
+Tensor narrow_backward(const Tensor& g, IntArrayRef sizes, int64_t dim, int64_t start, int64_t length);
+Tensor diagonal_backward(const Tensor& g, IntArrayRef sizes, int64_t offset, int64_t dim1, int64_t dim2);
+
+// The gradient of self.index_select(dim, index): zeros of `sizes` with g's slices added at the
+// indices along dim (repeated indices accumulate). The adjoint of index_select.
+Tensor index_select_backward(const Tensor& g, IntArrayRef sizes, int64_t dim, const Tensor& index);
+
+// The gradient of nll_loss(input, target, weight, reduction, ignore_index) with respect to input
+// (only input's shape is read): -weight[t] * g (divided by the total weight for Mean) at each
+// target class, zero elsewhere and at ignored targets. The adjoint of nll_loss in its input (a
+// linear map), so nll_loss itself is this helper's derivative.
+Tensor nll_loss_backward(const Tensor& g, const Tensor& input, const Tensor& target,
+                         const std::optional<Tensor>& weight, Reduction reduction, int64_t ignore_index);
+
+// Non-tensor helpers of derivative formulas (plain values; nothing to differentiate or batch).
+// The permutation that undoes permute(dims).
+std::vector<int64_t> inverse_permutation(IntArrayRef dims);
+// The order p of a norm (2 when not given), for its derivative: throws for the orders that the
+// derivative rule does not cover (p < 1, infinite or NaN).
+double norm_order(const std::optional<Scalar>& p);
+// The class dim of cross_entropy's and nll_loss's input: 0 for an input of 1 dim, else 1.
+int64_t class_dim(int64_t input_dim);
 
 // For jacrev/jacfwd/hessian: the standard basis of the tensors of shape `sizes`, as rows of an
 // identity [n, sizes...] (n = the number of elements), in the dtype and on the device of `like`.

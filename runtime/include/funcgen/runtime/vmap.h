@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -135,11 +136,21 @@ Batched index_select(const Batched& self, int64_t dim, const Batched& index);
 Batched gather(const Batched& self, int64_t dim, const Batched& index);
 Batched scatter_add(const Batched& self, int64_t dim, const Batched& index, const Batched& src);
 
+// An optional tensor argument that is absent: generated code spells it {std::nullopt, levels}
+// when the call passes std::nullopt (and {} as an undefined Batched).
+struct NoTensor {
+  NoTensor(std::nullopt_t, Levels = 0) {}  // NOLINT: implicit, from std::nullopt and {std::nullopt, levels}
+};
+
 Batched mse_loss(const Batched& input, const Batched& target, Reduction reduction);
 Batched nll_loss(const Batched& input, const Batched& target, const Batched& weight, Reduction reduction,
                  int64_t ignore_index);
+Batched nll_loss(const Batched& input, const Batched& target, NoTensor weight, Reduction reduction,
+                 int64_t ignore_index);
 Batched cross_entropy(const Batched& input, const Batched& target, const Batched& weight,
                       Reduction reduction, int64_t ignore_index);
+Batched cross_entropy(const Batched& input, const Batched& target, NoTensor weight, Reduction reduction,
+                      int64_t ignore_index);
 
 // ------------------------------------------------------------------ derivative helpers (fg::ad)
 
@@ -157,6 +168,16 @@ Batched reduction_apply(const Batched& self, Reduction reduction);
 Batched reduction_backward(const Batched& g, IntArrayRef sizes, Reduction reduction);
 Batched select_backward(const Batched& g, IntArrayRef sizes, int64_t dim, int64_t index);
 Batched zero_gradient(const Batched& x);
+Batched slice_backward(const Batched& g, IntArrayRef sizes, int64_t dim, std::optional<int64_t> start,
+                       std::optional<int64_t> end, int64_t step);
+Batched narrow_backward(const Batched& g, IntArrayRef sizes, int64_t dim, int64_t start, int64_t length);
+Batched diagonal_backward(const Batched& g, IntArrayRef sizes, int64_t offset, int64_t dim1, int64_t dim2);
+Batched index_select_backward(const Batched& g, IntArrayRef sizes, int64_t dim, const Batched& index);
+// `weight` undefined ({}) or NoTensor when there is none.
+Batched nll_loss_backward(const Batched& g, const Batched& input, const Batched& target, const Batched& weight,
+                          Reduction reduction, int64_t ignore_index);
+Batched nll_loss_backward(const Batched& g, const Batched& input, const Batched& target, NoTensor weight,
+                          Reduction reduction, int64_t ignore_index);
 }  // namespace ad
 
 // ------------------------------------------------------------------ randomness
