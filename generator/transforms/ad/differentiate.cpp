@@ -306,6 +306,10 @@ class Reverse {
     env["grad"] = grad.get();
     env["result"] = result.get();
     for (size_t i = 0; i < call.args.size(); ++i) {
+      if (call.arg(i).kind == ExprKind::List && call.arg(i).type == ir::Type::TensorList) {
+        list_vjp(call, v, i, env, a, out);
+        continue;
+      }
       if (!d_.active_arg(call.arg(i)) || v.rule->shape_only.count(v.params[i])) continue;
       auto f = v.rule->vjp.find(v.params[i]);
       if (f == v.rule->vjp.end()) {
@@ -318,6 +322,32 @@ class Reverse {
         c = d_.formula("fg::ad::sum_to(c, x.sizes())", e2, call);
       }
       accumulate(a, call.arg(i).var, std::move(c), out);
+    }
+  }
+
+  // The gradients of the elements of a list argument: the rule per element, with its position
+  // and its offset along `dim` (the sum of the sizes of the elements before it).
+  void list_vjp(const Expr& call, const Differentiator::OpView& v, size_t i, FormulaEnv env, Adjoints& a,
+                std::vector<ir::StmtPtr>& out) {
+    const Expr& list = call.arg(i);
+    bool any = false;
+    for (const auto& item : list.args) any |= d_.active_arg(*item);
+    if (!any) return;
+    auto f = v.rule->vjp.find(v.params[i]);
+    if (f == v.rule->vjp.end()) {
+      d_.fail(call.range.getBegin(), "'" + call.op + "' has no reverse-mode rule for its argument '" + v.params[i] + "'");
+      return;
+    }
+    ExprPtr offset = ir::opaque("0", ir::Type::Int);
+    for (size_t k = 0; k < list.args.size() && d_.ok(); ++k) {
+      const Expr& item = *list.args[k];
+      ExprPtr position = ir::opaque(std::to_string(k), ir::Type::Int);
+      env["item"] = &item;
+      env["position"] = position.get();
+      env["offset"] = offset.get();
+      if (d_.active_arg(item)) accumulate(a, item.var, d_.formula(f->second, env, call), out);
+      FormulaEnv e2{{"o", offset.get()}, {"x", &item}, {"dim", env.count("dim") ? env.at("dim") : nullptr}};
+      if (e2["dim"] != nullptr) offset = d_.formula("o + x.size(dim)", e2, call);
     }
   }
 
@@ -661,6 +691,31 @@ class Forward {
     return id;
   }
 
+  // The tangent contribution of a list argument: the rule on the list of the elements' tangents.
+  ExprPtr list_jvp(const Expr& call, const Differentiator::OpView& v, size_t a, FormulaEnv env) {
+    const Expr& list = call.arg(a);
+    bool any = false;
+    for (const auto& item : list.args) any |= d_.active_arg(*item);
+    if (!any) return nullptr;
+    auto f = v.rule->jvp.find(v.params[a]);
+    if (f == v.rule->jvp.end()) {
+      d_.fail(call.range.getBegin(), "'" + call.op + "' has no forward-mode rule for its argument '" + v.params[a] + "'");
+      return nullptr;
+    }
+    auto tangents = std::make_unique<Expr>();
+    tangents->kind = ExprKind::List;
+    tangents->type = ir::Type::TensorList;
+    for (const auto& item : list.args) {
+      if (item->kind != ExprKind::VarRef) {
+        d_.fail(call.range.getBegin(), "internal error: an element of the list of '" + call.op + "' is not a value");
+        return nullptr;
+      }
+      tangents->args.push_back(of_value(item->var));
+    }
+    env["tangents"] = tangents.get();
+    return d_.formula(f->second, env, call);
+  }
+
   // A call of a function with a custom_jvp rule: rule(args..., one tangent per tensor argument).
   ExprPtr custom_jvp(const Expr& call) {
     const clang::FunctionDecl* rule = d_.resolver_.custom_jvp(call.callee);
@@ -693,6 +748,17 @@ class Forward {
     env["result"] = result.get();
     ExprPtr total;
     for (size_t a = 0; a < call.args.size(); ++a) {
+      if (call.arg(a).kind == ExprKind::List && call.arg(a).type == ir::Type::TensorList) {
+        ExprPtr c = list_jvp(call, v, a, env);
+        if (!c) continue;
+        if (!total) {
+          total = std::move(c);
+        } else {
+          FormulaEnv e2{{"a", total.get()}, {"b", c.get()}};
+          total = d_.formula("a + b", e2, call);
+        }
+        continue;
+      }
       if (!d_.active_arg(call.arg(a)) || v.rule->shape_only.count(v.params[a])) continue;
       auto f = v.rule->jvp.find(v.params[a]);
       if (f == v.rule->jvp.end()) {

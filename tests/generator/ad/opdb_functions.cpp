@@ -127,6 +127,11 @@ FG_OP(cross_entropy_weight_sum, fg::cross_entropy(x + y, targets({3, 3, 0}), cla
 FG_OP(cross_entropy_none_ignore, fg::cross_entropy(x * y, targets({1, 2, 1}), std::nullopt, fg::Reduction::None, 2))
 FG_OP(cross_entropy_1d, fg::cross_entropy(x.select(0, 2) + y.select(0, 0), targets({1}).reshape({})))
 FG_OP(cross_entropy_kdim, fg::cross_entropy(x * y, targets({0, 2, 1, 1, 2, 0, 0, 1}).reshape({2, 4})))
+// ops on lists of tensors (one element constant in some)
+FG_OP(cat, fg::cat({x, y.sin()}, 0))
+FG_OP(cat_last_dim, fg::cat({x * 2, fg::ones_like(y), y}, -1))
+FG_OP(stack, fg::stack({x, y.exp(), x * y}, 1))
+FG_OP(stack_last_dim, fg::stack({fg::zeros_like(x), x.tanh() + y}, -1))
 // helpers, locals, in-place ops
 static fg::Tensor affine(const fg::Tensor& a, const fg::Tensor& b) { return a * 2 + b; }
 FG_OP(helper_call, affine(x, y).tanh())

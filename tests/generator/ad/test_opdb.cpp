@@ -73,6 +73,10 @@ const Shape M{3, 4};
   X(mse_loss_sum, M, M) \
   X(mse_loss_none, M, M) \
   X(inplace, M, M) \
+  X(cat, M, (Shape{2, 4})) \
+  X(cat_last_dim, M, (Shape{3, 2})) \
+  X(stack, M, M) \
+  X(stack_last_dim, M, (Shape{4})) \
   X(amax_dim, M, M) \
   X(amax_keepdim, M, (Shape{4})) \
   X(amax_all, M, M) \
