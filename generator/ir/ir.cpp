@@ -31,6 +31,18 @@ void for_each_stmt(const std::vector<StmtPtr>& body, const std::function<void(co
   }
 }
 
+std::vector<const Stmt*> switch_items(const std::vector<StmtPtr>& body) {
+  std::vector<const Stmt*> flat;
+  for (const auto& s : body) {
+    if (s->kind == StmtKind::Block && s->text == "label") {
+      for (const Stmt* inner : switch_items(s->body)) flat.push_back(inner);
+    } else {
+      flat.push_back(s.get());
+    }
+  }
+  return flat;
+}
+
 void for_each_expr(const std::vector<StmtPtr>& body, const std::function<void(const Expr&)>& fn) {
   for_each_stmt(body, [&](const Stmt& s) {
     if (s.expr) for_each_expr(*s.expr, fn);

@@ -149,4 +149,8 @@ void for_each_expr(const std::vector<StmtPtr>& body, const std::function<void(co
 void for_each_expr(const Expr& expr, const std::function<void(const Expr&)>& fn);
 void for_each_stmt(const std::vector<StmtPtr>& body, const std::function<void(const Stmt&)>& fn);
 
+// A switch body's statements in order, with the blocks that the lowering makes of `case x: stmt`
+// opened: Case labels and the statements after them, side by side.
+std::vector<const Stmt*> switch_items(const std::vector<StmtPtr>& body);
+
 }  // namespace funcgen::ir

@@ -529,14 +529,7 @@ class BodyEmitter {
         line(out, indent, "switch (" + unparen(expr(*s.expr).text) + ") {");
         // Each case runs in a block of its own: the names that the generated code declares
         // (alignments, temporaries) must not be in scope at a later case label.
-        std::vector<const Stmt*> flat;
-        std::function<void(const std::vector<ir::StmtPtr>&)> flatten = [&](const std::vector<ir::StmtPtr>& body) {
-          for (const auto& t : body) {
-            if (t->kind == StmtKind::Block && t->text == "label") flatten(t->body);
-            else flat.push_back(t.get());
-          }
-        };
-        flatten(s.body);
+        const std::vector<const Stmt*> flat = ir::switch_items(s.body);
         bool open = false;
         std::vector<std::string> labels;
         for (const Stmt* t : flat) {

@@ -365,14 +365,7 @@ class Normalizer {
 
   // A switch whose cases each end in a break, as a chain of ifs on the recorded value.
   void switch_to_ifs(const Stmt& s, Scope& scope, std::vector<ir::StmtPtr>& out) {
-    std::vector<const Stmt*> flat;
-    std::function<void(const std::vector<ir::StmtPtr>&)> flatten = [&](const std::vector<ir::StmtPtr>& b) {
-      for (const auto& t : b) {
-        if (t->kind == StmtKind::Block && t->text == "label") flatten(t->body);
-        else flat.push_back(t.get());
-      }
-    };
-    flatten(s.body);
+    const std::vector<const Stmt*> flat = ir::switch_items(s.body);
     struct Section {
       std::vector<std::string> labels;  // case values; empty for default
       bool is_default = false;
