@@ -259,9 +259,7 @@ class Normalizer {
       case StmtKind::Break:
       case StmtKind::Continue:
         if (scope.in_loop) {
-          fail(s.range.getBegin(), std::string("'") + (s.kind == StmtKind::Break ? "break" : "continue") +
-                                       "' in a loop that computes tensors cannot be differentiated yet; make the "
-                                       "loop's condition say when it ends");
+          leaving_loop(s);
           return;
         }
         out.push_back(ir::clone(s, remap(scope)));
@@ -269,7 +267,7 @@ class Normalizer {
       default:
         if (!has_tensors(s, fn)) {  // scalar control flow (counting, indices) is kept as it is
           if (const Stmt* jump = scope.in_loop ? leaves_loop(s) : nullptr) {
-            statement(*jump, scope, out);  // reported there
+            leaving_loop(*jump);
             return;
           }
           StmtPtr c = ir::clone(s, remap(scope));
@@ -281,6 +279,14 @@ class Normalizer {
         else loop(s, scope, out);
         return;
     }
+  }
+
+  // A break or continue out of a loop that computes tensors: it would skip the loop's carried
+  // assignments (and, in reverse mode, its trip bookkeeping).
+  void leaving_loop(const Stmt& jump) {
+    fail(jump.range.getBegin(), std::string("'") + (jump.kind == StmtKind::Break ? "break" : "continue") +
+                                    "' in a loop that computes tensors cannot be differentiated yet; make the "
+                                    "loop's condition say when it ends");
   }
 
   // A break or continue in `s` that leaves the loop around `s` (not one of a loop or switch inside).

@@ -101,6 +101,17 @@ class Differentiator {
     return env;
   }
 
+  // fg::zeros_like(value): the derivative of what does not depend on the inputs.
+  ExprPtr zeros_like(int value) {
+    ExprPtr p = ref(value);
+    Expr at;
+    at.op = "zeros_like";
+    return formula("fg::zeros_like(p)", {{"p", p.get()}}, at);
+  }
+
+  // a + b, for contributions to one gradient or tangent (`at`: the op they come from, for errors).
+  ExprPtr sum(ExprPtr a, ExprPtr b, const Expr& at) { return formula("a + b", {{"a", a.get()}, {"b", b.get()}}, at); }
+
   // Whether the tensor argument `a` is a value that depends on the inputs being differentiated.
   bool active_arg(const Expr& a) const { return a.kind == ExprKind::VarRef && active_.count(a.var) != 0; }
 
@@ -130,9 +141,8 @@ class Differentiator {
             if (a->kind == ExprKind::List)
               for (const auto& item : a->args) any |= active_arg(*item);
           }
-          if (any && e->form == ir::CallForm::User && resolver_.has_custom_rule(e->callee)) {
-            // differentiated by the user's rule
-          } else if (any) {
+          const bool user_rule = e->form == ir::CallForm::User && resolver_.has_custom_rule(e->callee);
+          if (any && !user_rule) {
             const OpView v = view(*e);
             if (v.rule != nullptr && v.rule->constant) return;
             if (v.rule == nullptr || (v.rule->vjp.empty() && v.rule->jvp.empty())) {
@@ -186,16 +196,16 @@ class Reverse {
   void accumulate(Adjoints& a, int value, ExprPtr contribution, std::vector<ir::StmtPtr>& out) {
     auto it = a.of.find(value);
     if (it != a.of.end() && a.accumulators.count(it->second) != 0) {
-      ExprPtr acc = d_.ref(it->second);
-      out.push_back(ir::assign(it->second, d_.formula("a + b", {{"a", acc.get()}, {"b", contribution.get()}}, *contribution)));
+      const Expr& at = *contribution;
+      out.push_back(ir::assign(it->second, d_.sum(d_.ref(it->second), std::move(contribution), at)));
       return;
     }
     const int id = d_.tensor_var("d_" + d_.fn_->var(value).name);
     if (it == a.of.end()) {
       out.push_back(ir::decl(id, std::move(contribution)));
     } else {
-      ExprPtr prev = d_.ref(it->second);
-      out.push_back(ir::decl(id, d_.formula("a + b", {{"a", prev.get()}, {"b", contribution.get()}}, *contribution)));
+      const Expr& at = *contribution;
+      out.push_back(ir::decl(id, d_.sum(d_.ref(it->second), std::move(contribution), at)));
     }
     a.of[value] = id;
   }
@@ -240,7 +250,7 @@ class Reverse {
     std::vector<ir::StmtPtr> out;
     for (auto& s : frame) {
       if (is_loop(s->kind)) hoist(s->body);
-      if (s->kind == ir::StmtKind::If || s->kind == ir::StmtKind::Block) {
+      if (s->kind == ir::StmtKind::If) {
         std::vector<ir::StmtPtr> decls;
         lift(s->body, decls);
         lift(s->else_body, decls);
@@ -256,30 +266,27 @@ class Reverse {
     return k == ir::StmtKind::For || k == ir::StmtKind::While || k == ir::StmtKind::DoWhile;
   }
 
+  // The declarations of `body` (and of its ifs) to `decls`, without their values; a declaration
+  // with a value stays as an assignment.
   void lift(std::vector<ir::StmtPtr>& body, std::vector<ir::StmtPtr>& decls) {
+    std::vector<ir::StmtPtr> kept;
     for (auto& s : body) {
       if (is_loop(s->kind)) {
         hoist(s->body);
-        continue;
-      }
-      lift(s->body, decls);
-      lift(s->else_body, decls);
-      if (s->kind != ir::StmtKind::Decl || s->is_static_local) continue;
-      ir::Var& v = d_.fn_->vars[static_cast<size_t>(s->var)];
-      v.cxx_type = ir::value_type(v);
-      decls.push_back(ir::decl(s->var, nullptr));
-      if (s->expr) {
-        s->kind = ir::StmtKind::Assign;
-        s->text = "=";
       } else {
-        s->kind = ir::StmtKind::Opaque;  // nothing left to do here
-        s->text = "";
-        s->var = -1;
+        lift(s->body, decls);
+        lift(s->else_body, decls);
+        if (s->kind == ir::StmtKind::Decl && !s->is_static_local) {
+          ir::Var& v = d_.fn_->vars[static_cast<size_t>(s->var)];
+          v.cxx_type = ir::value_type(v);
+          decls.push_back(ir::decl(s->var, nullptr));
+          if (!s->expr) continue;  // nothing left here
+          s->kind = ir::StmtKind::Assign;
+          s->text = "=";
+        }
       }
+      kept.push_back(std::move(s));
     }
-    std::vector<ir::StmtPtr> kept;
-    for (auto& s : body)
-      if (!(s->kind == ir::StmtKind::Opaque && s->text.empty() && s->ast == nullptr)) kept.push_back(std::move(s));
     body = std::move(kept);
   }
 
@@ -412,33 +419,31 @@ class Reverse {
     return out;
   }
 
-  // Accumulators, declared in `out`, for the gradients of `values`: their gradient so far, or zeros.
+  // Accumulators, declared in `out`, for the gradients of `values` (those that have none yet).
   void accumulators(const std::set<int>& values, Adjoints& a, std::vector<ir::StmtPtr>& out) {
     for (int v : values) {
       auto it = a.of.find(v);
-      if (it != a.of.end() && a.accumulators.count(it->second) != 0) continue;
-      const int id = d_.tensor_var("d_" + d_.fn_->var(v).name);
-      out.push_back(ir::decl(id, it != a.of.end() ? d_.ref(it->second) : zero_gradient(v)));
-      a.of[v] = id;
-      a.accumulators.insert(id);
+      if (it == a.of.end() || a.accumulators.count(it->second) == 0) new_accumulator(v, a, out);
     }
+  }
+
+  // A variable for v's gradient that additions assign to, starting as its gradient so far or zeros.
+  void new_accumulator(int v, Adjoints& a, std::vector<ir::StmtPtr>& out) {
+    auto it = a.of.find(v);
+    const int id = d_.tensor_var("d_" + d_.fn_->var(v).name);
+    out.push_back(ir::decl(id, it != a.of.end() ? d_.ref(it->second) : zero_gradient(v)));
+    a.of[v] = id;
+    a.accumulators.insert(id);
   }
 
   // The start of an accumulator: zeros, or for a value that a branch may have left without one
   // (declared without a value), fg::ad::zero_gradient, which keeps it so.
   ExprPtr zero_gradient(int value) {
-    if (maybe_unset.count(value) == 0) return zeros(value);
+    if (maybe_unset.count(value) == 0) return d_.zeros_like(value);
     ExprPtr p = d_.ref(value);
     Expr at;
     at.op = "ad::zero_gradient";
     return d_.formula("fg::ad::zero_gradient(p)", {{"p", p.get()}}, at);
-  }
-
-  ExprPtr zeros(int value) {
-    ExprPtr p = d_.ref(value);
-    Expr at;
-    at.op = "zeros_like";
-    return d_.formula("fg::zeros_like(p)", {{"p", p.get()}}, at);
   }
 
   void branch(ir::Stmt& s, Adjoints& a, std::vector<ir::StmtPtr>& out) {
@@ -468,20 +473,17 @@ class Reverse {
       carried.emplace_back(s.body[first]->expr->var, s.body[first]->var);
       ++first;
     }
-    if (inputs({&s.body}).empty()) {
+    const std::set<int> outer = inputs({&s.body});
+    if (outer.empty()) {
       bool any = false;
       for (auto& [x, prev] : carried) any |= d_.active_.count(x) != 0 && a.of.count(x) != 0;
       if (!any) return;  // nothing that the outputs' gradients depend on
     }
 
     Adjoints inner = a;
-    accumulators(inputs({&s.body}), inner, out);
-    for (auto& [x, prev] : carried) {  // a trip's x starts as the gradient of the value it leaves
-      if (d_.active_.count(x) == 0) continue;
-      std::set<int> one{x};
-      inner.accumulators.erase(inner.of.count(x) ? inner.of[x] : -1);
-      accumulators(one, inner, out);
-    }
+    accumulators(outer, inner, out);
+    for (auto& [x, prev] : carried)  // a trip's x starts as the gradient of the value it leaves
+      if (d_.active_.count(x) != 0) new_accumulator(x, inner, out);
     // The reverse trip: the carried values' gradients to the values the trip assigns, the body
     // backwards, then the gradients of the values the trip started from, for the trip before.
     std::vector<ir::StmtPtr> trip;
@@ -501,7 +503,7 @@ class Reverse {
     for (auto& [x, prev] : carried) {
       if (d_.active_.count(x) == 0) continue;
       auto g = t.of.find(prev);
-      trip.push_back(ir::assign(inner.of.at(x), g != t.of.end() ? d_.ref(g->second) : zeros(prev)));
+      trip.push_back(ir::assign(inner.of.at(x), g != t.of.end() ? d_.ref(g->second) : d_.zeros_like(prev)));
     }
     if (!d_.ok()) return;
 
@@ -569,7 +571,7 @@ class Reverse {
         a.of[x] = inner.of.at(x);
         a.accumulators.insert(inner.of.at(x));
       }
-    for (int v : inputs({&s.body})) {
+    for (int v : outer) {
       a.of[v] = inner.of.at(v);
       a.accumulators.insert(inner.of.at(v));
     }
@@ -625,10 +627,7 @@ ReverseResult reverse(const ir::Function& normalized, const std::vector<int>& wr
     }
     // The outputs do not depend on this input: its gradient is zero.
     const int id = d.tensor_var("d_" + d.fn_->var(w).name);
-    ExprPtr p = d.ref(w);
-    Expr at;
-    at.op = "zeros_like";
-    backward.push_back(ir::decl(id, d.formula("fg::zeros_like(p)", {{"p", p.get()}}, at)));
+    backward.push_back(ir::decl(id, d.zeros_like(w)));
     r.grads.push_back(id);
   }
   r.forward_size = forward.size();
@@ -678,10 +677,7 @@ class Forward {
   // The tangent of `value` (zeros when it does not depend on the inputs).
   ExprPtr of_value(int value) {
     if (auto t = tangent.find(value); t != tangent.end()) return d_.ref(t->second);
-    ExprPtr o = d_.ref(value);
-    Expr at;
-    at.op = "zeros_like";
-    return d_.formula("fg::zeros_like(o)", {{"o", o.get()}}, at);
+    return d_.zeros_like(value);
   }
 
  private:
@@ -748,34 +744,23 @@ class Forward {
     env["result"] = result.get();
     ExprPtr total;
     for (size_t a = 0; a < call.args.size(); ++a) {
+      ExprPtr c;
       if (call.arg(a).kind == ExprKind::List && call.arg(a).type == ir::Type::TensorList) {
-        ExprPtr c = list_jvp(call, v, a, env);
-        if (!c) continue;
-        if (!total) {
-          total = std::move(c);
-        } else {
-          FormulaEnv e2{{"a", total.get()}, {"b", c.get()}};
-          total = d_.formula("a + b", e2, call);
-        }
-        continue;
-      }
-      if (!d_.active_arg(call.arg(a)) || v.rule->shape_only.count(v.params[a])) continue;
-      auto f = v.rule->jvp.find(v.params[a]);
-      if (f == v.rule->jvp.end()) {
-        d_.fail(call.range.getBegin(), "'" + call.op + "' has no forward-mode rule for its argument '" + v.params[a] + "'");
-        return nullptr;
-      }
-      auto t = tangent.find(call.arg(a).var);
-      if (t == tangent.end()) continue;
-      ExprPtr tan = d_.ref(t->second);
-      env["tangent"] = tan.get();
-      ExprPtr c = d_.formula(f->second, env, call);
-      if (!total) {
-        total = std::move(c);
+        c = list_jvp(call, v, a, env);
       } else {
-        FormulaEnv e2{{"a", total.get()}, {"b", c.get()}};
-        total = d_.formula("a + b", e2, call);
+        if (!d_.active_arg(call.arg(a)) || v.rule->shape_only.count(v.params[a])) continue;
+        auto f = v.rule->jvp.find(v.params[a]);
+        if (f == v.rule->jvp.end()) {
+          d_.fail(call.range.getBegin(), "'" + call.op + "' has no forward-mode rule for its argument '" + v.params[a] + "'");
+          return nullptr;
+        }
+        auto t = tangent.find(call.arg(a).var);
+        if (t == tangent.end()) continue;
+        ExprPtr tan = d_.ref(t->second);
+        env["tangent"] = tan.get();
+        c = d_.formula(f->second, env, call);
       }
+      if (c) total = total ? d_.sum(std::move(total), std::move(c), call) : std::move(c);
     }
     if (!total) return of_value(var);  // active only through arguments without a tangent yet
     if (v.rule->broadcasts) {
