@@ -114,6 +114,23 @@ Levels BatchingAnalysis::eval(const ir::Expr& e) {
         callees_[&e] = std::move(analysis);
         break;
       }
+      if (e.form == ir::CallForm::Vmapped) {
+        // The mapped function runs at one more level (the next bit); its result has that level's
+        // dim among its logical dims, and the outer levels its arguments and its body give it.
+        const Levels inner = 1u << nbatch(vmap_.all);
+        std::vector<Levels> params;
+        for (size_t i = 0; i < e.args.size(); ++i)
+          params.push_back(of(*e.args[i]) | (i < e.in_dims.size() && e.in_dims[i] ? inner : 0));
+        VmapLevels levels = vmap_;
+        levels.all |= inner;
+        levels.select = false;
+        auto analysis = std::make_unique<BatchingAnalysis>(*e.vmapped, params, levels, lowering_, active_);
+        recursive_ |= analysis->recursive();
+        const auto& outs = analysis->outputs();
+        out = static_cast<size_t>(e.index) < outs.size() ? outs[static_cast<size_t>(e.index)] & ~inner : 0;
+        callees_[&e] = std::move(analysis);
+        break;
+      }
       if (e.form == ir::CallForm::External) break;
       const OpRule rule = find_rule(e.op);
       switch (rule.rule) {

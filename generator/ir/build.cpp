@@ -31,6 +31,9 @@ ExprPtr clone(const Expr& e, const std::function<int(int)>& remap) {
   x->template_args = e.template_args;
   x->reads = mapped(remap, e.reads);
   x->writes = mapped(remap, e.writes);
+  x->vmapped = e.vmapped;
+  x->in_dims = e.in_dims;
+  x->out_dim = e.out_dim;
   return x;
 }
 
@@ -98,6 +101,43 @@ std::unique_ptr<Function> derived_function(const Function& src) {
   f->outputs = src.outputs;
   f->decl = src.decl;
   return f;
+}
+
+std::string returned_type(const Expr& value) {
+  if (value.kind != ExprKind::Tuple) return "fg::Tensor";
+  std::string items;
+  for (const auto& a : value.args) items += (items.empty() ? "" : ", ") + returned_type(*a);
+  return "std::tuple<" + items + ">";
+}
+
+void finish(Function& fn, ExprPtr value) {
+  fn.return_type = value->kind == ExprKind::Tuple ? Type::TensorTuple : Type::Tensor;
+  fn.return_cxx_type = returned_type(*value);
+  fn.outputs = value->kind == ExprKind::Tuple ? value->args.size() : 1;
+  fn.body.push_back(ret(std::move(value)));
+}
+
+std::unique_ptr<Function> copy_function(const Function& src) {
+  auto f = derived_function(src);
+  f->vars = src.vars;
+  f->params = src.params;
+  for (const auto& s : src.body) f->body.push_back(clone(*s));
+  return f;
+}
+
+ExprPtr vmapped_call(std::shared_ptr<const Function> fn, std::vector<ExprPtr> args,
+                     std::vector<std::optional<int64_t>> in_dims, int64_t out_dim, int output, const std::string& label) {
+  auto x = std::make_unique<Expr>();
+  x->kind = ExprKind::Call;
+  x->form = CallForm::Vmapped;
+  x->type = Type::Tensor;
+  x->op = label;
+  x->index = output;
+  x->args = std::move(args);
+  x->in_dims = std::move(in_dims);
+  x->out_dim = out_dim;
+  x->vmapped = std::move(fn);
+  return x;
 }
 
 std::string value_type(const Var& v) {

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,8 +26,20 @@ int add_var(Function& fn, const std::string& name, Type type, const std::string&
 // no variables, parameters or body yet.
 std::unique_ptr<Function> derived_function(const Function& src);
 
+// A deep copy of `src` (variables, parameters and body).
+std::unique_ptr<Function> copy_function(const Function& src);
+
+// vmap(fn, in_dims, out_dim)(args), output `output` of fn; `label` names the emitted helper.
+ExprPtr vmapped_call(std::shared_ptr<const Function> fn, std::vector<ExprPtr> args,
+                     std::vector<std::optional<int64_t>> in_dims, int64_t out_dim, int output, const std::string& label);
+
 // How a variable's value is held by value: its C++ type without `const` and `&`.
 std::string value_type(const Var& v);
+
+// The C++ type of a returned value: fg::Tensor, or a std::tuple of its items' types.
+std::string returned_type(const Expr& value);
+// Ends `fn` with `return value;` and sets its return type and number of outputs.
+void finish(Function& fn, ExprPtr value);
 
 StmtPtr decl(int var, ExprPtr init);
 StmtPtr assign(int var, ExprPtr value);

@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,10 +63,13 @@ enum class CallForm {
   Operator,  // a + b, -a, a += b, a[i]: emitted as the runtime op it calls
   User,      // a function of the user's, defined in this file
   External,  // any other function that takes or returns tensors
+  Vmapped,   // vmap(*vmapped, in_dims, out_dim)(args), output `index`: a function that a transform
+             // made (a jacobian's rows inside another derivative, a vmap inside grad)
 };
 
 struct Expr;
 using ExprPtr = std::unique_ptr<Expr>;
+struct Function;
 
 struct Expr {
   ExprKind kind = ExprKind::Opaque;
@@ -85,6 +89,12 @@ struct Expr {
   std::string template_args;    // Call: explicit template arguments as written, "<float>" for item<float>()
   std::vector<int> reads;       // Opaque: the locals it reads
   std::vector<int> writes;      // Opaque: the locals it assigns or increments
+  // Call of form Vmapped: the function mapped (shared by the copies of the call), the batch dim of
+  // each argument (none: not mapped) and of the result; `index` is the output taken, `op` a label
+  // for the emitted helper's name.
+  std::shared_ptr<const Function> vmapped;
+  std::vector<std::optional<int64_t>> in_dims;
+  int64_t out_dim = 0;
 
   const Expr& arg(size_t i) const { return *args[i]; }
 };

@@ -87,6 +87,7 @@ struct EmitContext {
   Reporter* reporter = nullptr;
   std::string* helpers = nullptr;
   std::map<std::pair<const clang::FunctionDecl*, std::vector<Levels>>, std::string> specializations;
+  std::map<std::pair<const ir::Function*, std::vector<Levels>>, std::string> vmapped;
   std::set<std::string> helper_names;
 };
 
@@ -677,6 +678,8 @@ class BodyEmitter {
         return "(" + args[0] + " " + e.text + " " + args[1] + ")";
       case ir::CallForm::User:
         return e.callee->getQualifiedNameAsString() + "(" + join_args(args) + ")";
+      case ir::CallForm::Vmapped:
+        break;  // emitted by vmapped()
     }
     return "";
   }
@@ -693,6 +696,7 @@ class BodyEmitter {
       texts.push_back(args[i].text);
       if (ir::is_tensor_like(e.args[i]->type)) tensors |= args[i].levels;
     }
+    if (e.form == ir::CallForm::Vmapped) return vmapped(e, args);
     if (e.form == ir::CallForm::User) {
       if (tensors == 0) return {plain(e, texts), l};
       return {specialize(e, texts), l};
@@ -930,6 +934,80 @@ class BodyEmitter {
     return {"fg::vmap::per_example({" + join(operands) + "}, [&](const std::vector<fg::Tensor>& example) { return " +
                 plain(e, texts) + "; }).value",
             an_.of(e)};
+  }
+
+  // vmap(g, in_dims, out_dim)(args) inside the body: g runs as a helper at one more level than this
+  // body has (its batch dim after the outer ones: the arguments' in_dims move there), and the
+  // output's batch dim moves to out_dim. Emitted once per g and pattern of argument levels.
+  Code vmapped(const Expr& e, const std::vector<Code>& args) {
+    const BatchingAnalysis* inner = an_.callee(e);
+    const ir::Function& g = *e.vmapped;
+    const int k = ctx_.nlevels;
+    const Levels level = 1u << k;
+    const std::string quoted = "\"" + e.op + "\"";
+    std::vector<std::string> texts, mapped;
+    std::vector<Levels> key;
+    const std::string batch = fresh("batch" + std::to_string(k));
+    for (size_t i = 0; i < args.size(); ++i) {
+      const bool tensor = e.args[i]->type == ir::Type::Tensor;
+      const Levels have = tensor ? args[i].levels : 0;
+      if (!tensor || i >= e.in_dims.size() || !e.in_dims[i]) {
+        texts.push_back(args[i].text);
+        key.push_back(have);
+        continue;
+      }
+      const std::string pname = i < g.params.size() ? g.var(g.params[i]).name : "arg";
+      const std::string moved = fresh(pname + "_in");
+      pre_.push_back("const fg::Tensor " + moved + " = fg::vmap::move_in(" + unparen(args[i].text) + ", " +
+                     std::to_string(*e.in_dims[i]) + ", " + std::to_string(nbatch(have)) + ", " + quoted + ", \"" +
+                     pname + "\");");
+      mapped.push_back("{\"" + pname + "\", &" + moved + ", " + std::to_string(nbatch(have)) + "}");
+      texts.push_back(moved);
+      key.push_back(have | level);
+    }
+    if (inner == nullptr || mapped.empty()) {
+      ctx_.reporter->report("unsupported", e.range.getBegin(), "internal error: a vmap of '" + e.op + "' without mapped arguments");
+      return {"fg::Tensor()", 0};
+    }
+    pre_.push_back("const int64_t " + batch + " = fg::vmap::batch_size(" + quoted + ", {" + join(mapped) + "});");
+    auto found = ctx_.vmapped.find({&g, key});
+    std::string name;
+    if (found != ctx_.vmapped.end()) {
+      name = found->second;
+    } else {
+      name = ctx_.spec_name + "__" + e.op;
+      for (int i = 1; ctx_.helper_names.count(name) != 0; ++i) name = ctx_.spec_name + "__" + e.op + std::to_string(i);
+      ctx_.helper_names.insert(name);
+      ctx_.vmapped[{&g, key}] = name;
+      EmitContext nested;
+      nested.spec_name = ctx_.spec_name;
+      nested.nlevels = k + 1;
+      nested.reporter = ctx_.reporter;
+      nested.helpers = ctx_.helpers;
+      nested.helper_names = ctx_.helper_names;
+      BodyEmitter emitter(*inner, nested, key, false);
+      const std::string body = emitter.body();
+      ctx_.helper_names = nested.helper_names;
+      *ctx_.helpers += "// " + e.op + ": the function that " + fn_.name + " vmaps, on batched values (level " +
+                       std::to_string(k) + " is the vmap's).\n";
+      *ctx_.helpers += "static " + signature(g, name, true, k + 1, &body) + " {\n" + body + "}\n\n";
+    }
+    for (int m = 0; m < k; ++m) texts.push_back("batch" + std::to_string(m));
+    texts.push_back(batch);
+    std::string o = name + "(" + join(texts) + ")";
+    if (g.outputs > 1 || g.return_type == ir::Type::TensorTuple) o = "std::get<" + std::to_string(e.index) + ">(" + o + ")";
+    const Levels got = inner->outputs()[static_cast<size_t>(e.index)];
+    const Levels want = got | level;
+    if (got != want) {
+      std::vector<std::string> sizes;
+      for (int m = 0; m < k; ++m)
+        if (want & (1u << m)) sizes.push_back("batch" + std::to_string(m));
+      sizes.push_back(batch);
+      o = "fg::vmap::materialize(" + o + ", " + mask(got) + ", " + mask(want) + ", {" + join(sizes) + "})";
+    }
+    o = "fg::vmap::move_out(" + o + ", " + std::to_string(nbatch(want & (level - 1))) + ", " + std::to_string(e.out_dim) +
+        ", " + quoted + ")";
+    return {o, want & ~level};
   }
 
   // A user function called with batched arguments: emit its batched version once per pattern.
@@ -1204,11 +1282,12 @@ GeneratedFunction emit_vmap(const std::string& name, const ir::Function& fn, con
   return g;
 }
 
-std::string emit_plain_body(const ir::Function& fn, Lowering& lowering, Reporter& reporter, std::string& helpers) {
+std::string emit_plain_body(const ir::Function& fn, const std::string& name, Lowering& lowering, Reporter& reporter,
+                            std::string& helpers) {
   const std::vector<Levels> params(fn.params.size(), 0);
   BatchingAnalysis analysis(fn, params, VmapLevels{}, lowering);
   EmitContext ctx;
-  ctx.spec_name = fn.name;
+  ctx.spec_name = name;
   ctx.reporter = &reporter;
   ctx.helpers = &helpers;
   BodyEmitter body(analysis, ctx, params, false);

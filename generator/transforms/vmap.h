@@ -47,8 +47,9 @@ GeneratedFunction emit_vmap(const std::string& name, const ir::Function& fn, con
                             const BatchingAnalysis& analysis, Reporter& reporter);
 
 // The body of `fn` as C++ statements, unbatched (the printer of functions that transforms other
-// than vmap produce); `helpers` receives what it needs beside the body.
-std::string emit_plain_body(const ir::Function& fn, Lowering& lowering, Reporter& reporter, std::string& helpers);
+// than vmap produce), emitted as `name`; `helpers` receives what it needs beside the body.
+std::string emit_plain_body(const ir::Function& fn, const std::string& name, Lowering& lowering, Reporter& reporter,
+                            std::string& helpers);
 
 // The C++ signature of `fn` under `name` (parameters as fn spells their types).
 std::string function_signature(const ir::Function& fn, const std::string& name);

@@ -1,5 +1,7 @@
 #include "transforms/ad/ad_transforms.h"
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include "analyses/batching.h"
@@ -29,13 +31,6 @@ struct Ir {
   const ir::Function* fn = nullptr;
 };
 
-std::string type_text(const Expr& e) {
-  if (e.kind != ExprKind::Tuple) return "fg::Tensor";
-  std::vector<std::string> items;
-  for (const auto& a : e.args) items.push_back(type_text(*a));
-  return "std::tuple<" + join(items) + ">";
-}
-
 bool is_flat(const Expr& e) {
   if (e.kind != ExprKind::Tuple) return true;
   for (const auto& a : e.args)
@@ -43,13 +38,7 @@ bool is_flat(const Expr& e) {
   return true;
 }
 
-// Ends `fn` with `return value;` and sets its return type.
-void finish(ir::Function& fn, ExprPtr value) {
-  fn.return_type = value->kind == ExprKind::Tuple ? ir::Type::TensorTuple : ir::Type::Tensor;
-  fn.return_cxx_type = type_text(*value);
-  fn.outputs = value->kind == ExprKind::Tuple ? value->args.size() : 1;
-  fn.body.push_back(ir::ret(std::move(value)));
-}
+using ir::finish;
 
 ExprPtr refs(const ir::Function& fn, const std::vector<int>& ids, bool as_tuple) {
   if (ids.size() == 1 && !as_tuple) return ir::var_ref(fn, ids[0]);
@@ -232,14 +221,27 @@ class AdEmitter {
         r.owned = jvp(i);
         break;
       case TransformKind::Vmap:
-        unsupported(l, std::string("vmap inside '") + spec::name_of(links_[i - 1].t->kind) +
-                           "' cannot be generated yet; put the vmap outside (vmap(grad(f)) is the per-sample gradient)");
-        return r;
+        r.owned = vmap_ir(i);
+        break;
+      case TransformKind::Jacrev:
+      case TransformKind::Jacfwd:
+      case TransformKind::Hessian: {
+        auto n = normalized(i + 1, spec::name_of(l.t->kind));
+        if (!n) return r;
+        if (l.t->kind == TransformKind::Jacrev) {
+          r.owned = jacrev_ir(*n, l);
+        } else if (l.t->kind == TransformKind::Jacfwd) {
+          r.owned = jacfwd_ir(*n, l);
+        } else if (auto jr = jacrev_ir(*n, l)) {
+          r.owned = jacfwd_ir(*jr, l);
+        }
+        break;
+      }
       default:
         unsupported(l, std::string("'") + spec::name_of(l.t->kind) + "' inside '" +
                            spec::name_of(links_[i - 1].t->kind) +
-                           "' cannot be generated yet; grad, grad_and_value and jvp nest in any order, and vmap, "
-                           "jacrev, jacfwd and hessian can be applied to them");
+                           "' cannot be generated: it returns a function, not tensors; differentiate the function "
+                           "itself (jacrev, jacfwd, grad and jvp nest in any order)");
         return r;
     }
     r.fn = r.owned.get();
@@ -275,7 +277,7 @@ class AdEmitter {
     auto n = normalized(i + 1, spec::name_of(l.t->kind));
     if (!n) return nullptr;
     if (!enough_outputs(l, returned(*n))) return nullptr;
-    ReverseResult r = reverse(*n, argnums(*l.t, *n), 1, true, spec_.name, resolver_, reporter_);
+    ReverseResult r = reverse(*n, argnums(*l.t, *n), 1, true, spec_.name, lowering_, resolver_, reporter_);
     if (!r.fn) return nullptr;
     ir::Function& f = *r.fn;
     ExprPtr grads = refs(f, r.grads, l.t->argnums.is_tuple);
@@ -312,7 +314,7 @@ class AdEmitter {
     const auto outs = returned(*n);
     if (!enough_outputs(l, outs)) return nullptr;
     const size_t differentiated = l.t->has_aux ? 1 : outs.size();
-    ForwardResult r = forward(*n, tensor_params(*n), differentiated, resolver_, reporter_);
+    ForwardResult r = forward(*n, tensor_params(*n), differentiated, lowering_, resolver_, reporter_);
     if (!r.fn) return nullptr;
     ir::Function& f = *r.fn;
     std::vector<int> primal(r.outputs.begin(), r.outputs.begin() + static_cast<long>(differentiated));
@@ -324,11 +326,182 @@ class AdEmitter {
     return std::move(r.fn);
   }
 
+  // ------------------------------------------------ transforms that vmap, as IR (for nesting)
+
+  // A new local of `fn` named `base` (made unique).
+  static int local(ir::Function& fn, const std::string& base) {
+    std::set<std::string> names;
+    for (const auto& v : fn.vars) names.insert(v.name);
+    std::string name = base;
+    for (int i = 1; names.count(name) != 0; ++i) name = base + std::to_string(i);
+    return ir::add_var(fn, name, ir::Type::Tensor, "fg::Tensor");
+  }
+
+  // `name = formula` in fn, the formula's names bound to fn's values.
+  int define(ir::Function& fn, const std::string& name, const std::string& formula,
+             const std::map<std::string, int>& values) {
+    std::vector<ExprPtr> keep;
+    FormulaEnv env;
+    for (const auto& [k, id] : values) {
+      keep.push_back(ir::var_ref(fn, id));
+      env[k] = keep.back().get();
+    }
+    FormulaResult r = instantiate(formula, env, resolver_);
+    if (!r.expr) {
+      reporter_.report("unsupported", spec_.spec_locations.at(spec_.transform->offset),
+                       "internal error: '" + formula + "' does not resolve: " + r.error);
+      return -1;
+    }
+    const int id = local(fn, name);
+    fn.body.push_back(ir::decl(id, std::move(r.expr)));
+    return id;
+  }
+
+  // vmap(g, in_dims, out_dim)(fn's parameters, extra), output `output`, as `name`.
+  int define_vmapped(ir::Function& fn, const std::string& name, std::shared_ptr<const ir::Function> g,
+                     const std::vector<int>& extra, int64_t out_dim, int output, const std::string& label) {
+    std::vector<ExprPtr> args;
+    std::vector<std::optional<int64_t>> in_dims;
+    for (int p : fn.params) {
+      args.push_back(ir::var_ref(fn, p));
+      in_dims.push_back(std::nullopt);
+    }
+    for (int e : extra) {
+      args.push_back(ir::var_ref(fn, e));
+      in_dims.push_back(0);
+    }
+    const int id = local(fn, name);
+    fn.body.push_back(ir::decl(id, ir::vmapped_call(std::move(g), std::move(args), in_dims, out_dim, output, label)));
+    return id;
+  }
+
+  // The result of a jacobian: per differentiated output, one jacobian per argnum (a tuple when the
+  // argnums are a tuple), a tuple over several outputs, and the aux values after it (has_aux).
+  ExprPtr jacobian_result(ir::Function& fn, const Link& l, const std::vector<std::vector<int>>& jacs,
+                          const std::vector<int>& aux) {
+    std::vector<ExprPtr> per_output;
+    for (const auto& j : jacs) per_output.push_back(refs(fn, j, l.t->argnums.is_tuple));
+    ExprPtr result = per_output.size() == 1 ? std::move(per_output[0]) : ir::tuple(std::move(per_output));
+    if (!l.t->has_aux) return result;
+    std::vector<ExprPtr> items;
+    items.push_back(std::move(result));
+    items.push_back(refs(fn, aux, false));
+    return ir::tuple(std::move(items));
+  }
+
+  // jacrev(fn) as IR: fn's outputs, then for each one the vjp of fn vmapped over the standard basis
+  // of its cotangents (rows [n, in...]), unflattened to [out..., in...].
+  std::unique_ptr<ir::Function> jacrev_ir(const ir::Function& fn, const Link& l) {
+    auto n = normalize(fn, lowering_, reporter_, "jacrev", resolver_);
+    if (!n) return nullptr;
+    const auto outs = returned(*n);
+    if (!enough_outputs(l, outs)) return nullptr;
+    const size_t differentiated = l.t->has_aux ? 1 : outs.size();
+    const std::vector<int> wrt = argnums(*l.t, *n);
+    auto j = ir::copy_function(*n);
+    j->body.pop_back();  // the outputs stay computed: the basis needs their shapes, has_aux their values
+    std::vector<std::vector<int>> jacs;
+    for (size_t o = 0; o < differentiated; ++o) {
+      std::shared_ptr<const ir::Function> g =
+          vjp_function(*n, wrt, o, lowering_, resolver_, reporter_, "jacrev");
+      if (!g) return nullptr;
+      const int out = outs[o]->var;
+      const int basis = define(*j, "basis", "fg::ad::basis(o, o.sizes())", {{"o", out}});
+      if (basis < 0) return nullptr;
+      std::vector<int> per_arg;
+      for (size_t k = 0; k < wrt.size(); ++k) {
+        const int rows = define_vmapped(*j, "rows", g, {basis}, 0, static_cast<int>(k), "jacrev_rows");
+        const int jac = define(*j, "jac", "fg::ad::unflatten(r, 0, o.sizes())", {{"r", rows}, {"o", out}});
+        if (jac < 0) return nullptr;
+        per_arg.push_back(jac);
+      }
+      jacs.push_back(per_arg);
+    }
+    std::vector<int> aux;
+    for (size_t k = differentiated; k < outs.size(); ++k) aux.push_back(outs[k]->var);
+    finish(*j, jacobian_result(*j, l, jacs, aux));
+    return j;
+  }
+
+  // jacfwd(fn) as IR: for each argnum, the jvp of fn vmapped over the standard basis of its
+  // tangents (columns [out..., n] of every output), unflattened to [out..., in...].
+  std::unique_ptr<ir::Function> jacfwd_ir(const ir::Function& fn, const Link& l) {
+    auto n = normalize(fn, lowering_, reporter_, spec::name_of(l.t->kind), resolver_);
+    if (!n) return nullptr;
+    const auto outs = returned(*n);
+    if (!enough_outputs(l, outs)) return nullptr;
+    const size_t differentiated = l.t->has_aux ? 1 : outs.size();
+    const std::vector<int> wrt = argnums(*l.t, *n);
+    auto j = ir::copy_function(*n);
+    j->body.pop_back();
+    if (!l.t->has_aux) j->body.clear();  // the jvps compute the outputs they need
+    std::vector<std::vector<int>> jacs(differentiated);
+    for (int a : wrt) {
+      std::shared_ptr<const ir::Function> g =
+          jvp_function(*n, {a}, lowering_, resolver_, reporter_, spec::name_of(l.t->kind));
+      if (!g) return nullptr;
+      const int x = n->params[static_cast<size_t>(a)];
+      const int basis = define(*j, "basis", "fg::ad::basis(x, x.sizes())", {{"x", x}});
+      if (basis < 0) return nullptr;
+      for (size_t o = 0; o < differentiated; ++o) {
+        const int cols = define_vmapped(*j, "cols", g, {basis}, -1, static_cast<int>(o), "jacfwd_cols");
+        const int jac = define(*j, "jac", "fg::ad::unflatten(c, -1, x.sizes())", {{"c", cols}, {"x", x}});
+        if (jac < 0) return nullptr;
+        jacs[o].push_back(jac);
+      }
+    }
+    std::vector<int> aux;
+    for (size_t k = differentiated; k < outs.size(); ++k) aux.push_back(outs[k]->var);
+    finish(*j, jacobian_result(*j, l, jacs, aux));
+    return j;
+  }
+
+  // vmap(inner) as IR: each output of the inner function, vmapped.
+  std::unique_ptr<ir::Function> vmap_ir(size_t i) {
+    const Link& l = links_[i];
+    Ir inner = ir_of(i + 1);
+    if (inner.fn == nullptr) return nullptr;
+    if (l.t->randomness != spec::Randomness::Error) {
+      unsupported(l, "randomness on a vmap inside a derivative transform cannot be generated yet; put the vmap "
+                     "outside");
+      return nullptr;
+    }
+    std::shared_ptr<const ir::Function> g =
+        inner.owned ? std::shared_ptr<const ir::Function>(std::move(inner.owned)) : ir::copy_function(*inner.fn);
+    const VmapLevel level = make_level(*l.t, l.where, *g);
+    if (std::none_of(level.in_dims.begin(), level.in_dims.end(), [](const spec::Dim& d) { return d.has_value(); })) {
+      reporter_.report("spec", l.where->at(l.t->offset), "vmap needs at least one tensor argument with an in_dim that is not None");
+      return nullptr;
+    }
+    auto w = ir::derived_function(*g);
+    for (int id : g->params) {
+      const ir::Var& v = g->var(id);
+      const int p = ir::add_var(*w, v.name, v.type, v.cxx_type);
+      w->vars[static_cast<size_t>(p)].param_index = static_cast<int>(w->params.size());
+      w->params.push_back(p);
+    }
+    std::vector<int> outs;
+    for (size_t o = 0; o < g->outputs; ++o) {
+      if (!level.out_dims[o]) {
+        unsupported(l, "out_dims=None on a vmap inside a derivative transform cannot be generated yet");
+        return nullptr;
+      }
+      std::vector<ExprPtr> args;
+      for (int p : w->params) args.push_back(ir::var_ref(*w, p));
+      const int id = local(*w, "batched");
+      w->body.push_back(ir::decl(id, ir::vmapped_call(g, std::move(args), level.in_dims, *level.out_dims[o],
+                                                      static_cast<int>(o), "vmapped")));
+      outs.push_back(id);
+    }
+    finish(*w, refs(*w, outs, false));
+    return w;
+  }
+
   // ---------------------------------------------------------------- emission
 
   GeneratedFunction plain(const ir::Function& g, const std::string& name, const std::string& what, bool is_static) {
     GeneratedFunction out;
-    const std::string body = emit_plain_body(g, lowering_, reporter_, out.helpers);
+    const std::string body = emit_plain_body(g, name, lowering_, reporter_, out.helpers);
     const std::string signature = function_signature(g, name);
     out.declaration = signature + ";";
     out.definition = "// " + what + ": generated derivative code (rules: templates/derivatives.def).\n" +
@@ -405,7 +578,7 @@ class AdEmitter {
     if (!enough_outputs(l, outs)) return std::nullopt;
     const size_t differentiated = l.t->has_aux ? 1 : outs.size();
     const std::vector<int> wrt = tensor_params(*n);
-    ReverseResult r = reverse(*n, wrt, differentiated, false, spec_.name, resolver_, reporter_);
+    ReverseResult r = reverse(*n, wrt, differentiated, false, spec_.name, lowering_, resolver_, reporter_);
     if (!r.fn) return std::nullopt;
     Split s = split(*r.fn, from_statement(*r.fn, r.forward_size), r.cotangents, r.outputs, refs(*r.fn, r.grads, true));
     return callable(s, r.outputs.size(), differentiated, "pullback", "__forward", "__backward",
@@ -417,7 +590,7 @@ class AdEmitter {
     auto n = normalized(i + 1, "linearize");
     if (!n) return std::nullopt;
     const auto outs = returned(*n);
-    ForwardResult r = forward(*n, tensor_params(*n), outs.size(), resolver_, reporter_);
+    ForwardResult r = forward(*n, tensor_params(*n), outs.size(), lowering_, resolver_, reporter_);
     if (!r.fn) return std::nullopt;
     const size_t nvars = n->vars.size();
     for (const auto& st : r.fn->body) {
@@ -517,7 +690,7 @@ class AdEmitter {
       return std::nullopt;
     }
     const std::vector<int> wrt = argnums(*l.t, *n);
-    ReverseResult r = reverse(*n, wrt, 1, false, spec_.name, resolver_, reporter_);
+    ReverseResult r = reverse(*n, wrt, 1, false, spec_.name, lowering_, resolver_, reporter_);
     if (!r.fn) return std::nullopt;
     Split s = split(*r.fn, from_statement(*r.fn, r.forward_size), r.cotangents, r.outputs, refs(*r.fn, r.grads, true));
     for (int id : s.residuals)
@@ -620,7 +793,7 @@ class AdEmitter {
     std::vector<std::string> jacs;
     std::string d;
     for (size_t a = 0; a < wrt.size(); ++a) {
-      ForwardResult r = forward(*n, {wrt[a]}, 1, resolver_, reporter_);
+      ForwardResult r = forward(*n, {wrt[a]}, 1, lowering_, resolver_, reporter_);
       if (!r.fn) return std::nullopt;
       std::unique_ptr<ir::Function> g = std::move(r.fn);
       finish(*g, ir::var_ref(*g, r.tangents[0]));
@@ -629,7 +802,7 @@ class AdEmitter {
         // The jvp of the jvp in the same direction set: second derivatives along two basis vectors.
         auto n2 = normalize(*g, lowering_, reporter_, what, resolver_);
         if (!n2) return std::nullopt;
-        ForwardResult r2 = forward(*n2, {wrt[a]}, 1, resolver_, reporter_);
+        ForwardResult r2 = forward(*n2, {wrt[a]}, 1, lowering_, resolver_, reporter_);
         if (!r2.fn) return std::nullopt;
         g = std::move(r2.fn);
         finish(*g, ir::var_ref(*g, r2.tangents[0]));

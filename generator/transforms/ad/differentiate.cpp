@@ -20,8 +20,8 @@ using ir::ExprPtr;
 // rules applied to one op.
 class Differentiator {
  public:
-  Differentiator(const ir::Function& n, const OpResolver& resolver, Reporter& reporter)
-      : resolver_(resolver), reporter_(reporter) {
+  Differentiator(const ir::Function& n, Lowering& lowering, const OpResolver& resolver, Reporter& reporter)
+      : lowering_(lowering), resolver_(resolver), reporter_(reporter) {
     fn_ = ir::derived_function(n);
     fn_->vars = n.vars;
     fn_->params = n.params;
@@ -141,7 +141,8 @@ class Differentiator {
             if (a->kind == ExprKind::List)
               for (const auto& item : a->args) any |= active_arg(*item);
           }
-          const bool user_rule = e->form == ir::CallForm::User && resolver_.has_custom_rule(e->callee);
+          const bool user_rule = (e->form == ir::CallForm::User && resolver_.has_custom_rule(e->callee)) ||
+                                 e->form == ir::CallForm::Vmapped;
           if (any && !user_rule) {
             const OpView v = view(*e);
             if (v.rule != nullptr && v.rule->constant) return;
@@ -163,6 +164,7 @@ class Differentiator {
   std::unique_ptr<ir::Function> fn_;
   std::vector<int> outputs_;
   std::set<int> active_;
+  Lowering& lowering_;
   const OpResolver& resolver_;
   Reporter& reporter_;
   std::set<std::string> names_;
@@ -306,6 +308,10 @@ class Reverse {
       custom_vjp(call, s.var, adj->second, a, out);
       return;
     }
+    if (call.form == ir::CallForm::Vmapped) {
+      vmapped_vjp(call, adj->second, a, out);
+      return;
+    }
     const auto v = Differentiator::view(call);
     std::vector<ExprPtr> keep;
     FormulaEnv env = d_.env_of(call, v, keep);
@@ -393,6 +399,36 @@ class Reverse {
       get->index = static_cast<int>(k);
       get->args.push_back(d_.ref(tuple));
       accumulate(a, call.arg(tensors[k]).var, std::move(get), out);
+    }
+  }
+
+  // y = vmap(g, in_dims, out_dim)(args): the gradient of each active argument is vmap of g's vjp
+  // over the same batch (the cotangent mapped at out_dim), summed over the batch for arguments
+  // that the vmap does not map (they were shared by every example).
+  void vmapped_vjp(const Expr& call, int grad, Adjoints& a, std::vector<ir::StmtPtr>& out) {
+    std::vector<int> wrt;
+    for (size_t i = 0; i < call.args.size(); ++i)
+      if (call.arg(i).type == ir::Type::Tensor && d_.active_arg(call.arg(i))) wrt.push_back(static_cast<int>(i));
+    if (wrt.empty()) return;
+    std::shared_ptr<const ir::Function> g =
+        vjp_function(*call.vmapped, wrt, static_cast<size_t>(call.index), d_.lowering_, d_.resolver_, d_.reporter_, "vjp");
+    if (!g) {
+      d_.ok_ = false;
+      return;
+    }
+    std::vector<std::optional<int64_t>> in_dims = call.in_dims;
+    in_dims.resize(call.args.size());
+    in_dims.push_back(call.out_dim);
+    for (size_t k = 0; k < wrt.size(); ++k) {
+      const Expr& arg = call.arg(static_cast<size_t>(wrt[k]));
+      const std::optional<int64_t> dim = in_dims[static_cast<size_t>(wrt[k])];
+      std::vector<ExprPtr> args;
+      for (const auto& x : call.args) args.push_back(ir::clone(*x));
+      args.push_back(d_.ref(grad));
+      ExprPtr c = ir::vmapped_call(g, std::move(args), in_dims, dim.value_or(0), static_cast<int>(k), call.op + "_vjp");
+      c->range = call.range;
+      if (!dim) c = d_.formula("c.sum({0}, false)", {{"c", c.get()}}, call);
+      accumulate(a, arg.var, std::move(c), out);
     }
   }
 
@@ -583,8 +619,8 @@ class Reverse {
 }  // namespace
 
 ReverseResult reverse(const ir::Function& normalized, const std::vector<int>& wrt, size_t differentiated, bool seed,
-                      const std::string& name, const OpResolver& resolver, Reporter& reporter) {
-  Differentiator d(normalized, resolver, reporter);
+                      const std::string& name, Lowering& lowering, const OpResolver& resolver, Reporter& reporter) {
+  Differentiator d(normalized, lowering, resolver, reporter);
   Reverse rev(d);
   ReverseResult r;
   std::vector<ir::StmtPtr> forward;
@@ -735,8 +771,34 @@ class Forward {
     return user_call(rule, std::move(args));
   }
 
+  // y = vmap(g, in_dims, out_dim)(args): its tangent is vmap of g's jvp over the same batch, each
+  // active argument's tangent mapped as the argument is.
+  ExprPtr vmapped_jvp(const Expr& call) {
+    std::vector<int> wrt;
+    for (size_t i = 0; i < call.args.size(); ++i)
+      if (call.arg(i).type == ir::Type::Tensor && d_.active_arg(call.arg(i))) wrt.push_back(static_cast<int>(i));
+    std::shared_ptr<const ir::Function> g =
+        jvp_function(*call.vmapped, wrt, d_.lowering_, d_.resolver_, d_.reporter_, "jvp");
+    if (!g) {
+      d_.ok_ = false;
+      return nullptr;
+    }
+    std::vector<std::optional<int64_t>> in_dims = call.in_dims;
+    in_dims.resize(call.args.size());
+    std::vector<ExprPtr> args;
+    for (const auto& x : call.args) args.push_back(ir::clone(*x));
+    for (int i : wrt) {
+      args.push_back(of_value(call.arg(static_cast<size_t>(i)).var));
+      in_dims.push_back(in_dims[static_cast<size_t>(i)]);
+    }
+    ExprPtr t = ir::vmapped_call(g, std::move(args), in_dims, call.out_dim, call.index, call.op + "_jvp");
+    t->range = call.range;
+    return t;
+  }
+
   ExprPtr of_call(const Expr& call, int var) {
     if (call.form == ir::CallForm::User) return custom_jvp(call);
+    if (call.form == ir::CallForm::Vmapped) return vmapped_jvp(call);
     const auto v = Differentiator::view(call);
     std::vector<ExprPtr> keep;
     FormulaEnv env = d_.env_of(call, v, keep);
@@ -776,8 +838,8 @@ class Forward {
 }  // namespace
 
 ForwardResult forward(const ir::Function& normalized, const std::vector<int>& wrt, size_t differentiated,
-                      const OpResolver& resolver, Reporter& reporter) {
-  Differentiator d(normalized, resolver, reporter);
+                      Lowering& lowering, const OpResolver& resolver, Reporter& reporter) {
+  Differentiator d(normalized, lowering, resolver, reporter);
   ForwardResult r;
   r.outputs = d.outputs_;
   Forward f(d);
@@ -805,6 +867,42 @@ ForwardResult forward(const ir::Function& normalized, const std::vector<int>& wr
   if (!d.ok()) return r;
   r.fn = std::move(d.fn_);
   return r;
+}
+
+namespace {
+ExprPtr returned_refs(const ir::Function& fn, const std::vector<int>& ids) {
+  if (ids.size() == 1) return ir::var_ref(fn, ids[0]);
+  std::vector<ExprPtr> items;
+  for (int id : ids) items.push_back(ir::var_ref(fn, id));
+  return ir::tuple(std::move(items));
+}
+}  // namespace
+
+std::unique_ptr<ir::Function> vjp_function(const ir::Function& fn, const std::vector<int>& wrt, size_t output,
+                                           Lowering& lowering, const OpResolver& resolver, Reporter& reporter,
+                                           const std::string& what) {
+  auto n = normalize(fn, lowering, reporter, what, resolver);
+  if (!n) return nullptr;
+  const auto outs = returned(*n);
+  if (output >= outs.size()) return nullptr;
+  // Only the output whose cotangent is given.
+  const int value = outs[output]->var;
+  n->body.pop_back();
+  ir::finish(*n, ir::var_ref(*n, value));
+  ReverseResult r = reverse(*n, wrt, 1, false, what, lowering, resolver, reporter);
+  if (!r.fn) return nullptr;
+  ir::finish(*r.fn, returned_refs(*r.fn, r.grads));
+  return std::move(r.fn);
+}
+
+std::unique_ptr<ir::Function> jvp_function(const ir::Function& fn, const std::vector<int>& wrt, Lowering& lowering,
+                                           const OpResolver& resolver, Reporter& reporter, const std::string& what) {
+  auto n = normalize(fn, lowering, reporter, what, resolver);
+  if (!n) return nullptr;
+  ForwardResult r = forward(*n, wrt, returned(*n).size(), lowering, resolver, reporter);
+  if (!r.fn) return nullptr;
+  ir::finish(*r.fn, returned_refs(*r.fn, r.tangents));
+  return std::move(r.fn);
 }
 
 }  // namespace funcgen::ad

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "checks/reporter.h"
+#include "frontend/lower.h"
 #include "ir/ir.h"
 #include "transforms/ad/rules.h"
 
@@ -26,7 +27,7 @@ struct ReverseResult {
 // get cotangents: parameters of the result, or, with `seed` (grad), ones after checking that the
 // output has one element (`name` in that message).
 ReverseResult reverse(const ir::Function& normalized, const std::vector<int>& wrt, size_t differentiated, bool seed,
-                      const std::string& name, const OpResolver& resolver, Reporter& reporter);
+                      const std::string& name, Lowering& lowering, const OpResolver& resolver, Reporter& reporter);
 
 struct ForwardResult {
   std::unique_ptr<ir::Function> fn;  // parameters: the primals, then one tangent per `wrt`; no return yet
@@ -35,6 +36,17 @@ struct ForwardResult {
 };
 
 ForwardResult forward(const ir::Function& normalized, const std::vector<int>& wrt, size_t differentiated,
-                      const OpResolver& resolver, Reporter& reporter);
+                      Lowering& lowering, const OpResolver& resolver, Reporter& reporter);
+
+// The function that vjp of output `output` of `fn` needs: fn's parameters and the cotangent of
+// that output, returning the gradient of each of `wrt` (a tuple when several); nullptr on errors.
+std::unique_ptr<ir::Function> vjp_function(const ir::Function& fn, const std::vector<int>& wrt, size_t output,
+                                           Lowering& lowering, const OpResolver& resolver, Reporter& reporter,
+                                           const std::string& what);
+
+// The function that jvp needs: fn's parameters and one tangent per `wrt`, returning the tangent of
+// each output of fn (a tuple when several); nullptr on errors.
+std::unique_ptr<ir::Function> jvp_function(const ir::Function& fn, const std::vector<int>& wrt, Lowering& lowering,
+                                           const OpResolver& resolver, Reporter& reporter, const std::string& what);
 
 }  // namespace funcgen::ad
