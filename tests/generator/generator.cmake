@@ -95,3 +95,9 @@ add_executable(test_custom_rules ${CMAKE_CURRENT_LIST_DIR}/ad/test_custom_rules.
 target_link_libraries(test_custom_rules PRIVATE GTest::gtest GTest::gtest_main)
 funcgen_generate(test_custom_rules SOURCES ${CMAKE_CURRENT_LIST_DIR}/ad/custom_rules_functions.cpp)
 gtest_discover_tests(test_custom_rules TEST_PREFIX ad. PROPERTIES LABELS generator)
+
+# Transforms nested in each other, and vmap inside derivatives.
+add_executable(test_nesting ${CMAKE_CURRENT_LIST_DIR}/ad/test_nesting.cpp)
+target_link_libraries(test_nesting PRIVATE GTest::gtest GTest::gtest_main)
+funcgen_generate(test_nesting SOURCES ${CMAKE_CURRENT_LIST_DIR}/ad/nesting_functions.cpp)
+gtest_discover_tests(test_nesting TEST_PREFIX ad. PROPERTIES LABELS generator)

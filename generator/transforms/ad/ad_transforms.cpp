@@ -686,8 +686,11 @@ class AdEmitter {
     const auto outs = returned(*n);
     if (!enough_outputs(l, outs)) return std::nullopt;
     if (!l.t->has_aux && outs.size() != 1) {
-      unsupported(l, "jacrev of a function with several outputs cannot be generated yet; return one tensor");
-      return std::nullopt;
+      // One jacobian per output: the composed form, each output's vjp over its own basis.
+      auto j = jacrev_ir(*n, l);
+      if (!j) return std::nullopt;
+      if (outer.empty()) return plain(*j, spec_.name, description(0), false);
+      return vmapped(*j, spec_.name, outer_levels(outer, *j), false);
     }
     const std::vector<int> wrt = argnums(*l.t, *n);
     ReverseResult r = reverse(*n, wrt, 1, false, spec_.name, lowering_, resolver_, reporter_);
@@ -771,35 +774,60 @@ class AdEmitter {
     return f;
   }
 
-  // jacfwd (and hessian = jacfwd(jacfwd)): the jvp vmapped over the standard basis of the input's
-  // tangents, one argnum at a time; the primal computation is not batched by the basis, so it runs once.
+  static bool has_loop(const ir::Function& fn) {
+    bool loop = false;
+    ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
+      loop |= s.kind == ir::StmtKind::For || s.kind == ir::StmtKind::While || s.kind == ir::StmtKind::DoWhile;
+    });
+    return loop;
+  }
+
+  // jacfwd: the jvp vmapped over the standard basis of the input's tangents, one argnum at a time;
+  // the primal computation is not batched by the basis, so it runs once per argnum.
+  // hessian is jacfwd(jacrev(f)), as torch.func builds it. A function with a loop on tensors
+  // gets forward over forward instead (both bases at once, one vmap level each), because the
+  // reverse pass of a loop replays stored trips and cannot be differentiated again.
   std::optional<GeneratedFunction> jacfwd(size_t i, const std::vector<Link>& outer, bool hessian) {
     const Link& l = links_[i];
     const char* what = hessian ? "hessian" : "jacfwd";
     auto n = normalized(i + 1, what);
     if (!n) return std::nullopt;
-    const auto outs = returned(*n);
-    if (l.t->has_aux || outs.size() != 1) {
-      unsupported(l, std::string(what) + (l.t->has_aux ? " with has_aux=True" : " of a function with several outputs") +
-                         " cannot be generated yet; return one tensor");
-      return std::nullopt;
+    bool forward_over_forward = false;
+    std::string how = "the jvp of each basis tangent, all at once (vmap over the basis)";
+    if (hessian && !has_loop(*n)) {
+      auto jr = jacrev_ir(*n, l);
+      if (!jr) return std::nullopt;
+      n = normalize(*jr, lowering_, reporter_, what, resolver_);
+      if (!n) return std::nullopt;
+      how = "jacfwd of jacrev: the jvp of the rows of the gradient for each basis tangent";
+    } else if (hessian) {
+      forward_over_forward = true;
+      how = "forward over forward (the function loops), both bases at once";
     }
-    if (hessian && l.t->argnums.is_tuple) {
-      unsupported(l, "hessian with a tuple of argnums cannot be generated yet; use one argnum per spec");
+    const auto outs = returned(*n);
+    if (!enough_outputs(l, outs)) return std::nullopt;
+    const bool has_aux = l.t->has_aux && !hessian;
+    const size_t differentiated = has_aux ? 1 : outs.size();
+    if (forward_over_forward && (outs.size() != 1 || l.t->argnums.is_tuple)) {
+      unsupported(l, "hessian of a function with a loop on tensors takes one argnum and one output here");
       return std::nullopt;
     }
     const std::vector<int> wrt = argnums(*l.t, *n);
     GeneratedFunction out;
-    std::vector<std::string> jacs;
+    std::vector<std::vector<std::string>> jacs(differentiated);
+    std::vector<std::string> aux;
     std::string d;
     for (size_t a = 0; a < wrt.size(); ++a) {
-      ForwardResult r = forward(*n, {wrt[a]}, 1, lowering_, resolver_, reporter_);
+      ForwardResult r = forward(*n, {wrt[a]}, differentiated, lowering_, resolver_, reporter_);
       if (!r.fn) return std::nullopt;
       std::unique_ptr<ir::Function> g = std::move(r.fn);
-      finish(*g, ir::var_ref(*g, r.tangents[0]));
+      // The tangents of the differentiated outputs, then the aux values (not batched by the basis).
+      std::vector<int> returns = r.tangents;
+      const bool with_aux = has_aux && a == 0;
+      if (with_aux) returns.insert(returns.end(), r.outputs.begin() + 1, r.outputs.end());
+      finish(*g, refs(*g, returns, false));
       std::vector<int> mapped = {static_cast<int>(g->params.size() - 1)};
-      if (hessian) {
-        // The jvp of the jvp in the same direction set: second derivatives along two basis vectors.
+      if (forward_over_forward) {
         auto n2 = normalize(*g, lowering_, reporter_, what, resolver_);
         if (!n2) return std::nullopt;
         ForwardResult r2 = forward(*n2, {wrt[a]}, 1, lowering_, resolver_, reporter_);
@@ -812,10 +840,13 @@ class AdEmitter {
       for (const Link& o : outer) {
         VmapLevel lv = make_level(*o.t, o.where, *g);
         for (int m : mapped) lv.in_dims[static_cast<size_t>(m)] = std::nullopt;
-        lv.out_dims.assign(1, spec::Dim(0));
+        lv.out_dims.assign(g->outputs, spec::Dim(0));
         levels.push_back(lv);
       }
-      for (int m : mapped) levels.push_back(basis_level(l, *g, {m}, -1));
+      for (int m : mapped) {
+        levels.push_back(basis_level(l, *g, {m}, -1));
+        for (size_t k = differentiated; k < g->outputs; ++k) levels.back().out_dims[k] = std::nullopt;
+      }
       const std::string name = spec_.name + "__jvp" + (wrt.size() > 1 ? std::to_string(a) : "");
       auto v = vmapped(*g, name, levels, true);
       if (!v) return std::nullopt;
@@ -828,30 +859,50 @@ class AdEmitter {
         const spec::Dim dim = t.in_dims.per_item ? t.in_dims.dims[static_cast<size_t>(wrt[a])] : t.in_dims.dims[0];
         if (dim) logical += ".select(" + std::to_string(*dim) + ", 0)";
       }
-      const std::string shape = "shape" + std::to_string(a);
+      const std::string as = std::to_string(a), shape = "shape" + as;
       if (logical != x.name) {  // a view without the batch dims, kept alive for its sizes
-        d += "  const fg::Tensor example" + std::to_string(a) + " = " + logical + ";\n";
-        logical = "example" + std::to_string(a);
+        d += "  const fg::Tensor example" + as + " = " + logical + ";\n";
+        logical = "example" + as;
       }
       d += "  const fg::IntArrayRef " + shape + " = " + logical + ".sizes();\n";
-      d += "  const fg::Tensor basis" + std::to_string(a) + " = fg::ad::basis(" + x.name + ", " + shape + ");\n";
+      d += "  const fg::Tensor basis" + as + " = fg::ad::basis(" + x.name + ", " + shape + ");\n";
       std::vector<std::string> args;
       for (int id : n->params) args.push_back(n->var(id).name);
-      for (size_t m = 0; m < mapped.size(); ++m) args.push_back("basis" + std::to_string(a));
-      std::string jac = name + "(" + join(args) + ")";
-      // [batch..., out..., n(, n)] -> [batch..., out..., in...(, in...)]
-      jac = "fg::ad::unflatten(" + jac + ", -1, " + shape + ")";
-      if (hessian) jac = "fg::ad::unflatten(" + jac + ", -1 - static_cast<int64_t>(" + shape + ".size()), " + shape + ")";
-      jacs.push_back(jac);
+      for (size_t m = 0; m < mapped.size(); ++m) args.push_back("basis" + as);
+      d += "  const auto columns" + as + " = " + name + "(" + join(args) + ");\n";
+      for (size_t o = 0; o < g->outputs; ++o) {
+        const std::string item = g->outputs == 1 ? "columns" + as : "std::get<" + std::to_string(o) + ">(columns" + as + ")";
+        if (o >= differentiated) {
+          aux.push_back(item);
+          continue;
+        }
+        // [batch..., out..., n(, n)] -> [batch..., out..., in...(, in...)]
+        std::string jac = "fg::ad::unflatten(" + item + ", -1, " + shape + ")";
+        if (forward_over_forward)
+          jac = "fg::ad::unflatten(" + jac + ", -1 - static_cast<int64_t>(" + shape + ".size()), " + shape + ")";
+        jacs[o].push_back(jac);
+      }
     }
-    std::vector<std::string> jac_types(wrt.size(), "fg::Tensor");
-    const std::string ret = l.t->argnums.is_tuple ? "std::tuple<" + join(jac_types) + ">" : "fg::Tensor";
+    // Per output, one jacobian per argnum (a tuple for tuple argnums); a tuple over several outputs.
+    std::vector<std::string> per_output, per_output_types;
+    for (const auto& j : jacs) {
+      std::vector<std::string> types(j.size(), "fg::Tensor");
+      per_output.push_back(l.t->argnums.is_tuple ? "std::make_tuple(" + join(j) + ")" : j[0]);
+      per_output_types.push_back(l.t->argnums.is_tuple ? "std::tuple<" + join(types) + ">" : "fg::Tensor");
+    }
+    std::string result = per_output.size() == 1 ? per_output[0] : "std::make_tuple(" + join(per_output) + ")";
+    std::string ret = per_output.size() == 1 ? per_output_types[0] : "std::tuple<" + join(per_output_types) + ">";
+    if (has_aux) {
+      std::vector<std::string> aux_types(aux.size(), "fg::Tensor");
+      result = "std::make_tuple(" + result + ", " + (aux.size() == 1 ? aux[0] : "std::make_tuple(" + join(aux) + ")") + ")";
+      ret = "std::tuple<" + ret + ", " + (aux.size() == 1 ? "fg::Tensor" : "std::tuple<" + join(aux_types) + ">") + ">";
+    }
     ir::Function sig_fn = signature_of(*n, ret);
     const std::string signature = function_signature(sig_fn, spec_.name);
     out.declaration = signature + ";";
-    std::string def = "// " + description(0) + (hessian ? ": forward over forward, both bases at once." : ": the jvp of each basis tangent, all at once (vmap over the basis).") + "\n";
+    std::string def = "// " + description(0) + ": " + how + ".\n";
     def += signature + " {\n" + d;
-    def += "  return " + (l.t->argnums.is_tuple ? "std::make_tuple(" + join(jacs) + ")" : jacs[0]) + ";\n}\n";
+    def += "  return " + result + ";\n}\n";
     out.definition = def;
     return out;
   }

@@ -7,6 +7,7 @@
 #include "emitter/cxx_text.h"
 #include "ir/build.h"
 #include "transforms/ad/anf.h"
+#include "transforms/batching_rules.h"
 
 namespace funcgen::ad {
 
@@ -68,6 +69,7 @@ class Differentiator {
     std::string op;
     const Rule* rule = nullptr;
     std::vector<std::string> params;
+    std::vector<std::pair<std::string, std::string>> implied;  // parameters the call's form fixes
   };
   static OpView view(const Expr& call) {
     OpView v;
@@ -81,6 +83,10 @@ class Differentiator {
       v.params = call.args.size() == 1 ? std::vector<std::string>{"self"}
                  : scalar_left         ? std::vector<std::string>{"other", "self"}
                                        : std::vector<std::string>{"self", "other"};
+      if (call.text == "[]") {  // x[i] is x.select(0, i)
+        v.params = {"self", "index"};
+        v.implied = {{"dim", "0"}};
+      }
     }
     v.params.resize(call.args.size());
     v.rule = find_rule(v.op);
@@ -92,6 +98,10 @@ class Differentiator {
     FormulaEnv env;
     for (size_t i = 0; i < call.args.size(); ++i)
       if (!v.params[i].empty()) env[v.params[i]] = call.args[i].get();
+    for (const auto& [param, value] : v.implied) {
+      keep.push_back(formula(value, {}, call));
+      env[param] = keep.back().get();
+    }
     if (v.rule != nullptr)
       for (const auto& [param, def] : v.rule->params)
         if (env.count(param) == 0 && !def.empty()) {
@@ -870,6 +880,33 @@ ForwardResult forward(const ir::Function& normalized, const std::vector<int>& wr
 }
 
 namespace {
+// Removes the top-level declarations of tensors by op calls whose values nothing reads (forward
+// values that a derivative does not need), last first so that chains go too. Random ops stay:
+// dropping one would change what the ops after it draw.
+void drop_unused(ir::Function& fn) {
+  std::vector<ir::StmtPtr> kept;
+  std::set<int> read;
+  for (size_t i = fn.body.size(); i-- > 0;) {
+    ir::StmtPtr& s = fn.body[i];
+    const Expr* e = s->expr.get();
+    const bool droppable = s->kind == ir::StmtKind::Decl && s->var >= 0 && fn.var(s->var).type == ir::Type::Tensor &&
+                           e != nullptr && e->kind == ExprKind::Call &&
+                           (e->form == ir::CallForm::Free || e->form == ir::CallForm::Method ||
+                            e->form == ir::CallForm::Operator || e->form == ir::CallForm::Vmapped) &&
+                           !e->op.empty() && e->op.back() != '_' &&
+                           (e->form == ir::CallForm::Vmapped || funcgen::find_rule(e->op).rule != BatchRule::Random);
+    if (droppable && read.count(s->var) == 0) continue;
+    std::vector<ir::StmtPtr> one;
+    one.push_back(std::move(s));
+    for (int r : ir::reads_of(one)) read.insert(r);
+    ir::for_each_stmt(one, [&](const ir::Stmt& st) {
+      if (st.var >= 0) read.insert(st.var);  // assigned later: its declaration stays
+    });
+    kept.push_back(std::move(one[0]));
+  }
+  fn.body.assign(std::make_move_iterator(kept.rbegin()), std::make_move_iterator(kept.rend()));
+}
+
 ExprPtr returned_refs(const ir::Function& fn, const std::vector<int>& ids) {
   if (ids.size() == 1) return ir::var_ref(fn, ids[0]);
   std::vector<ExprPtr> items;
@@ -892,6 +929,7 @@ std::unique_ptr<ir::Function> vjp_function(const ir::Function& fn, const std::ve
   ReverseResult r = reverse(*n, wrt, 1, false, what, lowering, resolver, reporter);
   if (!r.fn) return nullptr;
   ir::finish(*r.fn, returned_refs(*r.fn, r.grads));
+  drop_unused(*r.fn);  // the output itself, when its gradient does not read it
   return std::move(r.fn);
 }
 

@@ -266,6 +266,7 @@ class FormulaParser {
     }
     if (auto it = env_.find(t.text); it != env_.end()) return ir::clone(*it->second);
     if (t.text == "true" || t.text == "false") return ir::opaque(t.text, ir::Type::Bool);
+    if (t.text.find("::") == std::string::npos) return fail("'" + t.text + "' is not an argument of the call here");
     return ir::opaque(t.text, ir::Type::Other);  // an enumerator or std::nullopt
   }
 

@@ -9,7 +9,7 @@ namespace opdb {
 // Every op gets: jvp and vjp (against finite differences), jacrev and jacfwd (against each other),
 // vmap(jvp) (against the loop of jvp), the vjp as vmap(grad(<f, ct>)) (against the loop of the
 // pullback), and the hessian of a scalar function of it (symmetric, against finite differences
-// of its grad).
+// of its grad, equal to jacrev(jacrev)).
 #define FG_OP(name, expression)                                                                              \
   FUNCGEN(#name "_jvp = jvp(f_" #name ")")                                                                  \
   FUNCGEN(#name "_vjp = vjp(f_" #name ")")                                                                  \
@@ -22,6 +22,7 @@ namespace opdb {
     return (f_##name(x, y) * ct).sum();                                                                     \
   }                                                                                                         \
   FUNCGEN(#name "_hessian = hessian(scalar_" #name ")")                                                     \
+  FUNCGEN(#name "_jacrev_jacrev = jacrev(jacrev(scalar_" #name "))")                                        \
   FUNCGEN(#name "_scalar_grad = grad(scalar_" #name ")")                                                    \
   fg::Tensor scalar_##name(const fg::Tensor& x, const fg::Tensor& y) { return (f_##name(x, y).sin() * 2).sum(); }
 

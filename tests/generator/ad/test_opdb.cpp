@@ -1,7 +1,7 @@
 // The transform matrix over the op database (opdb_functions.cpp), as functorch's test_ops.py: for
 // every op, jvp and vjp against central finite differences in float64, jacrev against jacfwd,
-// vmap(jvp) and the batched vjp against loops of the unbatched versions, the hessian symmetric and
-// equal to finite differences of the gradient.
+// vmap(jvp) and the batched vjp against loops of the unbatched versions, the hessian symmetric,
+// equal to finite differences of the gradient and to jacrev(jacrev).
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -135,7 +135,7 @@ struct Entry {
   std::function<std::tuple<T, T>(const T&, const T&)> jacrev, jacfwd;
   std::function<std::tuple<T, T>(const T&, const T&, const T&, const T&)> batched_jvp;
   std::function<std::tuple<T, T>(const T&, const T&, const T&)> batched_vjp;
-  std::function<T(const T&, const T&)> hessian, scalar_grad;
+  std::function<T(const T&, const T&)> hessian, scalar_grad, jacrev_jacrev;
 };
 
 #define ENTRY(op, xs, ys)                                                          \
@@ -147,7 +147,8 @@ struct Entry {
           return std::make_tuple(out, gx, gy);                                     \
         },                                                                         \
         opdb::op##_jacrev, opdb::op##_jacfwd, opdb::op##_batched_jvp,              \
-        opdb::op##_batched_vjp, opdb::op##_hessian, opdb::op##_scalar_grad         \
+        opdb::op##_batched_vjp, opdb::op##_hessian, opdb::op##_scalar_grad,        \
+        opdb::op##_jacrev_jacrev                                                   \
   }
 
 std::vector<Entry> entries() {
@@ -259,6 +260,13 @@ TEST_P(OpDb, HessianIsSymmetricAndTheDerivativeOfTheGradient) {
     const T fd = ((e.scalar_grad(x + basis * kEps, y) - e.scalar_grad(x - basis * kEps, y)) / (2 * kEps)).reshape({n});
     EXPECT_TRUE(fg::allclose(square.select(1, j), fd, 1e-5, 1e-5)) << "column " << j << "\n" << square.select(1, j) << fd;
   }
+}
+
+TEST_P(OpDb, HessianEqualsJacrevOfJacrev) {
+  const Entry& e = GetParam();
+  const T h = e.hessian(x, y), rr = e.jacrev_jacrev(x, y);
+  ASSERT_EQ(h.sizes(), rr.sizes());
+  EXPECT_TRUE(fg::allclose(h, rr, 1e-10, 1e-10)) << "hessian\n" << h << "\njacrev(jacrev)\n" << rr;
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, OpDb, ::testing::ValuesIn(entries()),

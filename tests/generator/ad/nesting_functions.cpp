@@ -1,0 +1,46 @@
+// Transforms nested in each other and vmap inside derivatives (test_nesting.cpp): every result
+// comes out of composition (a jacobian inside another transform is the vjp or jvp of the function
+// vmapped over a basis, and that vmap is differentiated again like any op).
+#include <funcgen/funcgen.h>
+
+namespace nest {
+
+// A function from R^n to R^n whose second derivatives are all different.
+FUNCGEN("f_jacrev = jacrev(f)")
+FUNCGEN("f_jacrev_jacrev = jacrev(jacrev(f))")
+FUNCGEN("f_jacfwd_jacrev = jacfwd(jacrev(f))")
+FUNCGEN("f_jacrev_jacfwd = jacrev(jacfwd(f))")
+FUNCGEN("f_jacfwd_jacfwd = jacfwd(jacfwd(f))")
+FUNCGEN("f_jvp_jacrev = jvp(jacrev(f))")
+FUNCGEN("f_batched_jacrev_jacrev = vmap(jacrev(jacrev(f)))")
+fg::Tensor f(const fg::Tensor& x) { return (x * x).sin() * x.sum() + x.tanh() * x[0]; }
+
+// Scalar functions of two arguments: hessians of every pair of arguments.
+FUNCGEN("g_hessian = hessian(g)")
+FUNCGEN("g_hessian_pairs = hessian(g, argnums=(0, 1))")
+FUNCGEN("g_grad = grad(g, argnums=(0, 1))")
+FUNCGEN("g_jacrev_jacrev = jacrev(jacrev(g))")
+FUNCGEN("g_batched_hessian = vmap(hessian(g), in_dims=(0, None))")
+FUNCGEN("g_hvp = jvp(grad(g))")
+fg::Tensor g(const fg::Tensor& x, const fg::Tensor& w) { return (x.matmul(w).tanh() * x.sum()).sum() + (x * x * x).sum(); }
+
+// vmap inside the derivative transforms: w is shared by the batch, so its derivative sums over it.
+FUNCGEN("h_batched = vmap(h, in_dims=(0, None))")
+FUNCGEN("h_jacrev_vmap = jacrev(vmap(h, in_dims=(0, None)), argnums=(0, 1))")
+FUNCGEN("h_jacfwd_vmap = jacfwd(vmap(h, in_dims=(0, None)), argnums=(0, 1))")
+FUNCGEN("h_jvp_vmap = jvp(vmap(h, in_dims=(0, None)))")
+FUNCGEN("h_vjp_vmap = vjp(vmap(h, in_dims=(0, None)))")
+fg::Tensor h(const fg::Tensor& x, const fg::Tensor& w) { return (x.matmul(w)).sin() * x.sum(); }
+
+// Several outputs and has_aux.
+FUNCGEN("pair_jacrev = jacrev(pair)")
+FUNCGEN("pair_jacfwd = jacfwd(pair)")
+std::tuple<fg::Tensor, fg::Tensor> pair(const fg::Tensor& x) { return std::make_tuple(x.sin() * 3, x.exp().sum()); }
+
+FUNCGEN("aux_jacfwd = jacfwd(with_aux, has_aux=True)")
+FUNCGEN("aux_jacrev = jacrev(with_aux, has_aux=True)")
+std::tuple<fg::Tensor, fg::Tensor> with_aux(const fg::Tensor& x) {
+  return std::make_tuple(x.sin() * x.sum(), x.cos() * 2);
+}
+
+}  // namespace nest

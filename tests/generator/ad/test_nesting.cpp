@@ -1,0 +1,175 @@
+// Transforms nested in each other (nesting_functions.cpp), checked against central finite
+// differences in float64 of the first-order transforms, against each other, and against loops of
+// the unbatched versions for the vmaps around them.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <tuple>
+#include <vector>
+
+#include "nesting_functions.funcgen.h"
+
+namespace nest {
+fg::Tensor f(const fg::Tensor& x);
+fg::Tensor g(const fg::Tensor& x, const fg::Tensor& w);
+fg::Tensor h(const fg::Tensor& x, const fg::Tensor& w);
+std::tuple<fg::Tensor, fg::Tensor> pair(const fg::Tensor& x);
+}  // namespace nest
+
+namespace {
+
+using T = fg::Tensor;
+using Fn = std::function<T(const T&)>;
+
+// d F(x) / d x by central differences: shape F(x).sizes() + x.sizes().
+T numeric_jacobian(const Fn& fn, const T& x) {
+  constexpr double step = 1e-6;
+  const T base = x.contiguous().clone();
+  std::vector<T> columns;
+  std::vector<int64_t> shape;
+  for (int64_t i = 0; i < base.numel(); ++i) {
+    T up = base.clone(), down = base.clone();
+    up.data_ptr<double>()[i] += step;
+    down.data_ptr<double>()[i] -= step;
+    const T column = (fn(up) - fn(down)) / (2 * step);
+    if (shape.empty()) shape = column.sizes().vec();
+    columns.push_back(column.reshape({-1}));
+  }
+  for (int64_t s : base.sizes()) shape.push_back(s);
+  return fg::stack(columns, -1).reshape(shape);
+}
+
+// d F(x + t v) / d t at t = 0.
+T numeric_directional(const Fn& fn, const T& x, const T& v) {
+  constexpr double step = 1e-6;
+  return (fn(x + v * step) - fn(x - v * step)) / (2 * step);
+}
+
+void expect_close(const T& actual, const T& expected, double tolerance, const char* what) {
+  ASSERT_EQ(actual.sizes(), expected.sizes()) << what;
+  EXPECT_TRUE(fg::allclose(actual, expected, tolerance, tolerance)) << what << "\nactual\n"
+                                                                     << actual << "\nexpected\n" << expected;
+}
+
+constexpr double kNumeric = 1e-5;  // against finite differences
+constexpr double kExact = 1e-10;   // two exact computations of the same derivative
+
+class Nesting : public ::testing::Test {
+ protected:
+  void SetUp() override { fg::manual_seed(5); }
+  static T rand64(fg::IntArrayRef sizes) { return fg::randn(sizes, fg::kDouble); }
+};
+
+}  // namespace
+
+TEST_F(Nesting, JacrevOfJacrevIsTheJacobianOfTheJacobian) {
+  const T x = rand64({4}) * 0.7;
+  expect_close(nest::f_jacrev(x), numeric_jacobian(nest::f, x), kNumeric, "jacrev(f)");
+  const T second = nest::f_jacrev_jacrev(x);
+  ASSERT_EQ(second.sizes(), (std::vector<int64_t>{4, 4, 4}));
+  expect_close(second, numeric_jacobian(nest::f_jacrev, x), kNumeric, "jacrev(jacrev(f))");
+  // Every order of forward and reverse mode gives the same second derivatives.
+  expect_close(nest::f_jacfwd_jacrev(x), second, kExact, "jacfwd(jacrev(f))");
+  expect_close(nest::f_jacrev_jacfwd(x), second, kExact, "jacrev(jacfwd(f))");
+  expect_close(nest::f_jacfwd_jacfwd(x), second, kExact, "jacfwd(jacfwd(f))");
+}
+
+TEST_F(Nesting, JvpOfJacrevIsTheDirectionalDerivativeOfTheJacobian) {
+  const T x = rand64({4}) * 0.7, v = rand64({4});
+  const auto [jac, tangent] = nest::f_jvp_jacrev(x, v);
+  expect_close(jac, nest::f_jacrev(x), kExact, "primal");
+  expect_close(tangent, numeric_directional(nest::f_jacrev, x, v), kNumeric, "tangent");
+}
+
+TEST_F(Nesting, VmapOfJacrevOfJacrevIsTheLoopOfIt) {
+  const T batch = rand64({3, 4}) * 0.7;
+  const T all = nest::f_batched_jacrev_jacrev(batch);
+  ASSERT_EQ(all.sizes(), (std::vector<int64_t>{3, 4, 4, 4}));
+  for (int64_t b = 0; b < 3; ++b) expect_close(all.select(0, b), nest::f_jacrev_jacrev(batch.select(0, b)), kExact, "row");
+}
+
+TEST_F(Nesting, HessianIsJacfwdOfJacrevForEveryPairOfArgnums) {
+  const T x = rand64({3}) * 0.8, w = rand64({3, 2});
+  const auto grad_x = [&](const T& xv) { return std::get<0>(nest::g_grad(xv, w)); };
+  const auto grad_w = [&](const T& wv) { return std::get<1>(nest::g_grad(x, wv)); };
+  const auto grad_w_of_x = [&](const T& xv) { return std::get<1>(nest::g_grad(xv, w)); };
+  const auto grad_x_of_w = [&](const T& wv) { return std::get<0>(nest::g_grad(x, wv)); };
+  const T hessian = nest::g_hessian(x, w);
+  expect_close(hessian, numeric_jacobian(grad_x, x), kNumeric, "hessian");
+  expect_close(hessian, hessian.t(), kExact, "symmetric");
+  expect_close(nest::g_jacrev_jacrev(x, w), hessian, kExact, "jacrev(jacrev(g))");
+  const auto [row_x, row_w] = nest::g_hessian_pairs(x, w);
+  const auto& [hxx, hxw] = row_x;
+  const auto& [hwx, hww] = row_w;
+  expect_close(hxx, hessian, kExact, "d2/dx2");
+  ASSERT_EQ(hxw.sizes(), (std::vector<int64_t>{3, 3, 2}));
+  expect_close(hxw, numeric_jacobian(grad_x_of_w, w), kNumeric, "d2/dx dw");
+  expect_close(hwx, numeric_jacobian(grad_w_of_x, x), kNumeric, "d2/dw dx");
+  expect_close(hww, numeric_jacobian(grad_w, w), kNumeric, "d2/dw2");
+}
+
+TEST_F(Nesting, VmapOfHessianAndHessianVectorProducts) {
+  const T xs = rand64({4, 3}) * 0.8, w = rand64({3, 2}), tx = rand64({3}), tw = rand64({3, 2});
+  const T all = nest::g_batched_hessian(xs, w);
+  for (int64_t b = 0; b < 4; ++b) expect_close(all.select(0, b), nest::g_hessian(xs.select(0, b), w), kExact, "row");
+  // jvp(grad(g)) with tangents for x and w: H_xx tx + H_xw tw.
+  const T x = xs.select(0, 0);
+  const auto [grad, hvp] = nest::g_hvp(x, w, tx, tw);
+  const auto [row_x, row_w] = nest::g_hessian_pairs(x, w);
+  const T expected = std::get<0>(row_x).matmul(tx) + (std::get<1>(row_x) * tw).sum({1, 2});
+  expect_close(grad, std::get<0>(nest::g_grad(x, w)), kExact, "grad");
+  expect_close(hvp, expected, kExact, "hvp");
+}
+
+TEST_F(Nesting, JacobiansOfAVmapSumTheSharedArgumentOverTheBatch) {
+  const T xs = rand64({3, 4}), w = rand64({4, 2});
+  const auto of_xs = [&](const T& v) { return nest::h_batched(v, w); };
+  const auto of_w = [&](const T& v) { return nest::h_batched(xs, v); };
+  const T jx = numeric_jacobian(of_xs, xs), jw = numeric_jacobian(of_w, w);
+  const auto [rx, rw] = nest::h_jacrev_vmap(xs, w);
+  ASSERT_EQ(rx.sizes(), (std::vector<int64_t>{3, 2, 3, 4}));
+  expect_close(rx, jx, kNumeric, "jacrev(vmap) x");
+  expect_close(rw, jw, kNumeric, "jacrev(vmap) w");
+  const auto [fx, fw] = nest::h_jacfwd_vmap(xs, w);
+  expect_close(fx, rx, kExact, "jacfwd(vmap) x");
+  expect_close(fw, rw, kExact, "jacfwd(vmap) w");
+}
+
+TEST_F(Nesting, JvpAndVjpOfAVmap) {
+  const T xs = rand64({3, 4}), w = rand64({4, 2}), txs = rand64({3, 4}), tw = rand64({4, 2});
+  const auto [out, tangent] = nest::h_jvp_vmap(xs, w, txs, tw);
+  expect_close(out, nest::h_batched(xs, w), kExact, "primal");
+  const auto along = [&](const T& s) { return nest::h_batched(xs + txs * s.item<double>(), w + tw * s.item<double>()); };
+  const auto zero = fg::zeros({}, fg::kDouble);
+  expect_close(tangent, numeric_directional(along, zero, fg::ones({}, fg::kDouble)), kNumeric, "tangent");
+  const auto [value, pullback] = nest::h_vjp_vmap(xs, w);
+  expect_close(value, out, kExact, "vjp primal");
+  const T ct = rand64({3, 2});
+  const auto [gx, gw] = pullback(ct);
+  const auto [jx, jw] = nest::h_jacrev_vmap(xs, w);
+  expect_close(gx, (jx * ct.reshape({3, 2, 1, 1})).sum({0, 1}), kExact, "pullback x");
+  expect_close(gw, (jw * ct.reshape({3, 2, 1, 1})).sum({0, 1}), kExact, "pullback w");
+}
+
+TEST_F(Nesting, SeveralOutputsGetOneJacobianEach) {
+  const T x = rand64({3});
+  const auto first = [](const T& v) { return std::get<0>(nest::pair(v)); };
+  const auto second = [](const T& v) { return std::get<1>(nest::pair(v)); };
+  const auto [r0, r1] = nest::pair_jacrev(x);
+  expect_close(r0, numeric_jacobian(first, x), kNumeric, "jacrev output 0");
+  expect_close(r1, numeric_jacobian(second, x), kNumeric, "jacrev output 1");
+  const auto [f0, f1] = nest::pair_jacfwd(x);
+  expect_close(f0, r0, kExact, "jacfwd output 0");
+  expect_close(f1, r1, kExact, "jacfwd output 1");
+}
+
+TEST_F(Nesting, HasAuxPassesTheAuxValuesThrough) {
+  const T x = rand64({3});
+  const auto value = [](const T& v) { return v.sin() * v.sum(); };
+  const auto [jf, aux_f] = nest::aux_jacfwd(x);
+  const auto [jr, aux_r] = nest::aux_jacrev(x);
+  expect_close(jf, numeric_jacobian(value, x), kNumeric, "jacfwd");
+  expect_close(jr, jf, kExact, "jacrev");
+  expect_close(aux_f, x.cos() * 2, kExact, "jacfwd aux");
+  expect_close(aux_r, x.cos() * 2, kExact, "jacrev aux");
+}
