@@ -671,9 +671,47 @@ class Normalizer {
       }
       return items;
     }
+    if (e.kind == ExprKind::Call && (e.op == "max" || e.op == "min") && e.args.size() >= 2 &&
+        e.args[0]->type == ir::Type::Tensor && (e.form == ir::CallForm::Method || e.form == ir::CallForm::Free))
+      return extreme_along(e, scope, out);
     fail(e, "this tuple of tensors cannot be differentiated yet (ops that return several tensors have no "
             "derivative rules)");
     return {};
+  }
+
+  // (values, indices) = x.max(dim, keepdim) as ops with rules: the indices (argmax, a constant of
+  // the derivative), and the values gathered at them, so that the gradient goes to the selected
+  // element only, as torch's does (amax would split it among ties).
+  std::vector<int> extreme_along(const Expr& e, Scope& scope, std::vector<ir::StmtPtr>& out) {
+    const std::string arg = e.op == "max" ? "fg::argmax" : "fg::argmin";
+    const int x = value(e.arg(0), scope, out, "");
+    ExprPtr self = ir::var_ref(*out_, x), dim = scalar(e.arg(1), scope, out);
+    ExprPtr keepdim = e.args.size() > 2 ? scalar(e.arg(2), scope, out) : ir::opaque("false", ir::Type::Bool);
+    if (!ok_) return {};
+    const auto emit = [&](const std::string& name, const std::string& formula, FormulaEnv env) {
+      env["x"] = self.get();
+      env["dim"] = dim.get();
+      env["keepdim"] = keepdim.get();
+      FormulaResult r = instantiate(formula, env, resolver_);
+      if (!r.expr) {
+        fail(e, "internal error: '" + formula + "': " + r.error);
+        return 0;
+      }
+      r.expr->range = e.range;
+      const int id = new_tensor(name);
+      StmtPtr d = ir::decl(id, std::move(r.expr));
+      d->range = e.range;
+      out.push_back(std::move(d));
+      return id;
+    };
+    const int kept = emit("selected", arg + "(x, dim, true)", {});
+    ExprPtr kept_ref = ir::var_ref(*out_, kept);
+    const int picked = emit("picked", "x.gather(dim, i)", {{"i", kept_ref.get()}});
+    ExprPtr picked_ref = ir::var_ref(*out_, picked);
+    const int values = emit("values", "p.sum({dim}, keepdim)", {{"p", picked_ref.get()}});
+    const int indices = emit("indices", arg + "(x, dim, keepdim)", {});
+    if (!ok_) return {};
+    return {values, indices};
   }
 
   // An argument: tensors become the VarRef of their version, everything else is kept.

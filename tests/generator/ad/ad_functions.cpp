@@ -84,6 +84,15 @@ fg::Tensor norms_at_zero(const fg::Tensor& x) { return x.norm(2, {1}).sum() + x.
 FUNCGEN("norm_p_grad = grad(norm_p)")
 fg::Tensor norm_p(const fg::Tensor& x, double p) { return fg::norm(x, p, {0}).sum(); }
 
+// max/min along a dim give (values, indices): the values' gradient goes to the selected elements,
+// the indices are constants (here they pick a second value from x).
+FUNCGEN("top_rows_grad = grad(top_rows)")
+fg::Tensor top_rows(const fg::Tensor& x) {
+  auto [top, where] = x.max(1);
+  const fg::Tensor low = std::get<0>(fg::min(x * x, 0, true));
+  return (top * top).sum() + x.gather(1, where.unsqueeze(1)).sin().sum() + low.sum();
+}
+
 // Not a scalar: grad refuses at run time, naming the function and the shape.
 FUNCGEN("row_sums_grad = grad(row_sums)")
 fg::Tensor row_sums(const fg::Tensor& x) { return x.sum(1); }

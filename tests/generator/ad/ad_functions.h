@@ -21,4 +21,5 @@ fg::Tensor extremes(const fg::Tensor& x);
 fg::Tensor pair_extremes(const fg::Tensor& x, const fg::Tensor& y);
 fg::Tensor norms_at_zero(const fg::Tensor& x);
 fg::Tensor norm_p(const fg::Tensor& x, double p);
+fg::Tensor top_rows(const fg::Tensor& x);
 }  // namespace adtest

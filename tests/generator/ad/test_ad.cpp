@@ -176,6 +176,11 @@ TEST_F(Grad, NormOfAnyFiniteOrderFromOneUp) {
   }
 }
 
+TEST_F(Grad, MaxAndMinAlongADimGiveValuesAndIndices) {
+  const fg::Tensor x = rand64({4, 5});
+  expect_grad(adtest::top_rows_grad(x), [](const auto& a) { return adtest::top_rows(a[0]); }, {x}, 0);
+}
+
 TEST_F(Grad, NonScalarOutputIsAnError) {
   try {
     (void)adtest::row_sums_grad(rand64({3, 2}));

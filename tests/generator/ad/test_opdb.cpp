@@ -55,6 +55,8 @@ const Shape M{3, 4};
   X(relu, M, M) \
   X(minimum, M, M) \
   X(clamp, M, M) \
+  X(clamp_min, M, M) \
+  X(clamp_max, M, M) \
   X(where, M, M) \
   X(sum_all, M, M) \
   X(sum_dim, M, M) \
@@ -83,6 +85,8 @@ const Shape M{3, 4};
   X(amin_dims, M, (Shape{3, 1})) \
   X(amin_dim, M, M) \
   X(max_all, M, M) \
+  X(max_dim, M, M) \
+  X(min_dim_keepdim, M, M) \
   X(min_all, M, (Shape{4})) \
   X(max_binary, M, (Shape{4})) \
   X(min_binary, (Shape{4}), M) \
