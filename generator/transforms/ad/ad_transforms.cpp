@@ -375,10 +375,33 @@ class AdEmitter {
     return id;
   }
 
+  // What jacrev_ir and jacfwd_ir start from: fn normalized, a copy of it without its return (to
+  // extend), its outputs, how many are differentiated (the others are aux), the argnums.
+  struct JacobianFrame {
+    std::unique_ptr<ir::Function> n, j;
+    std::vector<const Expr*> outs;
+    size_t differentiated = 0;
+    std::vector<int> wrt;
+  };
+  std::optional<JacobianFrame> jacobian_frame(const ir::Function& fn, const Link& l) {
+    JacobianFrame f;
+    f.n = normalize(fn, lowering_, reporter_, spec::name_of(l.t->kind), resolver_);
+    if (!f.n) return std::nullopt;
+    f.outs = returned(*f.n);
+    if (!enough_outputs(l, f.outs)) return std::nullopt;
+    f.differentiated = l.t->has_aux ? 1 : f.outs.size();
+    f.wrt = argnums(*l.t, *f.n);
+    f.j = ir::copy_function(*f.n);
+    f.j->body.pop_back();
+    return f;
+  }
+
   // The result of a jacobian: per differentiated output, one jacobian per argnum (a tuple when the
   // argnums are a tuple), a tuple over several outputs, and the aux values after it (has_aux).
-  ExprPtr jacobian_result(ir::Function& fn, const Link& l, const std::vector<std::vector<int>>& jacs,
-                          const std::vector<int>& aux) {
+  ExprPtr jacobian_result(const JacobianFrame& frame, const Link& l, const std::vector<std::vector<int>>& jacs) {
+    ir::Function& fn = *frame.j;
+    std::vector<int> aux;
+    for (size_t k = frame.differentiated; k < frame.outs.size(); ++k) aux.push_back(frame.outs[k]->var);
     std::vector<ExprPtr> per_output;
     for (const auto& j : jacs) per_output.push_back(refs(fn, j, l.t->argnums.is_tuple));
     ExprPtr result = per_output.size() == 1 ? std::move(per_output[0]) : ir::tuple(std::move(per_output));
@@ -392,14 +415,9 @@ class AdEmitter {
   // jacrev(fn) as IR: fn's outputs, then for each one the vjp of fn vmapped over the standard basis
   // of its cotangents (rows [n, in...]), unflattened to [out..., in...].
   std::unique_ptr<ir::Function> jacrev_ir(const ir::Function& fn, const Link& l) {
-    auto n = normalize(fn, lowering_, reporter_, "jacrev", resolver_);
-    if (!n) return nullptr;
-    const auto outs = returned(*n);
-    if (!enough_outputs(l, outs)) return nullptr;
-    const size_t differentiated = l.t->has_aux ? 1 : outs.size();
-    const std::vector<int> wrt = argnums(*l.t, *n);
-    auto j = ir::copy_function(*n);
-    j->body.pop_back();  // the outputs stay computed: the basis needs their shapes, has_aux their values
+    auto frame = jacobian_frame(fn, l);
+    if (!frame) return nullptr;
+    auto& [n, j, outs, differentiated, wrt] = *frame;  // j keeps the outputs: the basis needs their shapes
     std::vector<std::vector<int>> jacs;
     for (size_t o = 0; o < differentiated; ++o) {
       std::shared_ptr<const ir::Function> g =
@@ -417,23 +435,16 @@ class AdEmitter {
       }
       jacs.push_back(per_arg);
     }
-    std::vector<int> aux;
-    for (size_t k = differentiated; k < outs.size(); ++k) aux.push_back(outs[k]->var);
-    finish(*j, jacobian_result(*j, l, jacs, aux));
-    return j;
+    finish(*j, jacobian_result(*frame, l, jacs));
+    return std::move(j);
   }
 
   // jacfwd(fn) as IR: for each argnum, the jvp of fn vmapped over the standard basis of its
   // tangents (columns [out..., n] of every output), unflattened to [out..., in...].
   std::unique_ptr<ir::Function> jacfwd_ir(const ir::Function& fn, const Link& l) {
-    auto n = normalize(fn, lowering_, reporter_, spec::name_of(l.t->kind), resolver_);
-    if (!n) return nullptr;
-    const auto outs = returned(*n);
-    if (!enough_outputs(l, outs)) return nullptr;
-    const size_t differentiated = l.t->has_aux ? 1 : outs.size();
-    const std::vector<int> wrt = argnums(*l.t, *n);
-    auto j = ir::copy_function(*n);
-    j->body.pop_back();
+    auto frame = jacobian_frame(fn, l);
+    if (!frame) return nullptr;
+    auto& [n, j, outs, differentiated, wrt] = *frame;
     if (!l.t->has_aux) j->body.clear();  // the jvps compute the outputs they need
     std::vector<std::vector<int>> jacs(differentiated);
     for (int a : wrt) {
@@ -450,10 +461,8 @@ class AdEmitter {
         jacs[o].push_back(jac);
       }
     }
-    std::vector<int> aux;
-    for (size_t k = differentiated; k < outs.size(); ++k) aux.push_back(outs[k]->var);
-    finish(*j, jacobian_result(*j, l, jacs, aux));
-    return j;
+    finish(*j, jacobian_result(*frame, l, jacs));
+    return std::move(j);
   }
 
   // vmap(inner) as IR: each output of the inner function, vmapped.

@@ -7,6 +7,7 @@
 #include "emitter/cxx_text.h"
 #include "ir/build.h"
 #include "transforms/ad/anf.h"
+#include "transforms/ad/einsum_rules.h"
 #include "transforms/batching_rules.h"
 
 namespace funcgen::ad {
@@ -122,6 +123,22 @@ class Differentiator {
   // a + b, for contributions to one gradient or tangent (`at`: the op they come from, for errors).
   ExprPtr sum(ExprPtr a, ExprPtr b, const Expr& at) { return formula("a + b", {{"a", a.get()}, {"b", b.get()}}, at); }
 
+  // einsum(equation, {items...}) with `items` as its operands.
+  ExprPtr einsum(const Expr& equation, std::vector<ExprPtr> items, const Expr& at) {
+    Expr list;
+    list.kind = ExprKind::List;
+    list.type = ir::Type::TensorList;
+    list.args = std::move(items);
+    return formula("fg::einsum(e, l)", {{"e", &equation}, {"l", &list}}, at);
+  }
+
+  // The operands of an einsum call, or null (reported) when they are not a braced list.
+  const Expr* einsum_operands(const Expr& call) {
+    if (call.args.size() == 2 && call.arg(1).kind == ExprKind::List) return &call.arg(1);
+    fail(call.range.getBegin(), "einsum can be differentiated with its operands in a braced list, {a, b}");
+    return nullptr;
+  }
+
   // Whether the tensor argument `a` is a value that depends on the inputs being differentiated.
   bool active_arg(const Expr& a) const { return a.kind == ExprKind::VarRef && active_.count(a.var) != 0; }
 
@@ -156,7 +173,7 @@ class Differentiator {
           if (any && !user_rule) {
             const OpView v = view(*e);
             if (v.rule != nullptr && v.rule->constant) return;
-            if (v.rule == nullptr || (v.rule->vjp.empty() && v.rule->jvp.empty())) {
+            if (v.rule == nullptr || (v.rule->vjp.empty() && v.rule->jvp.empty() && !v.rule->from_equation)) {
               fail(e->range.getBegin(), "'" + e->op + "' has no derivative rule; funcgen cannot differentiate through "
                                         "it (templates/derivatives.def lists the ops it can)");
               return;
@@ -323,6 +340,10 @@ class Reverse {
       return;
     }
     const auto v = Differentiator::view(call);
+    if (v.rule->from_equation) {
+      einsum_vjp(call, adj->second, a, out);
+      return;
+    }
     std::vector<ExprPtr> keep;
     FormulaEnv env = d_.env_of(call, v, keep);
     ExprPtr grad = d_.ref(adj->second), result = d_.ref(s.var);
@@ -409,6 +430,34 @@ class Reverse {
       get->index = static_cast<int>(k);
       get->args.push_back(d_.ref(tuple));
       accumulate(a, call.arg(tensors[k]).var, std::move(get), out);
+    }
+  }
+
+  // einsum: each active operand's gradient is an einsum of grad with the other operands
+  // (einsum_rules.h), broadcast along the indices only that operand has.
+  void einsum_vjp(const Expr& call, int grad, Adjoints& a, std::vector<ir::StmtPtr>& out) {
+    const Expr* list = d_.einsum_operands(call);
+    if (list == nullptr) return;
+    for (size_t k = 0; k < list->args.size() && d_.ok(); ++k) {
+      const Expr& operand = *list->args[k];
+      if (!d_.active_arg(operand)) continue;
+      EinsumGradient g;
+      if (std::string error = einsum_gradient(call.arg(0).text, k, list->args.size(), g); !error.empty()) {
+        d_.fail(call.range.getBegin(), "einsum cannot be differentiated here: " + error);
+        return;
+      }
+      std::vector<ExprPtr> items;
+      items.push_back(d_.ref(grad));
+      for (size_t i = 0; i < list->args.size(); ++i)
+        if (i != k) items.push_back(ir::clone(*list->args[i]));
+      ExprPtr equation = ir::opaque(g.equation, call.arg(0).type);
+      ExprPtr c = d_.einsum(*equation, std::move(items), call);
+      for (int64_t p : g.unsqueeze) {
+        ExprPtr at = ir::opaque(std::to_string(p), ir::Type::Int);
+        c = d_.formula("c.unsqueeze(p)", {{"c", c.get()}, {"p", at.get()}}, call);
+      }
+      if (!g.unsqueeze.empty()) c = d_.formula("c.expand(x.sizes())", {{"c", c.get()}, {"x", &operand}}, call);
+      accumulate(a, operand.var, std::move(c), out);
     }
   }
 
@@ -781,6 +830,27 @@ class Forward {
     return user_call(rule, std::move(args));
   }
 
+  // einsum is linear in each operand: the tangent is the sum over the active operands of the
+  // einsum with that operand replaced by its tangent.
+  ExprPtr einsum_jvp(const Expr& call, int var) {
+    const Expr* list = d_.einsum_operands(call);
+    if (list == nullptr) return nullptr;
+    if (std::string error = einsum_check(call.arg(0).text, list->args.size()); !error.empty()) {
+      d_.fail(call.range.getBegin(), "einsum cannot be differentiated here: " + error);
+      return nullptr;
+    }
+    ExprPtr total;
+    for (size_t k = 0; k < list->args.size(); ++k) {
+      if (!d_.active_arg(*list->args[k])) continue;
+      std::vector<ExprPtr> items;
+      for (size_t i = 0; i < list->args.size(); ++i)
+        items.push_back(i == k ? of_value(list->args[i]->var) : ir::clone(*list->args[i]));
+      ExprPtr c = d_.einsum(call.arg(0), std::move(items), call);
+      total = total ? d_.sum(std::move(total), std::move(c), call) : std::move(c);
+    }
+    return total ? std::move(total) : of_value(var);
+  }
+
   // y = vmap(g, in_dims, out_dim)(args): its tangent is vmap of g's jvp over the same batch, each
   // active argument's tangent mapped as the argument is.
   ExprPtr vmapped_jvp(const Expr& call) {
@@ -810,6 +880,7 @@ class Forward {
     if (call.form == ir::CallForm::User) return custom_jvp(call);
     if (call.form == ir::CallForm::Vmapped) return vmapped_jvp(call);
     const auto v = Differentiator::view(call);
+    if (v.rule->from_equation) return einsum_jvp(call, var);
     std::vector<ExprPtr> keep;
     FormulaEnv env = d_.env_of(call, v, keep);
     ExprPtr result = d_.ref(var);

@@ -32,7 +32,9 @@ const std::map<std::string, Rule>& table() {
 #define FG_BROADCASTS(op) t[#op].broadcasts = true;
 #define FG_CONSTANT(op) t[#op].constant = true;
 #define FG_SHAPE_ONLY(op, input) t[#op].shape_only.insert(#input);
+#define FG_FROM_EQUATION(op) t[#op].from_equation = true;
 #include "derivatives.def"
+#undef FG_FROM_EQUATION
 #undef FG_SHAPE_ONLY
 #undef FG_PARAMS
 #undef FG_VJP

@@ -23,6 +23,7 @@ struct Rule {
   std::set<std::string> shape_only;                          // inputs whose values do not matter
   bool broadcasts = false;
   bool constant = false;
+  bool from_equation = false;  // einsum: rules derived from the equation (einsum_rules.h)
 };
 
 // The rule of a runtime op (by the IR's op name: "mul", "ad::sum_to"), or nullptr.

@@ -92,6 +92,10 @@ FG_OP(outer, fg::outer(x.select(1, 0), y.select(0, 1)))
 FG_OP(linear, fg::linear(x, y, y.select(1, 0)))
 FG_OP(bmm, x.bmm(y))
 FG_OP(bmm_free, fg::bmm(x * 2, y.sin()))
+FG_OP(einsum_matmul, fg::einsum("ij,jk->ik", {x, y}))
+FG_OP(einsum_batched, fg::einsum("bij,bjk->bki", {x, y.sin()}))
+FG_OP(einsum_summed_index, fg::einsum("ij,kl->ik", {x, y}))  // j and l are summed over in one operand only
+FG_OP(einsum_implicit_three, fg::einsum("ij,jk,j", {x, y, x.sum({0})}))
 // shapes and views
 FG_OP(t, x.t() * y.t())
 FG_OP(transpose, x.transpose(0, 1) + y.t())

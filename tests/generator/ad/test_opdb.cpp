@@ -97,6 +97,10 @@ const Shape M{3, 4};
   X(norm_p15, M, M) \
   X(bmm, (Shape{2, 3, 4}), (Shape{2, 4, 5})) \
   X(bmm_free, (Shape{2, 3, 4}), (Shape{2, 4, 2})) \
+  X(einsum_matmul, M, (Shape{4, 2})) \
+  X(einsum_batched, (Shape{2, 3, 4}), (Shape{2, 4, 2})) \
+  X(einsum_summed_index, M, (Shape{2, 5})) \
+  X(einsum_implicit_three, M, (Shape{4, 2})) \
   X(permute, (Shape{2, 3, 4}), (Shape{4, 2, 3})) \
   X(permute_negative, (Shape{2, 3, 4}), (Shape{4, 2, 3})) \
   X(slice, M, M) \

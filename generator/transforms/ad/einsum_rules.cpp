@@ -1,0 +1,81 @@
+#include "transforms/ad/einsum_rules.h"
+
+#include <algorithm>
+#include <map>
+
+namespace funcgen::ad {
+
+namespace {
+
+struct Equation {
+  std::vector<std::string> inputs;
+  std::string output;
+};
+
+std::string parse(const std::string& literal, size_t noperands, Equation& eq) {
+  if (literal.size() < 2 || literal.front() != '"' || literal.back() != '"')
+    return "its equation is not a string literal (the derivative is derived from the equation when code is generated)";
+  std::string text;
+  for (char c : literal.substr(1, literal.size() - 2))
+    if (c != ' ') text += c;
+  if (text.find("...") != std::string::npos) return "equations with '...' cannot be differentiated yet; name every index";
+  const size_t arrow = text.find("->");
+  const std::string lhs = arrow == std::string::npos ? text : text.substr(0, arrow);
+  size_t start = 0;
+  for (size_t comma = lhs.find(','); ; comma = lhs.find(',', start)) {
+    eq.inputs.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (eq.inputs.size() != noperands)
+    return "the equation names " + std::to_string(eq.inputs.size()) + " operands, the call gives " +
+           std::to_string(noperands);
+  std::map<char, int> count;
+  for (const auto& in : eq.inputs) {
+    for (char c : in) {
+      if (!std::isalpha(static_cast<unsigned char>(c))) return std::string("'") + c + "' is not an index letter";
+      if (std::count(in.begin(), in.end(), c) > 1)
+        return std::string("index '") + c + "' repeats within one operand (a diagonal), which cannot be differentiated yet";
+      ++count[c];
+    }
+  }
+  if (arrow != std::string::npos) {
+    eq.output = text.substr(arrow + 2);
+  } else {  // implicit output: the indices that appear once, in alphabetical order (as torch)
+    for (const auto& [c, n] : count)
+      if (n == 1) eq.output += c;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string einsum_check(const std::string& literal, size_t noperands) {
+  Equation eq;
+  return parse(literal, noperands, eq);
+}
+
+std::string einsum_gradient(const std::string& literal, size_t k, size_t noperands, EinsumGradient& out) {
+  Equation eq;
+  if (std::string error = parse(literal, noperands, eq); !error.empty()) return error;
+  std::string elsewhere = eq.output;
+  std::string inputs = eq.output;
+  for (size_t i = 0; i < eq.inputs.size(); ++i) {
+    if (i == k) continue;
+    elsewhere += eq.inputs[i];
+    inputs += "," + eq.inputs[i];
+  }
+  std::string kept;
+  const std::string& own = eq.inputs[k];
+  for (size_t p = 0; p < own.size(); ++p) {
+    if (elsewhere.find(own[p]) != std::string::npos) {
+      kept += own[p];
+    } else {
+      out.unsqueeze.push_back(static_cast<int64_t>(p));
+    }
+  }
+  out.equation = "\"" + inputs + "->" + kept + "\"";
+  return "";
+}
+
+}  // namespace funcgen::ad
