@@ -457,6 +457,7 @@ class Reverse {
         c = d_.formula("c.unsqueeze(p)", {{"c", c.get()}, {"p", at.get()}}, call);
       }
       if (!g.unsqueeze.empty()) c = d_.formula("c.expand(x.sizes())", {{"c", c.get()}, {"x", &operand}}, call);
+      if (g.broadcast) c = d_.formula("fg::ad::sum_to(c, x.sizes())", {{"c", c.get()}, {"x", &operand}}, call);
       accumulate(a, operand.var, std::move(c), out);
     }
   }

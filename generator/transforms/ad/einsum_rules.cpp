@@ -7,6 +7,14 @@ namespace funcgen::ad {
 
 namespace {
 
+constexpr char kEllipsis = '*';
+
+std::string spelled(const std::string& subscripts) {
+  std::string out;
+  for (char c : subscripts) out += c == kEllipsis ? std::string("...") : std::string(1, c);
+  return out;
+}
+
 struct Equation {
   std::vector<std::string> inputs;
   std::string output;
@@ -18,7 +26,8 @@ std::string parse(const std::string& literal, size_t noperands, Equation& eq) {
   std::string text;
   for (char c : literal.substr(1, literal.size() - 2))
     if (c != ' ') text += c;
-  if (text.find("...") != std::string::npos) return "equations with '...' cannot be differentiated yet; name every index";
+  // '...' (the broadcast dims) becomes one placeholder character.
+  for (size_t at = text.find("..."); at != std::string::npos; at = text.find("...")) text.replace(at, 3, 1, kEllipsis);
   const size_t arrow = text.find("->");
   const std::string lhs = arrow == std::string::npos ? text : text.substr(0, arrow);
   size_t start = 0;
@@ -33,6 +42,10 @@ std::string parse(const std::string& literal, size_t noperands, Equation& eq) {
   std::map<char, int> count;
   for (const auto& in : eq.inputs) {
     for (char c : in) {
+      if (c == kEllipsis) {
+        if (std::count(in.begin(), in.end(), c) > 1) return "'...' appears twice in one operand";
+        continue;
+      }
       if (!std::isalpha(static_cast<unsigned char>(c))) return std::string("'") + c + "' is not an index letter";
       if (std::count(in.begin(), in.end(), c) > 1)
         return std::string("index '") + c + "' repeats within one operand (a diagonal), which cannot be differentiated yet";
@@ -41,7 +54,10 @@ std::string parse(const std::string& literal, size_t noperands, Equation& eq) {
   }
   if (arrow != std::string::npos) {
     eq.output = text.substr(arrow + 2);
-  } else {  // implicit output: the indices that appear once, in alphabetical order (as torch)
+  } else {  // implicit output: '...' if any operand has it, then the indices that appear once, in
+             // alphabetical order (as torch)
+    for (const auto& in : eq.inputs)
+      if (in.find(kEllipsis) != std::string::npos && eq.output.empty()) eq.output += kEllipsis;
     for (const auto& [c, n] : count)
       if (n == 1) eq.output += c;
   }
@@ -67,14 +83,25 @@ std::string einsum_gradient(const std::string& literal, size_t k, size_t noperan
   }
   std::string kept;
   const std::string& own = eq.inputs[k];
+  const size_t ellipsis = own.find(kEllipsis);
+  out.broadcast = ellipsis != std::string::npos;
+  if (out.broadcast && eq.output.find(kEllipsis) == std::string::npos)
+    return "an operand's '...' dims are summed over, which cannot be differentiated yet; keep '...' in the output";
+  std::vector<int64_t> after;  // positions counted from the end, for indices after '...'
   for (size_t p = 0; p < own.size(); ++p) {
-    if (elsewhere.find(own[p]) != std::string::npos) {
+    if (own[p] == kEllipsis || elsewhere.find(own[p]) != std::string::npos) {
       kept += own[p];
-    } else {
+    } else if (ellipsis == std::string::npos || p < ellipsis) {
       out.unsqueeze.push_back(static_cast<int64_t>(p));
+    } else {
+      after.push_back(static_cast<int64_t>(p) - static_cast<int64_t>(own.size()));
     }
   }
-  out.equation = "\"" + inputs + "->" + kept + "\"";
+  // From the end, the last first: the dims after each are then all in place.
+  out.unsqueeze.insert(out.unsqueeze.end(), after.rbegin(), after.rend());
+  if (out.broadcast && !out.unsqueeze.empty())
+    return "an operand with '...' and an index of its own cannot be differentiated yet";
+  out.equation = "\"" + spelled(inputs) + "->" + spelled(kept) + "\"";
   return "";
 }
 

@@ -12,10 +12,12 @@ namespace funcgen::ad {
 // The gradient of operand `k` of einsum(equation, operands): einsum(equation, {grad, the other
 // operands in order}), then unsqueeze at each of `unsqueeze` (in order) for the operand's indices
 // that appear nowhere else (the forward pass summed over them, so the gradient is the same along
-// them), then expand to the operand's sizes.
+// them), then expand to the operand's sizes. An operand with '...' may have been broadcast
+// (`broadcast`): its gradient is summed back to its sizes.
 struct EinsumGradient {
   std::string equation;
   std::vector<int64_t> unsqueeze;
+  bool broadcast = false;
 };
 
 // `literal`: the equation as C++ text (a string literal). Returns "" or why it cannot be derived.

@@ -95,6 +95,9 @@ FG_OP(bmm_free, fg::bmm(x * 2, y.sin()))
 FG_OP(einsum_matmul, fg::einsum("ij,jk->ik", {x, y}))
 FG_OP(einsum_batched, fg::einsum("bij,bjk->bki", {x, y.sin()}))
 FG_OP(einsum_summed_index, fg::einsum("ij,kl->ik", {x, y}))  // j and l are summed over in one operand only
+FG_OP(einsum_ellipsis, fg::einsum("...ij,jk->...ik", {x, y}))
+FG_OP(einsum_ellipsis_broadcast, fg::einsum("...ij,...jk->...ki", {x.exp(), y}))  // y's '...' is empty
+FG_OP(einsum_implicit_ellipsis, fg::einsum("b...,bk", {x, y}))
 FG_OP(einsum_implicit_three, fg::einsum("ij,jk,j", {x, y, x.sum({0})}))
 // shapes and views
 FG_OP(t, x.t() * y.t())

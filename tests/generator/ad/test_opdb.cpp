@@ -101,6 +101,9 @@ const Shape M{3, 4};
   X(einsum_batched, (Shape{2, 3, 4}), (Shape{2, 4, 2})) \
   X(einsum_summed_index, M, (Shape{2, 5})) \
   X(einsum_implicit_three, M, (Shape{4, 2})) \
+  X(einsum_ellipsis, (Shape{2, 3, 4}), (Shape{4, 2})) \
+  X(einsum_ellipsis_broadcast, (Shape{2, 3, 4}), (Shape{4, 2})) \
+  X(einsum_implicit_ellipsis, (Shape{2, 3, 4}), (Shape{2, 5})) \
   X(permute, (Shape{2, 3, 4}), (Shape{4, 2, 3})) \
   X(permute_negative, (Shape{2, 3, 4}), (Shape{4, 2, 3})) \
   X(slice, M, M) \
