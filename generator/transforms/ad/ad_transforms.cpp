@@ -602,17 +602,30 @@ class AdEmitter {
     ForwardResult r = forward(*n, tensor_params(*n), outs.size(), lowering_, resolver_, reporter_);
     if (!r.fn) return std::nullopt;
     const size_t nvars = n->vars.size();
-    for (const auto& st : r.fn->body) {
-      bool tangents_inside = false;
-      ir::for_each_stmt(st->body, [&](const ir::Stmt& t) { tangents_inside |= t.var >= static_cast<int>(nvars); });
-      if (tangents_inside) {
-        reporter_.report("unsupported", st->range.getBegin(),
-                         "linearize of a function with control flow on tensors cannot be generated yet (its jvp_fn "
-                         "would have to replay the control flow); use jvp");
-        return std::nullopt;
-      }
-    }
+    bool tangents_in_control_flow = false;
+    for (const auto& st : r.fn->body)
+      ir::for_each_stmt(st->body, [&](const ir::Stmt& t) { tangents_in_control_flow |= t.var >= static_cast<int>(nvars); });
     std::vector<int> tangent_params(r.fn->params.begin() + static_cast<long>(n->params.size()), r.fn->params.end());
+    if (tangents_in_control_flow) {
+      // The tangents are computed inside the branches and loops beside the values they need, so
+      // the jvp_fn keeps the primals and replays the forward pass with them (rematerialization).
+      Split s;
+      s.first = ir::copy_function(*n);
+      s.first->body.pop_back();
+      s.residuals = n->params;
+      std::vector<int> returns = r.outputs;
+      returns.insert(returns.end(), n->params.begin(), n->params.end());
+      finish(*s.first, refs(*s.first, returns, true));
+      s.second = std::move(r.fn);
+      for (int p : n->params) {
+        ir::Var& v = s.second->vars[static_cast<size_t>(p)];
+        if (v.type == ir::Type::Tensor) v.cxx_type = "const fg::Tensor&";
+      }
+      finish(*s.second, refs(*s.second, r.tangents, false));
+      return callable(s, r.outputs.size(), r.outputs.size(), "jvp_fn", "__primal", "__tangent",
+                      "its jvp_fn: the output tangent for tangents of the primals (it replays the forward pass, "
+                      "whose control flow the tangents follow)");
+    }
     Split s = split(
         *r.fn, [&](const ir::Stmt& st) { return st.var >= static_cast<int>(nvars); }, tangent_params, r.outputs,
         refs(*r.fn, r.tangents, false));

@@ -77,6 +77,7 @@ fg::Tensor rnn_state(const fg::Tensor& xs, const fg::Tensor& w, const fg::Tensor
 }
 FUNCGEN("rnn_grad = grad(rnn, argnums=(0, 1, 2, 3))")
 FUNCGEN("rnn_jvp = jvp(rnn)")
+FUNCGEN("rnn_linearize = linearize(rnn)")
 FUNCGEN("rnn_hessian = hessian(rnn, argnums=3)")
 FUNCGEN("rnn_per_sample = vmap(grad(rnn, argnums=(1, 2)), in_dims=(0, None, None, None))")
 fg::Tensor rnn(const fg::Tensor& xs, const fg::Tensor& w, const fg::Tensor& u, const fg::Tensor& h0) {

@@ -147,6 +147,13 @@ TEST_F(ControlFlow, RecurrentNetTimeLoop) {
     expect_close(out, f(args), "jvp primal");
     expect_close(tangent, numeric_jvp(f, args, tangents), "jvp tangent");
 
+    // linearize: the jvp_fn replays the loop with the primals it kept, for any tangents
+    auto [lin_out, jvp_fn] = cf::rnn_linearize(xs, w, u, h0);
+    expect_close(lin_out, f(args), "linearize primal");
+    expect_close(jvp_fn(tangents[0], tangents[1], tangents[2], tangents[3]), tangent, "linearize tangent");
+    expect_close(jvp_fn(tangents[0] * 2, tangents[1] * 2, tangents[2] * 2, tangents[3] * 2), tangent * 2,
+                 "linearize is linear");
+
     // vjp: the pullback keeps the taped trips and can be called more than once
     auto [state, pullback] = cf::rnn_vjp(xs, w, u, h0);
     expect_close(state, cf::rnn_state(xs, w, u, h0), "vjp primal");

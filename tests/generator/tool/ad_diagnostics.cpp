@@ -80,14 +80,6 @@ fg::Tensor maybe_unset(const fg::Tensor& x) {
 }
 // CHECK: ad_diagnostics.cpp:[[@LINE-2]]:11: error: 'y' may be read before it has a value here (not every path gives it one); initialize it where it is declared [funcgen-unsupported]
 
-FUNCGEN("branchy_linearize = linearize(branchy)")
-fg::Tensor branchy(const fg::Tensor& x, bool flip) {
-  fg::Tensor y = x.sin();
-  if (flip) y = -y;
-  return y.sum();
-}
-// CHECK: ad_diagnostics.cpp:[[@LINE-3]]:3: error: linearize of a function with control flow on tensors cannot be generated yet (its jvp_fn would have to replay the control flow); use jvp [funcgen-unsupported]
-
 FUNCGEN("looped_hvp = jvp(grad(looped))")
 fg::Tensor looped(const fg::Tensor& x, int n) {
   fg::Tensor h = x;
