@@ -264,13 +264,19 @@ class FunctionLowerer {
     return st;
   }
 
+  // The locals that `s` reads and writes, for Opaque statements and expressions.
+  template <typename Node>
+  void record_uses(const clang::Stmt* s, Node& node) {
+    VarUses uses(vars_);
+    uses.TraverseStmt(const_cast<clang::Stmt*>(s));
+    node.reads = uses.reads;
+    node.writes = uses.writes;
+  }
+
   StmtPtr opaque_stmt(const clang::Stmt* s) {
     StmtPtr st = make(StmtKind::Opaque, s);
     st->text = text_of(s);
-    VarUses uses(vars_);
-    uses.TraverseStmt(const_cast<clang::Stmt*>(s));
-    st->reads = uses.reads;
-    st->writes = uses.writes;
+    record_uses(s, *st);
     return st;
   }
 
@@ -444,10 +450,7 @@ class FunctionLowerer {
   ExprPtr opaque(const clang::Expr* e) {
     ExprPtr x = make_expr(ExprKind::Opaque, e);
     x->text = text_of(e);
-    VarUses uses(vars_);
-    uses.TraverseStmt(const_cast<clang::Expr*>(e));
-    x->reads = uses.reads;
-    x->writes = uses.writes;
+    record_uses(e, *x);
     return x;
   }
 

@@ -524,6 +524,17 @@ inline Array random_array(const Shape& shape, Rng& rng, const Domain& d, fg::Sca
   return a;
 }
 
+// A dtype's short name, for parameterized test names.
+inline const char* dtype_tag(fg::ScalarType t) {
+  switch (t) {
+    case fg::kFloat: return "f32";
+    case fg::kDouble: return "f64";
+    case fg::kLong: return "i64";
+    case fg::kBool: return "bool";
+  }
+  return "x";
+}
+
 // How an input tensor is laid out in memory.
 enum class Layout { Contiguous, Transposed, Strided, Offset, Expanded, Diagonal };
 

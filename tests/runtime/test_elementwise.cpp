@@ -21,15 +21,7 @@ using ref::Layout;
 using ref::Shape;
 using namespace opdb;
 
-std::string dtype_tag(fg::ScalarType t) {
-  switch (t) {
-    case fg::kFloat: return "f32";
-    case fg::kDouble: return "f64";
-    case fg::kLong: return "i64";
-    case fg::kBool: return "bool";
-  }
-  return "x";
-}
+using ref::dtype_tag;
 
 // Shapes every unary op runs on: 0-d, tiny, SIMD-tail sizes, multi-d, large, empty.
 const std::vector<Shape>& unary_shapes() {

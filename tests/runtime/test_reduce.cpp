@@ -20,15 +20,7 @@ using ref::Layout;
 using ref::Shape;
 using Dims = std::vector<int64_t>;
 
-std::string dtype_tag(fg::ScalarType t) {
-  switch (t) {
-    case fg::kFloat: return "f32";
-    case fg::kDouble: return "f64";
-    case fg::kLong: return "i64";
-    case fg::kBool: return "bool";
-  }
-  return "x";
-}
+using ref::dtype_tag;
 
 std::string dims_str(const Dims& d) { return ref::shape_str(d); }
 

@@ -605,7 +605,6 @@ class AdEmitter {
     bool tangents_in_control_flow = false;
     for (const auto& st : r.fn->body)
       ir::for_each_stmt(st->body, [&](const ir::Stmt& t) { tangents_in_control_flow |= t.var >= static_cast<int>(nvars); });
-    std::vector<int> tangent_params(r.fn->params.begin() + static_cast<long>(n->params.size()), r.fn->params.end());
     if (tangents_in_control_flow) {
       // The tangents are computed inside the branches and loops beside the values they need, so
       // the jvp_fn keeps the primals and replays the forward pass with them (rematerialization).
@@ -626,6 +625,7 @@ class AdEmitter {
                       "its jvp_fn: the output tangent for tangents of the primals (it replays the forward pass, "
                       "whose control flow the tangents follow)");
     }
+    const std::vector<int> tangent_params(r.fn->params.begin() + static_cast<long>(n->params.size()), r.fn->params.end());
     Split s = split(
         *r.fn, [&](const ir::Stmt& st) { return st.var >= static_cast<int>(nvars); }, tangent_params, r.outputs,
         refs(*r.fn, r.tangents, false));
@@ -828,7 +828,7 @@ class AdEmitter {
     }
     const auto outs = returned(*n);
     if (!enough_outputs(l, outs)) return std::nullopt;
-    const bool has_aux = l.t->has_aux && !hessian;
+    const bool has_aux = l.t->has_aux;  // never set on hessian (the spec language has no has_aux for it)
     const size_t differentiated = has_aux ? 1 : outs.size();
     if (forward_over_forward && (outs.size() != 1 || l.t->argnums.is_tuple)) {
       unsupported(l, "hessian of a function with a loop on tensors takes one argnum and one output here");

@@ -123,6 +123,14 @@ class Differentiator {
   // a + b, for contributions to one gradient or tangent (`at`: the op they come from, for errors).
   ExprPtr sum(ExprPtr a, ExprPtr b, const Expr& at) { return formula("a + b", {{"a", a.get()}, {"b", b.get()}}, at); }
 
+  // The positions of a call's tensor arguments that depend on the inputs.
+  std::vector<int> active_tensor_args(const Expr& call) const {
+    std::vector<int> out;
+    for (size_t i = 0; i < call.args.size(); ++i)
+      if (call.arg(i).type == ir::Type::Tensor && active_arg(call.arg(i))) out.push_back(static_cast<int>(i));
+    return out;
+  }
+
   // einsum(equation, {items...}) with `items` as its operands.
   ExprPtr einsum(const Expr& equation, std::vector<ExprPtr> items, const Expr& at) {
     Expr list;
@@ -466,9 +474,7 @@ class Reverse {
   // over the same batch (the cotangent mapped at out_dim), summed over the batch for arguments
   // that the vmap does not map (they were shared by every example).
   void vmapped_vjp(const Expr& call, int grad, Adjoints& a, std::vector<ir::StmtPtr>& out) {
-    std::vector<int> wrt;
-    for (size_t i = 0; i < call.args.size(); ++i)
-      if (call.arg(i).type == ir::Type::Tensor && d_.active_arg(call.arg(i))) wrt.push_back(static_cast<int>(i));
+    const std::vector<int> wrt = d_.active_tensor_args(call);
     if (wrt.empty()) return;
     std::shared_ptr<const ir::Function> g =
         vjp_function(*call.vmapped, wrt, static_cast<size_t>(call.index), d_.lowering_, d_.resolver_, d_.reporter_, "vjp");
@@ -487,7 +493,7 @@ class Reverse {
       args.push_back(d_.ref(grad));
       ExprPtr c = ir::vmapped_call(g, std::move(args), in_dims, dim.value_or(0), static_cast<int>(k), call.op + "_vjp");
       c->range = call.range;
-      if (!dim) c = d_.formula("c.sum({0}, false)", {{"c", c.get()}}, call);
+      if (!dim) c = d_.formula("c.sum({0})", {{"c", c.get()}}, call);
       accumulate(a, arg.var, std::move(c), out);
     }
   }
@@ -855,9 +861,7 @@ class Forward {
   // y = vmap(g, in_dims, out_dim)(args): its tangent is vmap of g's jvp over the same batch, each
   // active argument's tangent mapped as the argument is.
   ExprPtr vmapped_jvp(const Expr& call) {
-    std::vector<int> wrt;
-    for (size_t i = 0; i < call.args.size(); ++i)
-      if (call.arg(i).type == ir::Type::Tensor && d_.active_arg(call.arg(i))) wrt.push_back(static_cast<int>(i));
+    const std::vector<int> wrt = d_.active_tensor_args(call);
     std::shared_ptr<const ir::Function> g =
         jvp_function(*call.vmapped, wrt, d_.lowering_, d_.resolver_, d_.reporter_, "jvp");
     if (!g) {

@@ -328,8 +328,11 @@ bool OpResolver::resolve(ir::Expr& call) const {
     if (any == nullptr) any = f;
     bool match = true;
     for (size_t i = 0; i < nargs; ++i) {
-      const bool want = ir_type_of(f->getParamDecl(static_cast<unsigned>(i))->getType()) == ir::Type::Tensor;
-      match &= want == (call.args[i + skip]->type == ir::Type::Tensor);
+      const ir::Type want = ir_type_of(f->getParamDecl(static_cast<unsigned>(i))->getType());
+      const ir::Type have = call.args[i + skip]->type;
+      match &= (want == ir::Type::Tensor) == (have == ir::Type::Tensor);
+      // A braced list fits a list parameter only (`sum({0})` is the dim overload, not the dtype one).
+      if (have == ir::Type::IntList || have == ir::Type::TensorList) match &= want == have;
     }
     if (match) {
       best = f;
