@@ -73,6 +73,27 @@ ExprPtr opaque(const std::string& text, Type type) {
   return x;
 }
 
+ExprPtr tape_op(const Function& fn, const std::string& op, const std::vector<int>& operands, Type type) {
+  std::vector<std::string> names;
+  for (int id : operands) names.push_back(fn.var(id).name);
+  ExprPtr x;
+  if (op == kTapePush) x = opaque(names[0] + ".push_back(" + names[1] + ")", Type::Void);
+  else if (op == kTapeAt) x = opaque(names[0] + "[" + names[1] + "]", type);
+  else if (op == kTapeAdd) x = opaque("fg::ad::tape_add(" + names[0] + ", " + names[1] + ", " + names[2] + ")", Type::Void);
+  else x = opaque("fg::ad::tape_pop(" + names[0] + ")", type);
+  x->op = op;
+  x->reads = operands;
+  if (op != kTapeAt) x->writes = {operands[0]};
+  return x;
+}
+
+bool is_tape_op(const Expr& e) {
+  if (e.kind != ExprKind::Opaque) return false;
+  if (e.op == kTapePush || e.op == kTapeAt) return e.reads.size() == 2;
+  if (e.op == kTapeAdd) return e.reads.size() == 3;
+  return e.op == kTapePop && e.reads.size() == 1;
+}
+
 ExprPtr tuple(std::vector<ExprPtr> items) {
   auto x = std::make_unique<Expr>();
   x->kind = ExprKind::Tuple;

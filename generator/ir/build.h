@@ -33,6 +33,20 @@ std::unique_ptr<Function> copy_function(const Function& src);
 ExprPtr vmapped_call(std::shared_ptr<const Function> fn, std::vector<ExprPtr> args,
                      std::vector<std::optional<int64_t>> in_dims, int64_t out_dim, int output, const std::string& label);
 
+// The stored trips of a loop's reverse pass (differentiate.cpp): a tape is a std::vector of one
+// value's per-trip values. Tape operations are Opaque, so every emitter prints their text as it
+// is, but tagged in `op` with their operands as `reads`, in order, so that the normalizer can
+// rename them and AD can differentiate them: forward mode keeps a tape of tangents beside a tape
+// of tensors; reverse mode gives a tape a tape of gradients, added to where the trips are read
+// back and taken off where they were stored.
+inline constexpr const char* kTapePush = "tape_push";  // {tape, value}: tape.push_back(value);
+inline constexpr const char* kTapeAt = "tape_at";      // {tape, index}: tape[index]
+inline constexpr const char* kTapeAdd = "tape_add";    // {tape, index, value}: adds value to tape[index]
+inline constexpr const char* kTapePop = "tape_pop";    // {tape}: the last entry, taken off
+// (The entries are tensors, or for a loop inside a loop, the inner loop's tapes.)
+ExprPtr tape_op(const Function& fn, const std::string& op, const std::vector<int>& operands, Type type);
+bool is_tape_op(const Expr& e);
+
 // How a variable's value is held by value: its C++ type without `const` and `&`.
 std::string value_type(const Var& v);
 

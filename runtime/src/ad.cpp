@@ -142,6 +142,21 @@ Tensor unflatten(const Tensor& x, int64_t dim, IntArrayRef sizes) {
   return x.reshape(shape);
 }
 
+void tape_add(std::vector<Tensor>& tape, int64_t i, const Tensor& g) {
+  if (i < 0) fail("ad::tape_add", "trip ", i, " of a tape (internal error of the generated code)");
+  if (i >= static_cast<int64_t>(tape.size())) tape.resize(static_cast<size_t>(i) + 1);
+  if (!g.defined()) return;  // the trip's value had none (a branch not taken)
+  Tensor& entry = tape[static_cast<size_t>(i)];
+  entry = entry.defined() ? entry + g : g;
+}
+
+Tensor tape_pop(std::vector<Tensor>& tape) {
+  if (tape.empty()) fail("ad::tape_pop", "an empty tape (internal error of the generated code)");
+  Tensor g = std::move(tape.back());
+  tape.pop_back();
+  return g;
+}
+
 Tensor zero_gradient(const Tensor& x) { return x.defined() ? fg::zeros_like(x) : Tensor(); }
 
 Tensor select_backward(const Tensor& g, IntArrayRef sizes, int64_t dim, int64_t index) {

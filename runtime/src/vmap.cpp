@@ -227,7 +227,7 @@ int64_t batch_size(const char* fn, std::initializer_list<MappedArg> args) {
 }
 
 Tensor materialize(const Tensor& x, Levels have, Levels all, const std::vector<int64_t>& batch_sizes) {
-  if (!x.defined()) vfail("materialize", "the tensor is undefined");
+  if (!x.defined()) return x;  // no value (a gradient that only a branch not taken would have set)
   if ((have & ~all) != 0)
     vfail("materialize", "levels ", levels_str(have), " are not a subset of levels ", levels_str(all));
   if (static_cast<int64_t>(batch_sizes.size()) != nbatch(all))

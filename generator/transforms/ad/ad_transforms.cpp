@@ -796,44 +796,27 @@ class AdEmitter {
     return f;
   }
 
-  static bool has_loop(const ir::Function& fn) {
-    bool loop = false;
-    ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
-      loop |= s.kind == ir::StmtKind::For || s.kind == ir::StmtKind::While || s.kind == ir::StmtKind::DoWhile;
-    });
-    return loop;
-  }
-
   // jacfwd: the jvp vmapped over the standard basis of the input's tangents, one argnum at a time;
   // the primal computation is not batched by the basis, so it runs once per argnum.
-  // hessian is jacfwd(jacrev(f)), as torch.func builds it. A function with a loop on tensors
-  // gets forward over forward instead (both bases at once, one vmap level each), because the
-  // reverse pass of a loop replays stored trips and cannot be differentiated again.
+  // hessian is jacfwd(jacrev(f)), as torch.func builds it (through a loop, forward mode over the
+  // reverse pass keeps a tape of tangents beside each tape of the reverse pass).
   std::optional<GeneratedFunction> jacfwd(size_t i, const std::vector<Link>& outer, bool hessian) {
     const Link& l = links_[i];
     const char* what = hessian ? "hessian" : "jacfwd";
     auto n = normalized(i + 1, what);
     if (!n) return std::nullopt;
-    bool forward_over_forward = false;
     std::string how = "the jvp of each basis tangent, all at once (vmap over the basis)";
-    if (hessian && !has_loop(*n)) {
+    if (hessian) {
       auto jr = jacrev_ir(*n, l);
       if (!jr) return std::nullopt;
       n = normalize(*jr, lowering_, reporter_, what, resolver_);
       if (!n) return std::nullopt;
       how = "jacfwd of jacrev: the jvp of the rows of the gradient for each basis tangent";
-    } else if (hessian) {
-      forward_over_forward = true;
-      how = "forward over forward (the function loops), both bases at once";
     }
     const auto outs = returned(*n);
     if (!enough_outputs(l, outs)) return std::nullopt;
     const bool has_aux = l.t->has_aux;  // never set on hessian (the spec language has no has_aux for it)
     const size_t differentiated = has_aux ? 1 : outs.size();
-    if (forward_over_forward && (outs.size() != 1 || l.t->argnums.is_tuple)) {
-      unsupported(l, "hessian of a function with a loop on tensors takes one argnum and one output here");
-      return std::nullopt;
-    }
     const std::vector<int> wrt = argnums(*l.t, *n);
     GeneratedFunction out;
     std::vector<std::vector<std::string>> jacs(differentiated);
@@ -849,15 +832,6 @@ class AdEmitter {
       if (with_aux) returns.insert(returns.end(), r.outputs.begin() + 1, r.outputs.end());
       finish(*g, refs(*g, returns, false));
       std::vector<int> mapped = {static_cast<int>(g->params.size() - 1)};
-      if (forward_over_forward) {
-        auto n2 = normalize(*g, lowering_, reporter_, what, resolver_);
-        if (!n2) return std::nullopt;
-        ForwardResult r2 = forward(*n2, {wrt[a]}, 1, lowering_, resolver_, reporter_);
-        if (!r2.fn) return std::nullopt;
-        g = std::move(r2.fn);
-        finish(*g, ir::var_ref(*g, r2.tangents[0]));
-        mapped = {static_cast<int>(g->params.size() - 2), static_cast<int>(g->params.size() - 1)};
-      }
       std::vector<VmapLevel> levels;
       for (const Link& o : outer) {
         VmapLevel lv = make_level(*o.t, o.where, *g);
@@ -900,8 +874,6 @@ class AdEmitter {
         }
         // [batch..., out..., n(, n)] -> [batch..., out..., in...(, in...)]
         std::string jac = "fg::ad::unflatten(" + item + ", -1, " + shape + ")";
-        if (forward_over_forward)
-          jac = "fg::ad::unflatten(" + jac + ", -1 - static_cast<int64_t>(" + shape + ".size()), " + shape + ")";
         jacs[o].push_back(jac);
       }
     }

@@ -6,7 +6,7 @@
 // vjp and linearize return a callable: the forward pass runs once and the callable holds what the
 // backward (tangent) pass reads. jacrev is that pullback vmapped over the standard basis of the
 // output's cotangents, jacfwd the jvp vmapped over the basis of the input's tangents, hessian
-// jacfwd of jacfwd (forward over forward: both bases at once, one vmap level each).
+// jacfwd of jacrev, as in torch.func.
 #pragma once
 
 #include <functional>

@@ -622,11 +622,11 @@ class Normalizer {
       case ExprKind::Call:
         break;
       default:
-        if (e.kind == ExprKind::Opaque && e.range.isInvalid()) {  // a reverse pass's stored loop trips
-          fail(out_->decl != nullptr ? out_->decl->getLocation() : clang::SourceLocation(),
-               what_ + " of the reverse pass of a loop cannot be generated yet (it replays the trips that the "
-                       "forward pass stored); take the outer derivative in forward mode instead (hessian, jacfwd)");
-          return 0;
+        if (ir::is_tape_op(e)) {  // a reverse pass's stored loop trip, read back
+          ExprPtr load = tape_op(e, scope);
+          const int id = new_tensor(name.empty() ? "t" : name);
+          out.push_back(ir::decl(id, std::move(load)));
+          return id;
         }
         fail(e, "this expression on tensors cannot be differentiated by this version of funcgen");
         return 0;
@@ -732,6 +732,20 @@ class Normalizer {
     return scalar(e, scope, out);
   }
 
+  // A tape operation on the current versions of its operands (its text names them).
+  ExprPtr tape_op(const Expr& e, Scope& scope) {
+    const auto at = remap(scope);
+    std::vector<int> operands;
+    for (int r : e.reads) {
+      operands.push_back(at(r));
+      if (operands.back() < 0) {
+        fail(e, "internal error: a stored loop trip without its value");
+        return ir::opaque("0", e.type);
+      }
+    }
+    return ir::tape_op(*out_, e.op, operands, e.type);
+  }
+
   // A non-tensor expression: copied, with the tensors it reads (x.size(0)) as their versions.
   ExprPtr scalar(const Expr& e, Scope& scope, std::vector<ir::StmtPtr>& out) {
     if (e.type == ir::Type::Tensor) return atom(e, scope, out);
@@ -742,6 +756,7 @@ class Normalizer {
       for (const auto& a : e.args) c->args.push_back(atom(*a, scope, out));
       return c;
     }
+    if (ir::is_tape_op(e)) return tape_op(e, scope);
     auto x = ir::clone(e, remap(scope));
     if (e.kind == ExprKind::Opaque) {
       x->text = cxx::replace_identifiers(x->text, scope.renames);

@@ -166,6 +166,17 @@ class Differentiator {
     for (bool changed = true; changed && ok_;) {
       changed = false;
       ir::for_each_stmt(body, [&](const ir::Stmt& s) {
+        // A tape that stores an active value holds active values (a reverse pass's loop trips).
+        if (s.kind == ir::StmtKind::Eval && s.expr && ir::is_tape_op(*s.expr) && s.expr->reads.size() > 1 &&
+            active_.count(s.expr->reads.back()) != 0 && active_.insert(s.expr->reads[0]).second) {
+          changed = true;
+          return;
+        }
+        if (s.kind == ir::StmtKind::Decl && s.var >= 0 && s.expr && ir::is_tape_op(*s.expr) &&
+            active_.count(s.expr->reads[0]) != 0 && active_.insert(s.var).second) {
+          changed = true;  // a trip read back from a tape of active values (a nested loop's tape too)
+          return;
+        }
         const Expr* e = definition(s);
         if (e == nullptr || active_.count(s.var) != 0) return;
         bool any = false;
@@ -224,6 +235,34 @@ class Reverse {
   explicit Reverse(Differentiator& d) : d_(d) {}
 
   std::set<int> maybe_unset;  // tensors declared without a value in the forward pass
+
+  // Statements that only serve a tape of gradients: its declaration, its guarded pops.
+  std::map<const ir::Stmt*, int> tape_guards;
+
+  std::set<int> tape_accumulators;  // the tapes of gradients declared empty (not taken off an outer one)
+
+  // Removes the tapes of gradients that no code adds to or stores (and the statements that only
+  // serve them).
+  void prune_tape_gradients(std::vector<ir::StmtPtr>& body) {
+    std::set<int> unused = tape_accumulators;
+    ir::for_each_expr(body, [&](const Expr& e) {
+      if (ir::is_tape_op(e) && e.op == ir::kTapeAdd) {
+        unused.erase(e.reads[0]);
+        unused.erase(e.reads[2]);
+      }
+    });
+    std::function<void(std::vector<ir::StmtPtr>&)> prune = [&](std::vector<ir::StmtPtr>& stmts) {
+      std::vector<ir::StmtPtr> kept;
+      for (auto& st : stmts) {
+        auto g = tape_guards.find(st.get());
+        if (g != tape_guards.end() && unused.count(g->second) != 0) continue;
+        for (auto* children : {&st->init, &st->body, &st->else_body}) prune(*children);
+        kept.push_back(std::move(st));
+      }
+      stmts = std::move(kept);
+    };
+    prune(body);
+  }
 
   struct Adjoints {
     std::map<int, int> of;     // value -> the variable holding its gradient so far
@@ -329,12 +368,25 @@ class Reverse {
 
   // One straight-line statement.
   void statement(const ir::Stmt& s, Adjoints& a, std::vector<ir::StmtPtr>& out) {
+    if (s.kind == ir::StmtKind::Eval && s.expr && ir::is_tape_op(*s.expr)) {
+      tape_push_vjp(s, a, out);
+      return;
+    }
+    if (s.kind == ir::StmtKind::Decl && s.var >= 0 && d_.fn_->var(s.var).type == ir::Type::Other && s.expr &&
+        ir::is_tape_op(*s.expr)) {  // a nested loop's tape read back: its tape of gradients goes on the outer one
+      if (auto g = a.of.find(s.var); g != a.of.end()) tape_at_vjp(s, *s.expr, g->second, a, out);
+      return;
+    }
     const Expr* e = d_.definition(s);
     if (e == nullptr || d_.active_.count(s.var) == 0) return;
     auto adj = a.of.find(s.var);
     if (adj == a.of.end()) return;  // the outputs do not depend on this value
     if (e->kind == ExprKind::VarRef) {  // x = y: y gets x's gradient
       if (d_.active_arg(*e)) accumulate(a, e->var, d_.ref(adj->second), out);
+      return;
+    }
+    if (ir::is_tape_op(*e)) {
+      tape_at_vjp(s, *e, adj->second, a, out);
       return;
     }
     if (e->kind != ExprKind::Call) return;
@@ -375,6 +427,64 @@ class Reverse {
       }
       accumulate(a, call.arg(i).var, std::move(c), out);
     }
+  }
+
+  // Reverse mode over a reverse pass (the gradient of its loop's stored trips): a trip read back
+  // from a tape adds its gradient to the tape's tape of gradients, at the same trip; the trip's
+  // store takes it off again (the reverse of the storing loop runs its trips last first).
+  void tape_at_vjp(const ir::Stmt& s, const Expr& load, int grad, Adjoints& a, std::vector<ir::StmtPtr>& out) {
+    if (load.op != ir::kTapeAt) {
+      third_order(s);
+      return;
+    }
+    const int tape = load.reads[0];
+    if (a.of.count(tape) == 0) new_accumulator(tape, a, out);
+    out.push_back(ir::eval(ir::tape_op(*d_.fn_, ir::kTapeAdd, {a.of.at(tape), load.reads[1], grad}, ir::Type::Void)));
+  }
+
+  void tape_push_vjp(const ir::Stmt& s, Adjoints& a, std::vector<ir::StmtPtr>& out) {
+    if (s.expr->op != ir::kTapePush) {
+      third_order(s);
+      return;
+    }
+    const int tape = s.expr->reads[0], value = s.expr->reads[1];
+    auto g = a.of.find(tape);
+    if (g == a.of.end() || d_.active_.count(value) == 0) return;
+    const ir::Var& v = d_.fn_->var(value);
+    if (v.type != ir::Type::Tensor) {  // a nested loop's tape: its tape of gradients, for its own stores
+      const int id = ir::add_var(*d_.fn_, d_.claim("d_" + v.name), ir::Type::Other, ir::value_type(v));
+      out.push_back(ir::decl(id, ir::tape_op(*d_.fn_, ir::kTapePop, {g->second}, ir::Type::Other)));
+      a.of[value] = id;
+      return;
+    }
+    // Gradients reach the trips on every trip or on none (a trip read back only for its shape):
+    // `if (!d_x_tape.empty())`, and when no code adds to that tape, neither (prune_tape_gradients).
+    // A trip's entry has no value where the trip's value had none (set only by a branch not taken).
+    auto it = a.of.find(value);
+    if (it == a.of.end() || a.accumulators.count(it->second) == 0) new_accumulator(value, a, out);
+    const int acc = a.of.at(value);
+    const auto guarded = [&](const std::string& cond, std::vector<ir::StmtPtr> body) {
+      auto st = std::make_unique<ir::Stmt>();
+      st->kind = ir::StmtKind::If;
+      st->range = s.range;
+      st->expr = ir::opaque(cond, ir::Type::Bool);  // no reads: it asks about sizes, not values
+      st->body = std::move(body);
+      return st;
+    };
+    const int entry = d_.tensor_var("d_" + v.name + "_trip");
+    std::vector<ir::StmtPtr> add, pop;
+    add.push_back(ir::assign(acc, d_.sum(d_.ref(acc), d_.ref(entry), *s.expr)));
+    pop.push_back(ir::decl(entry, ir::tape_op(*d_.fn_, ir::kTapePop, {g->second}, ir::Type::Tensor)));
+    pop.push_back(guarded(d_.fn_->var(entry).name + ".defined()", std::move(add)));
+    ir::StmtPtr guard = guarded("!" + d_.fn_->var(g->second).name + ".empty()", std::move(pop));
+    tape_guards[guard.get()] = g->second;
+    out.push_back(std::move(guard));
+  }
+
+
+  void third_order(const ir::Stmt& s) {
+    d_.fail(s.range.getBegin(), "a third derivative through a loop cannot be generated yet (the gradients of a "
+                                "reverse pass's stored trips are not differentiated again)");
   }
 
   // The gradients of the elements of a list argument: the rule per element, with its position
@@ -504,6 +614,8 @@ class Reverse {
     for (const auto* b : bodies)
       ir::for_each_stmt(*b, [&](const ir::Stmt& s) {
         if ((s.kind == ir::StmtKind::Decl || s.kind == ir::StmtKind::Assign) && s.var >= 0) defined.insert(s.var);
+        if (s.kind == ir::StmtKind::Decl && s.expr && ir::is_tape_op(*s.expr) && d_.active_.count(s.var) != 0)
+          read.insert(s.expr->reads[0]);  // a trip read back: its tape gets the gradient
         const Expr* e = d_.definition(s);
         if (e == nullptr || d_.active_.count(s.var) == 0) return;
         if (e->kind == ExprKind::VarRef && d_.active_arg(*e)) read.insert(e->var);
@@ -532,6 +644,17 @@ class Reverse {
   // A variable for v's gradient that additions assign to, starting as its gradient so far or zeros.
   void new_accumulator(int v, Adjoints& a, std::vector<ir::StmtPtr>& out) {
     auto it = a.of.find(v);
+    if (d_.fn_->var(v).type == ir::Type::Other) {  // a tape: a tape of gradients, one per trip, none yet
+      if (it != a.of.end()) return;  // tape_add adds to it in place
+      const int id = ir::add_var(*d_.fn_, d_.claim("d_" + d_.fn_->var(v).name), ir::Type::Other,
+                                 ir::value_type(d_.fn_->var(v)));
+      out.push_back(ir::decl(id, nullptr));  // tape_add grows it (it is batched as the gradients added)
+      tape_guards[out.back().get()] = id;
+      tape_accumulators.insert(id);
+      a.of[v] = id;
+      a.accumulators.insert(id);
+      return;
+    }
     const int id = d_.tensor_var("d_" + d_.fn_->var(v).name);
     out.push_back(ir::decl(id, it != a.of.end() ? d_.ref(it->second) : zero_gradient(v)));
     a.of[v] = id;
@@ -579,6 +702,9 @@ class Reverse {
     if (outer.empty()) {
       bool any = false;
       for (auto& [x, prev] : carried) any |= d_.active_.count(x) != 0 && a.of.count(x) != 0;
+      ir::for_each_stmt(s.body, [&](const ir::Stmt& st) {  // stores of trips whose gradients came back
+        any |= st.kind == ir::StmtKind::Eval && st.expr && ir::is_tape_op(*st.expr) && a.of.count(st.expr->reads[0]);
+      });
       if (!any) return;  // nothing that the outputs' gradients depend on
     }
 
@@ -642,13 +768,8 @@ class Reverse {
                                    "std::vector<" + ir::value_type(var) + ">");
       setup.push_back(ir::decl(tape, nullptr));
       const bool in_header = std::any_of(s.init.begin(), s.init.end(), [&](const auto& i) { return i->var == v; });
-      ExprPtr push = ir::opaque(d_.fn_->var(tape).name + ".push_back(" + var.name + ")", ir::Type::Void);
-      push->reads = {tape, v};
-      push->writes = {tape};
-      (in_header ? at_start : at_end).push_back(ir::eval(std::move(push)));
-      ExprPtr load = ir::opaque(d_.fn_->var(tape).name + "[" + d_.fn_->var(index).name + "]", var.type);
-      load->reads = {tape, index};
-      restore.push_back(ir::decl(v, std::move(load)));
+      (in_header ? at_start : at_end).push_back(ir::eval(ir::tape_op(*d_.fn_, ir::kTapePush, {tape, v}, ir::Type::Void)));
+      restore.push_back(ir::decl(v, ir::tape_op(*d_.fn_, ir::kTapeAt, {tape, index}, var.type)));
     }
     // The forward body: count, store the header's values, the trip, store its values, carry.
     std::vector<ir::StmtPtr> body;
@@ -693,7 +814,9 @@ ReverseResult reverse(const ir::Function& normalized, const std::vector<int>& wr
   for (size_t i = 0; i + 1 < normalized.body.size(); ++i) forward.push_back(ir::clone(*normalized.body[i]));
   rev.hoist(forward);
   ir::for_each_stmt(forward, [&](const ir::Stmt& s) {
-    if (s.kind == ir::StmtKind::Decl && !s.expr && s.var >= 0 && d.fn_->var(s.var).type == ir::Type::Tensor)
+    // (A trip read back from a tape has no value where a branch not taken left it without one.)
+    if (s.kind == ir::StmtKind::Decl && (!s.expr || ir::is_tape_op(*s.expr)) && s.var >= 0 &&
+        d.fn_->var(s.var).type == ir::Type::Tensor)
       rev.maybe_unset.insert(s.var);
   });
   std::vector<int> wrt_ids;
@@ -721,6 +844,7 @@ ReverseResult reverse(const ir::Function& normalized, const std::vector<int>& wr
     }
   }
   rev.block(forward, adjoints, backward);
+  rev.prune_tape_gradients(backward);
   if (!d.ok()) return r;
   for (int w : wrt_ids) {
     if (auto it = adjoints.of.find(w); it != adjoints.of.end()) {
@@ -763,17 +887,77 @@ class Forward {
       const int var = s->var;
       const bool is_decl = s->kind == ir::StmtKind::Decl;
       const bool active = d_.active_.count(var) != 0;
+      const ir::Stmt& st = *s;
       out.push_back(std::move(s));
+      if (tape(st, out)) continue;
       if (!active) continue;
       if (e == nullptr) {  // declared without a value: so is its tangent
         if (is_decl) out.push_back(ir::decl(tangent_var(var), nullptr));
         continue;
       }
-      ExprPtr t = e->kind == ExprKind::Call ? of_call(*e, var) : of_value(e->var);
+      ExprPtr t = e->kind == ExprKind::Call ? of_call(*e, var)
+                  : ir::is_tape_op(*e)      ? load_tangent(*e)
+                                            : of_value(e->var);
       if (!t) continue;
       if (is_decl) out.push_back(ir::decl(tangent_var(var), std::move(t)));
       else out.push_back(ir::assign(tangent.at(var), std::move(t)));
     }
+  }
+
+  // A tape of active values (a reverse pass's loop trips) has a tape of their tangents beside it:
+  // declared with it, pushed to with it, read back with it (`out` gets those statements; a tape
+  // of a nested loop's tapes holds their tapes of tangents). Whether `s` was one of those.
+  bool tape(const ir::Stmt& s, std::vector<ir::StmtPtr>& out) {
+    const bool is_tape_var = s.kind == ir::StmtKind::Decl && s.var >= 0 && d_.fn_->var(s.var).type == ir::Type::Other;
+    if (is_tape_var && (!s.expr || ir::is_tape_op(*s.expr))) {
+      if (d_.active_.count(s.var) == 0) return false;
+      const ir::Var& v = d_.fn_->var(s.var);
+      const std::string name = v.name + "_tangent", type = ir::value_type(v);
+      ExprPtr load = s.expr ? load_tangent(*s.expr) : nullptr;
+      if (s.expr && !load) return true;
+      const int id = ir::add_var(*d_.fn_, d_.claim(name), ir::Type::Other, type);
+      tangent[s.var] = id;
+      out.push_back(ir::decl(id, std::move(load)));
+      return true;
+    }
+    if (s.kind != ir::StmtKind::Eval || !s.expr || !ir::is_tape_op(*s.expr)) return false;
+    const int tape = s.expr->reads[0], value = s.expr->reads.back();
+    if (d_.active_.count(tape) == 0) return true;
+    if (s.expr->op != ir::kTapePush) {
+      third_order(s.range);
+      return true;
+    }
+    int t = -1;
+    if (auto it = tangent.find(value); it != tangent.end()) {
+      t = it->second;
+    } else if (d_.fn_->var(value).type == ir::Type::Tensor) {  // a trip on which it does not depend on the inputs
+      t = d_.tensor_var(d_.fn_->var(value).name + "_tangent");
+      out.push_back(ir::decl(t, d_.zeros_like(value)));
+    } else {
+      d_.fail(s.range.getBegin(), "internal error: a stored tape without its tangents");
+      return true;
+    }
+    out.push_back(ir::eval(ir::tape_op(*d_.fn_, ir::kTapePush, {tangent.at(tape), t}, ir::Type::Void)));
+    return true;
+  }
+
+  void third_order(clang::SourceRange at) {
+    d_.fail(at.getBegin(), "a third derivative through a loop cannot be generated yet (the gradients of a reverse "
+                           "pass's stored trips are not differentiated again)");
+  }
+
+  // The tangent of a value read from a tape: read from the tape of tangents.
+  ExprPtr load_tangent(const Expr& load) {
+    if (load.op != ir::kTapeAt) {
+      third_order(load.range);
+      return nullptr;
+    }
+    auto it = tangent.find(load.reads[0]);
+    if (it == tangent.end()) {
+      d_.fail(load.range.getBegin(), "internal error: a stored loop trip read before its tape is declared");
+      return nullptr;
+    }
+    return ir::tape_op(*d_.fn_, ir::kTapeAt, {it->second, load.reads[1]}, load.type);
   }
 
   // The tangent of `value` (zeros when it does not depend on the inputs).

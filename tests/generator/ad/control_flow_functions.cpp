@@ -68,6 +68,8 @@ fg::Tensor activation_sum(const fg::Tensor& x, int kind) { return (activation(x,
 FUNCGEN("rnn_vjp = vjp(rnn_state)")
 FUNCGEN("rnn_jacrev = jacrev(rnn_state, argnums=(0, 1))")
 FUNCGEN("rnn_jacfwd = jacfwd(rnn_state, argnums=(0, 1))")
+FUNCGEN("rnn_state_jacrev_h0 = jacrev(rnn_state, argnums=3)")
+FUNCGEN("rnn_state_jacrev2 = jacrev(jacrev(rnn_state, argnums=3), argnums=(1, 3))")
 fg::Tensor rnn_state(const fg::Tensor& xs, const fg::Tensor& w, const fg::Tensor& u, const fg::Tensor& h0) {
   fg::Tensor h = h0;
   for (int64_t t = 0; t < xs.size(0); ++t) {
@@ -79,6 +81,11 @@ FUNCGEN("rnn_grad = grad(rnn, argnums=(0, 1, 2, 3))")
 FUNCGEN("rnn_jvp = jvp(rnn)")
 FUNCGEN("rnn_linearize = linearize(rnn)")
 FUNCGEN("rnn_hessian = hessian(rnn, argnums=3)")
+FUNCGEN("rnn_hessian_w_h0 = hessian(rnn, argnums=(1, 3))")
+FUNCGEN("rnn_hvp = jvp(grad(rnn, argnums=1))")
+FUNCGEN("rnn_grad_vjp = vjp(grad(rnn, argnums=1))")
+FUNCGEN("rnn_hessian_rev = jacrev(jacrev(rnn, argnums=3), argnums=3)")
+FUNCGEN("rnn_hvp_per_sample = vmap(jvp(grad(rnn, argnums=1)), in_dims=(0, None, None, None, None, None, None, None))")
 FUNCGEN("rnn_per_sample = vmap(grad(rnn, argnums=(1, 2)), in_dims=(0, None, None, None))")
 fg::Tensor rnn(const fg::Tensor& xs, const fg::Tensor& w, const fg::Tensor& u, const fg::Tensor& h0) {
   return (rnn_state(xs, w, u, h0) * fg::arange(1, h0.size(0) + 1, fg::kDouble)).sum();
@@ -87,6 +94,7 @@ fg::Tensor rnn(const fg::Tensor& xs, const fg::Tensor& w, const fg::Tensor& u, c
 // Halves until small: the number of trips depends on the values.
 FUNCGEN("halve_grad = grad(halve)")
 FUNCGEN("halve_jvp = jvp(halve)")
+FUNCGEN("halve_hessian = hessian(halve)")
 fg::Tensor halve(const fg::Tensor& x, double limit) {
   fg::Tensor y = x.sin() + 2;
   bool big = y.abs().sum().item<double>() > limit;
@@ -100,6 +108,8 @@ fg::Tensor halve(const fg::Tensor& x, double limit) {
 // A branch inside a loop, on the loop's counter; the counter also scales a term.
 FUNCGEN("loop_branch_grad = grad(loop_branch, argnums=(0, 1))")
 FUNCGEN("loop_branch_jvp = jvp(loop_branch)")
+FUNCGEN("loop_branch_hessian = hessian(loop_branch, argnums=(0, 1))")
+FUNCGEN("loop_branch_jacrev2 = jacrev(jacrev(loop_branch, argnums=(0, 1)), argnums=1)")
 fg::Tensor loop_branch(const fg::Tensor& x, const fg::Tensor& w, int n) {
   fg::Tensor h = x;
   for (int i = 0; i < n; ++i) {
@@ -114,6 +124,9 @@ fg::Tensor loop_branch(const fg::Tensor& x, const fg::Tensor& w, int n) {
 
 FUNCGEN("nested_grad = grad(nested)")
 FUNCGEN("nested_jvp = jvp(nested)")
+FUNCGEN("nested_hessian = hessian(nested)")
+FUNCGEN("nested_jacrev2 = jacrev(jacrev(nested))")
+FUNCGEN("nested_grad_grad = grad(grad(nested))")
 fg::Tensor nested(const fg::Tensor& x, int n, int m) {
   fg::Tensor h = x;
   int i = 0;

@@ -87,7 +87,7 @@ TEST_F(ControlFlow, IfOnAScalarParameterDifferentiatesTheTakenBranch) {
     auto [out, tangent] = cf::branchy_jvp(x, w, scale, tx, tw);
     expect_close(out, cf::branchy(x, w, scale), "jvp primal");
     expect_close(tangent, numeric_jvp(f, {x, w}, {tx, tw}), "jvp tangent");
-    // hessian (forward over forward through the branch) against differences of the gradient
+    // hessian (jacfwd of jacrev through the branch) against differences of the gradient
     const Fn g = [&](const Args& a) { return std::get<0>(cf::branchy_grad(a[0], w, scale)); };
     expect_close(cf::branchy_hessian(x, w, scale), numeric_jacobian(g, {x}, 0), "hessian");
     // per-example gradients: the loop of the unbatched gradient
@@ -173,9 +173,55 @@ TEST_F(ControlFlow, RecurrentNetTimeLoop) {
     expect_close(jf_w, jr_w, "jacfwd w");
     if (steps > 0) expect_close(jf_xs, jr_xs, "jacfwd xs");
 
-    // hessian with respect to h0 (forward over forward through the loop)
+    // hessian = jacfwd(jacrev): forward mode over the reverse pass, which replays the trips from
+    // its tapes with a tape of tangents beside each
     const Fn g = [&](const Args& a) { return std::get<3>(cf::rnn_grad(xs, w, u, a[0])); };
     expect_close(cf::rnn_hessian(xs, w, u, h0), numeric_jacobian(g, {h0}, 0), "hessian");
+    const Fn grad_w = [](const Args& a) { return std::get<1>(cf::rnn_grad(a[0], a[1], a[2], a[3])); };
+    const Fn grad_h0 = [](const Args& a) { return std::get<3>(cf::rnn_grad(a[0], a[1], a[2], a[3])); };
+    auto [hw, hh0] = cf::rnn_hessian_w_h0(xs, w, u, h0);
+    auto [hww, hwh] = hw;
+    auto [hhw, hhh] = hh0;
+    expect_close(hww, numeric_jacobian(grad_w, args, 1), "hessian w w");
+    expect_close(hwh, numeric_jacobian(grad_w, args, 3), "hessian w h0");
+    expect_close(hhw, numeric_jacobian(grad_h0, args, 1), "hessian h0 w");
+    expect_close(hhh, numeric_jacobian(grad_h0, args, 3), "hessian h0 h0");
+
+    // Hessian-vector product: jvp of grad, against central differences of grad along the tangents
+    auto [gw_again, hvp] = cf::rnn_hvp(xs, w, u, h0, tangents[0], tangents[1], tangents[2], tangents[3]);
+    expect_close(gw_again, gw, "hvp primal");
+    expect_close(hvp, numeric_jvp(grad_w, args, tangents), "hvp");
+
+    // reverse mode over the reverse pass: the gradients of its stored trips go on tapes of
+    // gradients, added where the trips are read back and taken off where they were stored
+    const Fn jac_h0 = [](const Args& a) { return cf::rnn_state_jacrev_h0(a[0], a[1], a[2], a[3]); };
+    auto [j2w, j2h0] = cf::rnn_state_jacrev2(xs, w, u, h0);
+    expect_close(j2w, numeric_jacobian(jac_h0, args, 1), "jacrev(jacrev) w");
+    expect_close(j2h0, numeric_jacobian(jac_h0, args, 3), "jacrev(jacrev) h0");
+    expect_close(cf::rnn_hessian_rev(xs, w, u, h0), cf::rnn_hessian(xs, w, u, h0), "jacrev(jacrev) == hessian");
+    auto [gw_vjp, grad_pullback] = cf::rnn_grad_vjp(xs, w, u, h0);
+    expect_close(gw_vjp, gw, "vjp(grad) primal");
+    const T ct_w = rand64({n, n});
+    const Fn dot_w = [&](const Args& a) { return (std::get<1>(cf::rnn_grad(a[0], a[1], a[2], a[3])) * ct_w).sum(); };
+    auto [pxs, pw, pu, ph0] = grad_pullback(ct_w);
+    if (steps > 0) expect_close(pxs, numeric_jacobian(dot_w, args, 0), "vjp(grad) xs");
+    expect_close(pw, numeric_jacobian(dot_w, args, 1), "vjp(grad) w");
+    expect_close(pu, numeric_jacobian(dot_w, args, 2), "vjp(grad) u");
+    expect_close(ph0, numeric_jacobian(dot_w, args, 3), "vjp(grad) h0");
+  }
+}
+
+TEST_F(ControlFlow, PerSequenceHessianVectorProductsOfTheRecurrentNet) {
+  const int64_t n = 3;
+  const T w = rand64({n, n}) * 0.5, u = rand64({n, 2}) * 0.5, h0 = rand64({n});
+  const T batch = rand64({4, 5, 2});  // four sequences of five steps
+  const Args tangents{rand64({5, 2}), rand64({n, n}), rand64({n, 2}), rand64({n})};
+  auto [gw, hvp] = cf::rnn_hvp_per_sample(batch, w, u, h0, tangents[0], tangents[1], tangents[2], tangents[3]);
+  ASSERT_EQ(hvp.sizes(), (std::vector<int64_t>{4, n, n}));
+  for (int64_t b = 0; b < 4; ++b) {  // the loop of the unbatched jvp(grad)
+    auto [ew, ehvp] = cf::rnn_hvp(batch.select(0, b), w, u, h0, tangents[0], tangents[1], tangents[2], tangents[3]);
+    expect_close(gw.select(0, b), ew, "vmap(jvp(grad)) primal");
+    expect_close(hvp.select(0, b), ehvp, "vmap(jvp(grad)) tangent");
   }
 }
 
@@ -198,6 +244,8 @@ TEST_F(ControlFlow, WhileLoopThatStopsOnAValue) {
   expect_close(cf::halve_grad(x, 0.5), numeric_jacobian(f, {x}, 0), "grad");
   const T t = rand64({5});
   expect_close(std::get<1>(cf::halve_jvp(x, 0.5, t)), numeric_jvp(f, {x}, {t}), "jvp");
+  const Fn g = [](const Args& a) { return cf::halve_grad(a[0], 0.5); };
+  expect_close(cf::halve_hessian(x, 0.5), numeric_jacobian(g, {x}, 0), "hessian");
 }
 
 TEST_F(ControlFlow, BranchInsideALoopOnItsCounter) {
@@ -209,6 +257,19 @@ TEST_F(ControlFlow, BranchInsideALoopOnItsCounter) {
     expect_close(gw, numeric_jacobian(f, {x, w}, 1), "grad w");
     const T tx = rand64({4}), tw = rand64({4});
     expect_close(std::get<1>(cf::loop_branch_jvp(x, w, n, tx, tw)), numeric_jvp(f, {x, w}, {tx, tw}), "jvp");
+    // second order: the branch taken on each trip is replayed by both reverse passes
+    const Fn gx_fn = [n](const Args& a) { return std::get<0>(cf::loop_branch_grad(a[0], a[1], n)); };
+    const Fn gw_fn = [n](const Args& a) { return std::get<1>(cf::loop_branch_grad(a[0], a[1], n)); };
+    auto [hx, hw] = cf::loop_branch_hessian(x, w, n);
+    auto [hxx, hxw] = hx;
+    auto [hwx, hww] = hw;
+    expect_close(hxx, numeric_jacobian(gx_fn, {x, w}, 0), "hessian x x");
+    expect_close(hxw, numeric_jacobian(gx_fn, {x, w}, 1), "hessian x w");
+    expect_close(hwx, numeric_jacobian(gw_fn, {x, w}, 0), "hessian w x");
+    expect_close(hww, numeric_jacobian(gw_fn, {x, w}, 1), "hessian w w");
+    auto [rxw, rww] = cf::loop_branch_jacrev2(x, w, n);
+    expect_close(rxw, hxw, "jacrev(jacrev) x w");
+    expect_close(rww, hww, "jacrev(jacrev) w w");
   }
 }
 
@@ -219,5 +280,12 @@ TEST_F(ControlFlow, NestedLoops) {
     expect_close(cf::nested_grad(x, n, m), numeric_jacobian(f, {x}, 0), "grad");
     const T t = rand64({3});
     expect_close(std::get<1>(cf::nested_jvp(x, n, m, t)), numeric_jvp(f, {x}, {t}), "jvp");
+    // second order: the outer loop stores the inner loop's tapes per trip (tapes of tapes)
+    const Fn g = [n = n, m = m](const Args& a) { return cf::nested_grad(a[0], n, m); };
+    const T h = numeric_jacobian(g, {x}, 0);
+    expect_close(cf::nested_hessian(x, n, m), h, "hessian");
+    expect_close(cf::nested_jacrev2(x, n, m), h, "jacrev(jacrev)");
+    const T x1 = rand64({1}) * 0.5;
+    expect_close(cf::nested_grad_grad(x1, n, m), numeric_jacobian(g, {x1}, 0).reshape({1}), "grad(grad)");
   }
 }

@@ -50,7 +50,7 @@ TEST(CustomJvp, StableWhereTheBodysDerivativeOverflows) {
   auto [out, tangent] = custom::softplus_jvp(x, t);
   expect_close(tangent, (t * sigmoid).sum(), "jvp tangent (the rule, finite at +-800)");
   expect_close(custom::softplus_grad(x), sigmoid, "grad (the custom_vjp rule)");
-  // hessian = forward over forward: the custom_jvp rule's own jvp, d sigmoid = s (1 - s)
+  // hessian = jacfwd(jacrev): the jvp of the custom_vjp rule's body, d sigmoid = s (1 - s)
   const T h = custom::softplus_hessian(x);
   expect_close(h, fg::diag_embed(sigmoid * (1 - sigmoid)), "hessian");
 }

@@ -80,13 +80,13 @@ fg::Tensor maybe_unset(const fg::Tensor& x) {
 }
 // CHECK: ad_diagnostics.cpp:[[@LINE-2]]:11: error: 'y' may be read before it has a value here (not every path gives it one); initialize it where it is declared [funcgen-unsupported]
 
-FUNCGEN("looped_hvp = jvp(grad(looped))")
+FUNCGEN("looped_third = jacfwd(jacrev(jacrev(looped)))")
 fg::Tensor looped(const fg::Tensor& x, int n) {
   fg::Tensor h = x;
   for (int i = 0; i < n; ++i) h = h.tanh();
-  return h.sum();
+  return h;
 }
-// CHECK: ad_diagnostics.cpp:[[@LINE-5]]:12: error: jvp of the reverse pass of a loop cannot be generated yet (it replays the trips that the forward pass stored); take the outer derivative in forward mode instead (hessian, jacfwd) [funcgen-unsupported]
+// CHECK: ad_diagnostics.cpp:[[@LINE-5]]:12: error: a third derivative through a loop cannot be generated yet (the gradients of a reverse pass's stored trips are not differentiated again) [funcgen-unsupported]
 
 FUNCGEN("no_rule_grad = grad(no_rule)")
 fg::Tensor no_rule(const fg::Tensor& x) { return fg::masked_select(x, x > 0).sin(); }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "funcgen/runtime/ops.h"
@@ -68,6 +69,30 @@ Tensor index_select_backward(const Tensor& g, IntArrayRef sizes, int64_t dim, co
 // linear map), so nll_loss itself is this helper's derivative.
 Tensor nll_loss_backward(const Tensor& g, const Tensor& input, const Tensor& target,
                          const std::optional<Tensor>& weight, Reduction reduction, int64_t ignore_index);
+
+// Reverse mode over a loop's reverse pass: the gradients of the trips it stored (one tape per
+// value, std::vector<Tensor>) live on a tape of gradients. tape_add adds g to entry i (where the
+// reverse pass read the trip back), growing the tape to hold it; tape_pop takes the last entry
+// off (where the forward pass stored it: those run last trip first). An entry without a value is
+// a trip whose value had none (set by a branch not taken). Called by generated code only.
+void tape_add(std::vector<Tensor>& tape, int64_t i, const Tensor& g);
+Tensor tape_pop(std::vector<Tensor>& tape);
+// The same for a loop inside a loop: the outer loop stores the inner loop's tapes per trip, and
+// each inner tape of gradients is given once (where the inner tape was read back); an empty tape
+// of them means no gradient reached the inner loop's trips.
+template <class Inner>
+void tape_add(std::vector<Inner>& tape, int64_t i, Inner g) {
+  if (i < 0) throw Error("ad::tape_add: trip " + std::to_string(i) + " of a tape (internal error of the generated code)");
+  if (i >= static_cast<int64_t>(tape.size())) tape.resize(static_cast<size_t>(i) + 1);
+  tape[static_cast<size_t>(i)] = std::move(g);
+}
+template <class Inner>
+Inner tape_pop(std::vector<Inner>& tape) {
+  if (tape.empty()) return Inner();  // no gradient reached the inner loop's trips
+  Inner g = std::move(tape.back());
+  tape.pop_back();
+  return g;
+}
 
 // Non-tensor helpers of derivative formulas (plain values; nothing to differentiate or batch).
 // The permutation that undoes permute(dims).

@@ -55,7 +55,8 @@ Tensor move_in(const Tensor& x, int64_t in_dim, int64_t position, const char* fn
 int64_t batch_size(const char* fn, std::initializer_list<MappedArg> args);
 
 // Gives an output that is batched at `have` the batch dims of every level in `all` that it lacks
-// (expanded, not copied), using batch_sizes[i] for the i-th level of `all` (in level order).
+// (expanded, not copied), using batch_sizes[i] for the i-th level of `all` (in level order). An
+// undefined tensor stays undefined (fg::ad::zero_gradient of a value that a branch left unset).
 Tensor materialize(const Tensor& x, Levels have, Levels all, const std::vector<int64_t>& batch_sizes);
 
 // Moves the batch dim at physical position `position` to `out_dim` (a dim of the tensor without
