@@ -398,3 +398,37 @@ TEST(BatchedAdHelpers, NllLossBackwardIsTheLoop) {
 }
 
 }  // namespace
+
+// The tapes of gradients of reverse mode over a loop's reverse pass: tape_add grows the tape to the
+// trip, adds to what is there and skips a gradient without a value; tape_pop takes entries off
+// last first, an entry without a value as it is.
+TEST(TapeGradients, AddGrowsAndAccumulatesPopTakesTheLastFirst) {
+  std::vector<Tensor> tape;
+  const Tensor a = fg::full({2}, 1.5, fg::kDouble), b = fg::full({2}, -4.0, fg::kDouble);
+  fg::ad::tape_add(tape, 2, a);
+  ASSERT_EQ(tape.size(), 3u);
+  EXPECT_FALSE(tape[0].defined());
+  fg::ad::tape_add(tape, 2, b);
+  fg::ad::tape_add(tape, 0, b);
+  fg::ad::tape_add(tape, 0, Tensor());  // a trip whose value a branch not taken left unset
+  EXPECT_TRUE(fg::allclose(fg::ad::tape_pop(tape), a + b));
+  EXPECT_FALSE(fg::ad::tape_pop(tape).defined());
+  EXPECT_TRUE(fg::allclose(fg::ad::tape_pop(tape), b));
+  EXPECT_TRUE(tape.empty());
+  EXPECT_FG_ERROR(fg::ad::tape_pop(tape), "fg::ad::tape_pop: an empty tape (internal error of the generated code)");
+  EXPECT_FG_ERROR(fg::ad::tape_add(tape, -1, a),
+                  "fg::ad::tape_add: trip -1 of a tape (internal error of the generated code)");
+}
+
+TEST(TapeGradients, TapesOfANestedLoopsTapes) {
+  std::vector<std::vector<Tensor>> outer;
+  EXPECT_TRUE(fg::ad::tape_pop(outer).empty());  // no gradient reached the inner loop
+  fg::ad::tape_add(outer, 1, std::vector<Tensor>{fg::ones({1})});
+  ASSERT_EQ(outer.size(), 2u);
+  EXPECT_EQ(fg::ad::tape_pop(outer).size(), 1u);
+  EXPECT_TRUE(fg::ad::tape_pop(outer).empty());
+}
+
+TEST(TapeGradients, MaterializeKeepsAnUndefinedGradientUndefined) {
+  EXPECT_FALSE(fg::vmap::materialize(Tensor(), 0, 0b1, {3}).defined());
+}
