@@ -34,6 +34,7 @@ ExprPtr clone(const Expr& e, const std::function<int(int)>& remap) {
   x->vmapped = e.vmapped;
   x->in_dims = e.in_dims;
   x->out_dim = e.out_dim;
+  x->chunk_size = e.chunk_size;
   return x;
 }
 

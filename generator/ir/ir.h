@@ -95,6 +95,7 @@ struct Expr {
   std::shared_ptr<const Function> vmapped;
   std::vector<std::optional<int64_t>> in_dims;
   int64_t out_dim = 0;
+  std::optional<int64_t> chunk_size;  // Vmapped: the batch runs in chunks of this many (jacrev's chunk_size)
 
   const Expr& arg(size_t i) const { return *args[i]; }
 };

@@ -993,17 +993,43 @@ class BodyEmitter {
       *ctx_.helpers += "static " + signature(g, name, true, k + 1, &body) + " {\n" + body + "}\n\n";
     }
     for (int m = 0; m < k; ++m) texts.push_back("batch" + std::to_string(m));
-    texts.push_back(batch);
-    std::string o = name + "(" + join(texts) + ")";
-    if (g.outputs > 1 || g.return_type == ir::Type::TensorTuple) o = "std::get<" + std::to_string(e.index) + ">(" + o + ")";
     const Levels got = inner->outputs()[static_cast<size_t>(e.index)];
     const Levels want = got | level;
-    if (got != want) {
+    // The helper's output `index` with this level's batch dim, for the examples of `size`.
+    const auto output = [&](const std::vector<std::string>& arguments, const std::string& size) {
+      std::vector<std::string> all = arguments;
+      all.push_back(size);
+      std::string r = name + "(" + join(all) + ")";
+      if (g.outputs > 1 || g.return_type == ir::Type::TensorTuple) r = "std::get<" + std::to_string(e.index) + ">(" + r + ")";
+      if (got == want) return r;
       std::vector<std::string> sizes;
       for (int m = 0; m < k; ++m)
         if (want & (1u << m)) sizes.push_back("batch" + std::to_string(m));
-      sizes.push_back(batch);
-      o = "fg::vmap::materialize(" + o + ", " + mask(got) + ", " + mask(want) + ", {" + join(sizes) + "})";
+      sizes.push_back(size);
+      return "fg::vmap::materialize(" + r + ", " + mask(got) + ", " + mask(want) + ", {" + join(sizes) + "})";
+    };
+    std::string o;
+    if (!e.chunk_size) {
+      o = output(texts, batch);
+    } else {  // chunk_size: the helper runs on slices of the mapped arguments, concatenated
+      std::vector<std::string> pairs, sliced = texts;
+      std::string first;
+      for (size_t i = 0, c = 0; i < args.size(); ++i) {
+        if (e.args[i]->type != ir::Type::Tensor || i >= e.in_dims.size() || !e.in_dims[i]) continue;
+        const std::string dim = std::to_string(nbatch(args[i].levels));
+        pairs.push_back("{" + texts[i] + ", " + dim + "}");
+        sliced[i] = "chunk[" + std::to_string(c++) + "]";
+        if (first.empty()) first = sliced[i] + ".size(" + dim + ")";
+      }
+      const std::string rows = fresh(e.op + "_chunks"), size = fresh("chunk" + std::to_string(k));
+      pre_.push_back("// chunk_size=" + std::to_string(*e.chunk_size) + ": " + e.op + " runs on at most that many examples at a time");
+      pre_.push_back("const std::vector<fg::Tensor> " + rows + " = fg::vmap::chunked(" + std::to_string(*e.chunk_size) +
+                     ", " + batch + ", {" + join(pairs) + "}, {" + std::to_string(nbatch(want & (level - 1))) +
+                     "}, [&](const std::vector<fg::Tensor>& chunk) {");
+      pre_.push_back("  const int64_t " + size + " = " + first + ";");
+      pre_.push_back("  return std::vector<fg::Tensor>{" + output(sliced, size) + "};");
+      pre_.push_back("});");
+      o = rows + "[0]";
     }
     o = "fg::vmap::move_out(" + o + ", " + std::to_string(nbatch(want & (level - 1))) + ", " + std::to_string(e.out_dim) +
         ", " + quoted + ")";

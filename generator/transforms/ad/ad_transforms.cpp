@@ -359,7 +359,8 @@ class AdEmitter {
 
   // vmap(g, in_dims, out_dim)(fn's parameters, extra), output `output`, as `name`.
   int define_vmapped(ir::Function& fn, const std::string& name, std::shared_ptr<const ir::Function> g,
-                     const std::vector<int>& extra, int64_t out_dim, int output, const std::string& label) {
+                     const std::vector<int>& extra, int64_t out_dim, int output, const std::string& label,
+                     std::optional<int64_t> chunk_size = std::nullopt) {
     std::vector<ExprPtr> args;
     std::vector<std::optional<int64_t>> in_dims;
     for (int p : fn.params) {
@@ -371,7 +372,9 @@ class AdEmitter {
       in_dims.push_back(0);
     }
     const int id = local(fn, name);
-    fn.body.push_back(ir::decl(id, ir::vmapped_call(std::move(g), std::move(args), in_dims, out_dim, output, label)));
+    ExprPtr call = ir::vmapped_call(std::move(g), std::move(args), in_dims, out_dim, output, label);
+    call->chunk_size = chunk_size;
+    fn.body.push_back(ir::decl(id, std::move(call)));
     return id;
   }
 
@@ -428,7 +431,8 @@ class AdEmitter {
       if (basis < 0) return nullptr;
       std::vector<int> per_arg;
       for (size_t k = 0; k < wrt.size(); ++k) {
-        const int rows = define_vmapped(*j, "rows", g, {basis}, 0, static_cast<int>(k), "jacrev_rows");
+        const int rows =
+            define_vmapped(*j, "rows", g, {basis}, 0, static_cast<int>(k), "jacrev_rows", l.t->chunk_size);
         const int jac = define(*j, "jac", "fg::ad::unflatten(r, 0, o.sizes())", {{"r", rows}, {"o", out}});
         if (jac < 0) return nullptr;
         per_arg.push_back(jac);

@@ -568,6 +568,10 @@ class Reverse {
       items.push_back(d_.ref(grad));
       for (size_t i = 0; i < list->args.size(); ++i)
         if (i != k) items.push_back(ir::clone(*list->args[i]));
+      for (int64_t p : g.identities) {
+        ExprPtr at = ir::opaque(std::to_string(p), ir::Type::Int);
+        items.push_back(d_.formula("fg::eye(x.size(p), x.options())", {{"x", &operand}, {"p", at.get()}}, call));
+      }
       ExprPtr equation = ir::opaque(g.equation, call.arg(0).type);
       ExprPtr c = d_.einsum(*equation, std::move(items), call);
       for (int64_t p : g.unsqueeze) {
@@ -603,6 +607,7 @@ class Reverse {
       args.push_back(d_.ref(grad));
       ExprPtr c = ir::vmapped_call(g, std::move(args), in_dims, dim.value_or(0), static_cast<int>(k), call.op + "_vjp");
       c->range = call.range;
+      c->chunk_size = call.chunk_size;  // its derivative runs over the same batch, in the same chunks
       if (!dim) c = d_.formula("c.sum({0})", {{"c", c.get()}}, call);
       accumulate(a, arg.var, std::move(c), out);
     }
@@ -1062,6 +1067,7 @@ class Forward {
     }
     ExprPtr t = ir::vmapped_call(g, std::move(args), in_dims, call.out_dim, call.index, call.op + "_jvp");
     t->range = call.range;
+    t->chunk_size = call.chunk_size;
     return t;
   }
 

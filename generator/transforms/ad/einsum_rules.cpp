@@ -47,8 +47,6 @@ std::string parse(const std::string& literal, size_t noperands, Equation& eq) {
         continue;
       }
       if (!std::isalpha(static_cast<unsigned char>(c))) return std::string("'") + c + "' is not an index letter";
-      if (std::count(in.begin(), in.end(), c) > 1)
-        return std::string("index '") + c + "' repeats within one operand (a diagonal), which cannot be differentiated yet";
       ++count[c];
     }
   }
@@ -81,8 +79,24 @@ std::string einsum_gradient(const std::string& literal, size_t k, size_t noperan
     elsewhere += eq.inputs[i];
     inputs += "," + eq.inputs[i];
   }
+  // A repeated index: each repetition after the first becomes an unused letter, tied to the first
+  // by an identity operand (the gradient lies on the diagonal the forward pass read).
+  std::string own = eq.inputs[k];
+  for (size_t p = 0; p < own.size(); ++p) {
+    if (own[p] == kEllipsis || own.find(own[p]) == p) continue;
+    char fresh = 0;
+    for (char c : std::string("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+      if (literal.find(c) == std::string::npos && inputs.find(c) == std::string::npos && own.find(c) == std::string::npos) {
+        fresh = c;
+        break;
+      }
+    if (fresh == 0) return "the equation uses every index letter, leaving none for the gradient of its diagonal";
+    inputs += std::string(",") + own[p] + fresh;
+    elsewhere += std::string(1, own[p]) + fresh;
+    own[p] = fresh;
+    out.identities.push_back(static_cast<int64_t>(p));
+  }
   std::string kept;
-  const std::string& own = eq.inputs[k];
   const size_t ellipsis = own.find(kEllipsis);
   out.broadcast = ellipsis != std::string::npos;
   if (out.broadcast && eq.output.find(kEllipsis) == std::string::npos)

@@ -13,6 +13,8 @@ FUNCGEN("f_jacrev_jacfwd = jacrev(jacfwd(f))")
 FUNCGEN("f_jacfwd_jacfwd = jacfwd(jacfwd(f))")
 FUNCGEN("f_jvp_jacrev = jvp(jacrev(f))")
 FUNCGEN("f_batched_jacrev_jacrev = vmap(jacrev(jacrev(f)))")
+FUNCGEN("f_chunked_jacrev_jacrev = jacrev(jacrev(f, chunk_size=3), chunk_size=1)")
+FUNCGEN("f_batched_chunked = vmap(jacrev(jacrev(f, chunk_size=2)))")
 fg::Tensor f(const fg::Tensor& x) { return (x * x).sin() * x.sum() + x.tanh() * x[0]; }
 
 // Scalar functions of two arguments: hessians of every pair of arguments.

@@ -99,6 +99,8 @@ FG_OP(einsum_ellipsis, fg::einsum("...ij,jk->...ik", {x, y}))
 FG_OP(einsum_ellipsis_broadcast, fg::einsum("...ij,...jk->...ki", {x.exp(), y}))  // y's '...' is empty
 FG_OP(einsum_implicit_ellipsis, fg::einsum("b...,bk", {x, y}))
 FG_OP(einsum_implicit_three, fg::einsum("ij,jk,j", {x, y, x.sum({0})}))
+FG_OP(einsum_diagonal, fg::einsum("ii->i", {x}) * y)  // x's gradient lies on its diagonal
+FG_OP(einsum_trace_of_blocks, fg::einsum("iij,jk->k", {x, y.exp()}))  // a repeated index summed over
 // shapes and views
 FG_OP(t, x.t() * y.t())
 FG_OP(transpose, x.transpose(0, 1) + y.t())

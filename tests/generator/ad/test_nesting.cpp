@@ -86,6 +86,13 @@ TEST_F(Nesting, VmapOfJacrevOfJacrevIsTheLoopOfIt) {
   const T all = nest::f_batched_jacrev_jacrev(batch);
   ASSERT_EQ(all.sizes(), (std::vector<int64_t>{3, 4, 4, 4}));
   for (int64_t b = 0; b < 3; ++b) expect_close(all.select(0, b), nest::f_jacrev_jacrev(batch.select(0, b)), kExact, "row");
+  // chunk_size on the inner jacrev too (its vmap over the basis runs 3 or 2 rows of 4 at a time)
+  expect_close(nest::f_batched_chunked(batch), all, kExact, "vmap(jacrev(jacrev(f, chunk_size=2)))");
+}
+
+TEST_F(Nesting, ChunkSizeAtEveryLevelGivesTheSameJacobians) {
+  const T x = rand64({4});
+  expect_close(nest::f_chunked_jacrev_jacrev(x), nest::f_jacrev_jacrev(x), kExact, "chunk_size=3 inside chunk_size=1");
 }
 
 TEST_F(Nesting, HessianIsJacfwdOfJacrevForEveryPairOfArgnums) {

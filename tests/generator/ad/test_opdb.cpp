@@ -101,6 +101,8 @@ const Shape M{3, 4};
   X(einsum_batched, (Shape{2, 3, 4}), (Shape{2, 4, 2})) \
   X(einsum_summed_index, M, (Shape{2, 5})) \
   X(einsum_implicit_three, M, (Shape{4, 2})) \
+  X(einsum_diagonal, (Shape{3, 3}), (Shape{3})) \
+  X(einsum_trace_of_blocks, (Shape{3, 3, 2}), (Shape{2, 4})) \
   X(einsum_ellipsis, (Shape{2, 3, 4}), (Shape{4, 2})) \
   X(einsum_ellipsis_broadcast, (Shape{2, 3, 4}), (Shape{4, 2})) \
   X(einsum_implicit_ellipsis, (Shape{2, 3, 4}), (Shape{2, 5})) \
