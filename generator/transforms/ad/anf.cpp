@@ -716,6 +716,8 @@ class Normalizer {
 
   // An argument: tensors become the VarRef of their version, everything else is kept.
   ExprPtr atom(const Expr& e, Scope& scope, std::vector<ir::StmtPtr>& out) {
+    if (e.type == ir::Type::Tensor && e.kind == ExprKind::Opaque && e.reads.empty() && !ir::is_tape_op(e))
+      return ir::clone(e);  // `{}` for an optional tensor argument: no tensor, a constant of every derivative
     if (e.type == ir::Type::Tensor) {
       ExprPtr r = ir::var_ref(*out_, value(e, scope, out, ""));
       r->range = e.range;

@@ -31,6 +31,7 @@ const Shape M{3, 4};
   X(mv, M, (Shape{2, 4})) \
   X(outer, M, (Shape{2, 5})) \
   X(linear, M, (Shape{4, 4})) \
+  X(linear_no_bias, M, (Shape{2, 4})) \
   X(t, M, M) \
   X(transpose, M, M) \
   X(unsqueeze, (Shape{3}), (Shape{4})) \
@@ -126,6 +127,7 @@ const Shape M{3, 4};
   X(nll_loss_kdim, (Shape{2, 3, 4}), (Shape{2, 3, 4})) \
   X(cross_entropy, M, M) \
   X(cross_entropy_weight_sum, M, (Shape{3, 1})) \
+  X(cross_entropy_no_weight, M, M) \
   X(cross_entropy_none_ignore, M, M) \
   X(cross_entropy_1d, M, M) \
   X(cross_entropy_kdim, (Shape{2, 3, 4}), (Shape{3, 4}))
