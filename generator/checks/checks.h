@@ -9,6 +9,7 @@
 #include "analyses/batching.h"
 #include "checks/reporter.h"
 #include "frontend/annotations.h"
+#include "frontend/lower.h"
 #include "transforms/vmap.h"
 
 namespace funcgen {
@@ -38,5 +39,16 @@ void check_data_dependent_control_flow(const VmapCheckContext& ctx, const Batchi
 void check_item(const VmapCheckContext& ctx, const BatchingAnalysis& fn);
 void check_dynamic_shape(const VmapCheckContext& ctx, const BatchingAnalysis& fn);
 void check_randomness(const VmapCheckContext& ctx, const BatchingAnalysis& fn);
+
+// For specs with derivative transforms: the transforms from the outermost in, the function they
+// apply to; random ops in it (and its helpers) are reported when one of them vmaps the function's
+// forward pass with randomness='error'. Whether it reported any.
+struct RandomnessContext {
+  std::vector<std::pair<const spec::Transform*, const SpecLocations*>> chain;
+  const clang::FunctionDecl* function = nullptr;
+  Lowering& lowering;
+  Reporter& reporter;
+};
+bool check_randomness_under_derivatives(const RandomnessContext& ctx);
 
 }  // namespace funcgen

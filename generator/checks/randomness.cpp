@@ -1,4 +1,8 @@
-// funcgen-randomness: a random op under vmap with randomness='error' (the default).
+// funcgen-randomness: a random op under vmap with randomness='error' (the default), also under a
+// derivative transform whose vmap runs the function (jacfwd, hessian) or inside a vmap of one.
+#include <functional>
+#include <set>
+
 #include "checks/check_util.h"
 #include "transforms/batching_rules.h"
 
@@ -42,6 +46,62 @@ void check_randomness(const VmapCheckContext& ctx, const BatchingAnalysis& fn) {
     ctx.reporter.note(where.at(t.offset), "or randomness='same' for one draw shared by the batch")
         << randomness_fix(*error_level, "same");
   });
+}
+
+bool check_randomness_under_derivatives(const RandomnessContext& ctx) {
+  // The first transform that runs the function's forward pass under a vmap in 'error' mode: a vmap,
+  // jacfwd (its basis), hessian (jacfwd(jacrev), whose jacfwd has randomness='error'). jacrev,
+  // grad and jvp run only derivative code under their vmaps (as torch.func's do), so they are
+  // not; the user's own vmaps around them are.
+  const VmapLevel* level = nullptr;
+  VmapLevel found;
+  for (const auto& [t, where] : ctx.chain) {
+    const bool vmaps = t->kind == spec::TransformKind::Vmap || t->kind == spec::TransformKind::Jacfwd ||
+                       t->kind == spec::TransformKind::Hessian;
+    if (!vmaps || (t->kind != spec::TransformKind::Hessian && t->randomness != spec::Randomness::Error)) continue;
+    found.transform = t;
+    found.where = where;
+    level = &found;
+    break;
+  }
+  if (level == nullptr) return false;
+  bool reported = false;
+  std::set<const clang::FunctionDecl*> seen;
+  std::function<void(const clang::FunctionDecl*)> visit = [&](const clang::FunctionDecl* decl) {
+    if (decl == nullptr || !seen.insert(decl).second) return;
+    const ir::Function* fn = ctx.lowering.lower(decl);
+    if (fn == nullptr) return;
+    ir::for_each_expr(fn->body, [&](const ir::Expr& e) {
+      if (e.kind != ir::ExprKind::Call || e.form == ir::CallForm::External) return;
+      if (e.form == ir::CallForm::User) {
+        visit(e.callee);
+        return;
+      }
+      if (find_rule(e.op).rule != BatchRule::Random) return;
+      const spec::Transform& t = *level->transform;
+      const SpecLocations& where = *level->where;
+      const std::string name = spec::name_of(t.kind);
+      const std::string message =
+          t.kind == spec::TransformKind::Hessian
+              ? "random op 'fg::" + e.op + "' under hessian, whose vmap over the basis has randomness='error' "
+                "(jacfwd's default)"
+              : "random op 'fg::" + e.op + "' under " + name + " with randomness='error'; say whether each example "
+                "draws its own values (randomness='different') or the batch shares one draw (randomness='same')";
+      ctx.reporter.report("randomness", checks::call_location(e), message) << e.range;
+      reported |= ctx.reporter.last_reported();
+      if (t.kind == spec::TransformKind::Hessian) {
+        ctx.reporter.note(where.at(t.offset), "hessian is jacfwd(jacrev(f)) with jacfwd's default randomness='error', "
+                                              "as in torch.func; write jacfwd(jacrev(f), randomness='same') to choose");
+        return;
+      }
+      ctx.reporter.note(where.at(t.offset), "add randomness='different' for independent values per example")
+          << randomness_fix(*level, "different");
+      ctx.reporter.note(where.at(t.offset), "or randomness='same' for one draw shared by the batch")
+          << randomness_fix(*level, "same");
+    });
+  };
+  visit(ctx.function);
+  return reported;
 }
 
 }  // namespace funcgen

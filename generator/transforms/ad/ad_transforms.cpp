@@ -5,6 +5,7 @@
 #include <set>
 
 #include "analyses/batching.h"
+#include "checks/checks.h"
 #include "emitter/cxx_text.h"
 #include "ir/build.h"
 #include "transforms/ad/anf.h"
@@ -144,6 +145,9 @@ class AdEmitter {
   }
 
   std::optional<GeneratedFunction> run() {
+    RandomnessContext random{{}, function_, lowering_, reporter_};
+    for (const Link& l : links_) random.chain.emplace_back(l.t, l.where);
+    if (check_randomness_under_derivatives(random)) return std::nullopt;
     size_t head = 0;
     while (head < links_.size() && links_[head].t->kind == TransformKind::Vmap) ++head;
     if (head >= links_.size() || links_[head].t->kind == TransformKind::Function) return std::nullopt;
