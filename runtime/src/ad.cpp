@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "funcgen/runtime/random.h"
 #include "internal.h"
 
 namespace fg::ad {
@@ -155,6 +156,15 @@ Tensor tape_pop(std::vector<Tensor>& tape) {
   Tensor g = std::move(tape.back());
   tape.pop_back();
   return g;
+}
+
+RngState rng_state() { return {default_generator().seed(), default_generator().offset()}; }
+
+RngState rng_replay(const RngState& state) {
+  const RngState now = rng_state();
+  default_generator().manual_seed(state.seed);
+  default_generator().reserve_blocks(state.offset);  // from offset 0 after manual_seed
+  return now;
 }
 
 Tensor zero_gradient(const Tensor& x) { return x.defined() ? fg::zeros_like(x) : Tensor(); }

@@ -425,6 +425,14 @@ class AdEmitter {
     auto frame = jacobian_frame(fn, l);
     if (!frame) return nullptr;
     auto& [n, j, outs, differentiated, wrt] = *frame;  // j keeps the outputs: the basis needs their shapes
+    // The rows rerun fn's forward pass: a random fn draws there what j's outputs (and aux) drew.
+    int rng = -1;
+    if (draws_random(*n)) {
+      rng = local(*j, "rng");
+      j->vars[static_cast<size_t>(rng)].cxx_type = "const fg::ad::RngState";
+      j->vars[static_cast<size_t>(rng)].type = ir::Type::Other;
+      j->body.insert(j->body.begin(), ir::decl(rng, ir::opaque("fg::ad::rng_state()", ir::Type::Other)));
+    }
     std::vector<std::vector<int>> jacs;
     for (size_t o = 0; o < differentiated; ++o) {
       std::shared_ptr<const ir::Function> g =
@@ -435,6 +443,11 @@ class AdEmitter {
       if (basis < 0) return nullptr;
       std::vector<int> per_arg;
       for (size_t k = 0; k < wrt.size(); ++k) {
+        if (rng >= 0) {
+          ExprPtr replay = ir::opaque("fg::ad::rng_replay(" + j->var(rng).name + ")", ir::Type::Other);
+          replay->reads = {rng};
+          j->body.push_back(ir::eval(std::move(replay)));
+        }
         const int rows =
             define_vmapped(*j, "rows", g, {basis}, 0, static_cast<int>(k), "jacrev_rows", l.t->chunk_size);
         const int jac = define(*j, "jac", "fg::ad::unflatten(r, 0, o.sizes())", {{"r", rows}, {"o", out}});

@@ -18,6 +18,21 @@ using ir::Expr;
 using ir::ExprKind;
 using ir::ExprPtr;
 
+}  // namespace
+
+bool draws_random(const ir::Function& fn) {
+  bool found = false;
+  ir::for_each_expr(fn.body, [&](const Expr& e) {
+    if (e.kind != ExprKind::Call) return;
+    if (e.form == ir::CallForm::Vmapped) found |= draws_random(*e.vmapped);
+    else if (e.form != ir::CallForm::User && e.form != ir::CallForm::External)
+      found |= funcgen::find_rule(e.op).rule == BatchRule::Random;
+  });
+  return found;
+}
+
+namespace {
+
 // What the transforms share: a copy of the normalized function to extend, unique names, and
 // rules applied to one op.
 class Differentiator {
@@ -110,6 +125,20 @@ class Differentiator {
           env[param] = keep.back().get();
         }
     return env;
+  }
+
+  // The derivative of a vmapped call of a random function runs that function again: it replays
+  // the draws of the call. `const fg::ad::RngState rng = fg::ad::rng_state();` before the call;
+  // `[const fg::ad::RngState saved =] fg::ad::rng_replay(rng);` before the rerun.
+  int rng_state(std::vector<ir::StmtPtr>& out) {
+    const int id = ir::add_var(*fn_, claim("rng"), ir::Type::Other, "const fg::ad::RngState");
+    out.push_back(ir::decl(id, ir::opaque("fg::ad::rng_state()", ir::Type::Other)));
+    return id;
+  }
+  ExprPtr rng_replay(int state) {
+    ExprPtr e = ir::opaque("fg::ad::rng_replay(" + fn_->var(state).name + ")", ir::Type::Other);
+    e->reads = {state};
+    return e;
   }
 
   // fg::zeros_like(value): the derivative of what does not depend on the inputs.
@@ -236,6 +265,9 @@ class Reverse {
 
   std::set<int> maybe_unset;  // tensors declared without a value in the forward pass
 
+  // Where the statement being reversed can put statements before itself in the forward pass.
+  std::vector<ir::StmtPtr>* setup_ = nullptr;
+
   // Statements that only serve a tape of gradients: its declaration, its guarded pops.
   std::map<const ir::Stmt*, int> tape_guards;
 
@@ -310,8 +342,13 @@ class Reverse {
           if (!setup.empty()) before.emplace_back(i, std::move(setup));
           break;
         }
-        default:
+        default: {
+          std::vector<ir::StmtPtr> setup;
+          setup_ = &setup;
           statement(s, a, out);
+          setup_ = nullptr;
+          if (!setup.empty()) before.emplace_back(i, std::move(setup));
+        }
       }
     }
     for (auto& [i, stmts] : before)  // last first: earlier indices stay valid
@@ -599,7 +636,13 @@ class Reverse {
     std::vector<std::optional<int64_t>> in_dims = call.in_dims;
     in_dims.resize(call.args.size());
     in_dims.push_back(call.out_dim);
+    const int rng = setup_ != nullptr && draws_random(*call.vmapped) ? d_.rng_state(*setup_) : -1;
     for (size_t k = 0; k < wrt.size(); ++k) {
+      int saved = -1;
+      if (rng >= 0) {  // the vjp reruns the call's forward pass on the call's draws
+        saved = ir::add_var(*d_.fn_, d_.claim("rng_saved"), ir::Type::Other, "const fg::ad::RngState");
+        out.push_back(ir::decl(saved, d_.rng_replay(rng)));
+      }
       const Expr& arg = call.arg(static_cast<size_t>(wrt[k]));
       const std::optional<int64_t> dim = in_dims[static_cast<size_t>(wrt[k])];
       std::vector<ExprPtr> args;
@@ -610,6 +653,7 @@ class Reverse {
       c->chunk_size = call.chunk_size;  // its derivative runs over the same batch, in the same chunks
       if (!dim) c = d_.formula("c.sum({0})", {{"c", c.get()}}, call);
       accumulate(a, arg.var, std::move(c), out);
+      if (saved >= 0) out.push_back(ir::eval(d_.rng_replay(saved)));  // back to where the generator was
     }
   }
 
@@ -893,7 +937,12 @@ class Forward {
       const bool is_decl = s->kind == ir::StmtKind::Decl;
       const bool active = d_.active_.count(var) != 0;
       const ir::Stmt& st = *s;
+      // A vmapped call of a random function: its jvp reruns it, on the same draws.
+      const bool replay = active && e != nullptr && e->kind == ExprKind::Call && e->form == ir::CallForm::Vmapped &&
+                          draws_random(*e->vmapped);
+      const int rng = replay ? d_.rng_state(out) : -1;
       out.push_back(std::move(s));
+      if (rng >= 0) out.push_back(ir::eval(d_.rng_replay(rng)));
       if (tape(st, out)) continue;
       if (!active) continue;
       if (e == nullptr) {  // declared without a value: so is its tangent

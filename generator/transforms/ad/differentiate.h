@@ -38,6 +38,9 @@ struct ForwardResult {
 ForwardResult forward(const ir::Function& normalized, const std::vector<int>& wrt, size_t differentiated,
                       Lowering& lowering, const OpResolver& resolver, Reporter& reporter);
 
+// Whether running `fn` draws random values (its random ops, those of the functions it vmaps).
+bool draws_random(const ir::Function& fn);
+
 // The function that vjp of output `output` of `fn` needs: fn's parameters and the cotangent of
 // that output, returning the gradient of each of `wrt` (a tuple when several); nullptr on errors.
 std::unique_ptr<ir::Function> vjp_function(const ir::Function& fn, const std::vector<int>& wrt, size_t output,

@@ -45,4 +45,10 @@ std::tuple<fg::Tensor, fg::Tensor> with_aux(const fg::Tensor& x) {
   return std::make_tuple(x.sin() * x.sum(), x.cos() * 2);
 }
 
+// A random function: derivative code that runs it again (the jvp or vjp of its jacobian's rows)
+// draws what the first run drew, so values and derivatives belong to one draw.
+FUNCGEN("noisy_jacrev_jvp = jvp(jacrev(noisy))")
+FUNCGEN("noisy_jacrev_vjp = vjp(jacrev(noisy))")
+fg::Tensor noisy(const fg::Tensor& x) { return x.sin() * fg::rand_like(x); }
+
 }  // namespace nest

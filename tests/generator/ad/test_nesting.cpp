@@ -180,3 +180,16 @@ TEST_F(Nesting, HasAuxPassesTheAuxValuesThrough) {
   expect_close(aux_f, x.cos() * 2, kExact, "jacfwd aux");
   expect_close(aux_r, x.cos() * 2, kExact, "jacrev aux");
 }
+
+// d/dx diag(cos(x) r) = diag(-sin(x) r): with the draw r the jacobian used, -tan(x) times it.
+TEST_F(Nesting, RerunsOfARandomFunctionReplayItsDraws) {
+  const T x = rand64({4}) * 0.5, t = rand64({4});
+  auto [jac, jac_tangent] = nest::noisy_jacrev_jvp(x, t);
+  const T diag = jac.diagonal();
+  expect_close(jac, fg::diag_embed(diag), kExact, "jacrev(noisy) is diagonal");
+  expect_close(jac_tangent, fg::diag_embed(-x.tan() * diag * t), kExact, "jvp(jacrev(noisy)) on the same draw");
+  auto [jac2, pullback] = nest::noisy_jacrev_vjp(x);
+  const T ct = rand64({4, 4});
+  const T d2 = jac2.diagonal();
+  expect_close(std::get<0>(pullback(ct)), -x.tan() * d2 * ct.diagonal(), kExact, "vjp(jacrev(noisy)) on the same draw");
+}

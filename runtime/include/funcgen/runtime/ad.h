@@ -4,6 +4,7 @@
 // derivative code can be differentiated again; each has a batching rule (fg::vmap::ad, vmap.h).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -93,6 +94,17 @@ Inner tape_pop(std::vector<Inner>& tape) {
   tape.pop_back();
   return g;
 }
+
+// Derivative code that runs a random function again (the vjp or jvp of a vmapped call recomputes
+// its forward pass) draws the values the first run drew: rng_state() before the first run,
+// rng_replay(state) before each rerun, which returns where the generator was (to go back to it
+// with rng_replay afterwards).
+struct RngState {
+  uint64_t seed = 0;
+  uint64_t offset = 0;
+};
+RngState rng_state();
+RngState rng_replay(const RngState& state);
 
 // Non-tensor helpers of derivative formulas (plain values; nothing to differentiate or batch).
 // The permutation that undoes permute(dims).
