@@ -466,6 +466,12 @@ class AdEmitter {
     auto frame = jacobian_frame(fn, l);
     if (!frame) return nullptr;
     auto& [n, j, outs, differentiated, wrt] = *frame;
+    if (l.t->randomness == spec::Randomness::Different && draws_random(*n)) {
+      // (Its vmapped jvp draws once for the whole basis, which is randomness='same'.)
+      unsupported(l, "randomness='different' on a jacfwd inside another transform cannot be generated yet; use "
+                     "randomness='same' or take this jacfwd outermost");
+      return nullptr;
+    }
     if (!l.t->has_aux) j->body.clear();  // the jvps compute the outputs they need
     std::vector<std::vector<int>> jacs(differentiated);
     for (int a : wrt) {

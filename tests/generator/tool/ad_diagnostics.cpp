@@ -127,3 +127,7 @@ fg::Tensor noisy_sum(const fg::Tensor& x) { return noisy(x).sum(); }
 // CHECK: fix-it:"{{.*}}ad_diagnostics.cpp":{{[{]}}[[@LINE-11]]:49-[[@LINE-11]]:49{{[}]}}:", randomness='different'"
 // CHECK: ad_diagnostics.cpp:[[@LINE-12]]:29: note: or randomness='same' for one draw shared by the batch
 // CHECK: fix-it:"{{.*}}ad_diagnostics.cpp":{{[{]}}[[@LINE-13]]:49-[[@LINE-13]]:49{{[}]}}:", randomness='same'"
+
+FUNCGEN("noisy_columns_differ = jacrev(jacfwd(noisy_twice, randomness='different'))")
+fg::Tensor noisy_twice(const fg::Tensor& x) { return noisy(x) * 2; }
+// CHECK: ad_diagnostics.cpp:[[@LINE-2]]:40: error: randomness='different' on a jacfwd inside another transform cannot be generated yet; use randomness='same' or take this jacfwd outermost [funcgen-unsupported]
