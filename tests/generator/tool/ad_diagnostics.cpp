@@ -117,16 +117,12 @@ FUNCGEN("noisy_per_sample = vmap(grad(noisy_sum))")
 fg::Tensor noisy_sum(const fg::Tensor& x) { return noisy(x).sum(); }
 // CHECK: ad_diagnostics.cpp:[[@LINE-4]]:58: error: random op 'fg::rand_like' under jacfwd with randomness='error'; say whether each example draws its own values (randomness='different') or the batch shares one draw (randomness='same') [funcgen-randomness]
 // CHECK: ad_diagnostics.cpp:[[@LINE-8]]:25: note: add randomness='different' for independent values per example
-// CHECK: fix-it:"{{.*}}ad_diagnostics.cpp":{{[{]}}[[@LINE-9]]:37-[[@LINE-9]]:37{{[}]}}:", randomness='different'"
-// CHECK: ad_diagnostics.cpp:[[@LINE-10]]:25: note: or randomness='same' for one draw shared by the batch
-// CHECK: fix-it:"{{.*}}ad_diagnostics.cpp":{{[{]}}[[@LINE-11]]:37-[[@LINE-11]]:37{{[}]}}:", randomness='same'"
-// CHECK: ad_diagnostics.cpp:[[@LINE-9]]:58: error: random op 'fg::rand_like' under hessian, whose vmap over the basis has randomness='error' (jacfwd's default) [funcgen-randomness]
-// CHECK: ad_diagnostics.cpp:[[@LINE-9]]:26: note: hessian is jacfwd(jacrev(f)) with jacfwd's default randomness='error', as in torch.func; write jacfwd(jacrev(f), randomness='same') to choose
-// CHECK: ad_diagnostics.cpp:[[@LINE-11]]:58: error: random op 'fg::rand_like' under vmap with randomness='error'; say whether each example draws its own values (randomness='different') or the batch shares one draw (randomness='same') [funcgen-randomness]
-// CHECK: ad_diagnostics.cpp:[[@LINE-10]]:29: note: add randomness='different' for independent values per example
-// CHECK: fix-it:"{{.*}}ad_diagnostics.cpp":{{[{]}}[[@LINE-11]]:49-[[@LINE-11]]:49{{[}]}}:", randomness='different'"
-// CHECK: ad_diagnostics.cpp:[[@LINE-12]]:29: note: or randomness='same' for one draw shared by the batch
-// CHECK: fix-it:"{{.*}}ad_diagnostics.cpp":{{[{]}}[[@LINE-13]]:49-[[@LINE-13]]:49{{[}]}}:", randomness='same'"
+// CHECK: ad_diagnostics.cpp:[[@LINE-9]]:25: note: or randomness='same' for one draw shared by the batch
+// CHECK: ad_diagnostics.cpp:[[@LINE-7]]:58: error: random op 'fg::rand_like' under hessian, whose vmap over the basis has randomness='error' (jacfwd's default) [funcgen-randomness]
+// CHECK: ad_diagnostics.cpp:[[@LINE-7]]:26: note: hessian is jacfwd(jacrev(f)) with jacfwd's default randomness='error', as in torch.func; write jacfwd(jacrev(f), randomness='same') to choose
+// CHECK: ad_diagnostics.cpp:[[@LINE-9]]:58: error: random op 'fg::rand_like' under vmap with randomness='error'; say whether each example draws its own values (randomness='different') or the batch shares one draw (randomness='same') [funcgen-randomness]
+// CHECK: ad_diagnostics.cpp:[[@LINE-8]]:29: note: add randomness='different' for independent values per example
+// CHECK: ad_diagnostics.cpp:[[@LINE-9]]:29: note: or randomness='same' for one draw shared by the batch
 
 FUNCGEN("noisy_columns_differ = jacrev(jacfwd(noisy_twice, randomness='different'))")
 fg::Tensor noisy_twice(const fg::Tensor& x) { return noisy(x) * 2; }
