@@ -95,6 +95,14 @@ bool is_tape_op(const Expr& e) {
   return e.op == kTapePop && e.reads.size() == 1;
 }
 
+ExprPtr rng_state() { return opaque("fg::ad::rng_state()", Type::Other); }  // no reads: not batched
+
+ExprPtr rng_replay(const Function& fn, int state) {
+  ExprPtr x = opaque("fg::ad::rng_replay(" + fn.var(state).name + ")", Type::Other);
+  x->reads = {state};
+  return x;
+}
+
 ExprPtr tuple(std::vector<ExprPtr> items) {
   auto x = std::make_unique<Expr>();
   x->kind = ExprKind::Tuple;

@@ -47,6 +47,12 @@ inline constexpr const char* kTapePop = "tape_pop";    // {tape}: the last entry
 ExprPtr tape_op(const Function& fn, const std::string& op, const std::vector<int>& operands, Type type);
 bool is_tape_op(const Expr& e);
 
+// The generator state that derivative code which reruns a random function replays (fg::ad::RngState):
+// `fg::ad::rng_state()`, and `fg::ad::rng_replay(state)` (it returns where the generator was).
+inline constexpr const char* kRngStateType = "const fg::ad::RngState";
+ExprPtr rng_state();
+ExprPtr rng_replay(const Function& fn, int state);
+
 // How a variable's value is held by value: its C++ type without `const` and `&`.
 std::string value_type(const Var& v);
 

@@ -56,23 +56,29 @@ Tensor sum_backward(const Tensor& grad, IntArrayRef self_sizes, IntArrayRef dim,
 }
 
 
+namespace {
+// matmul's operands and gradient with its 1-D cases made matrices (a vector self a row, a vector
+// other a column), so both gradients are plain (broadcast) matrix products.
+struct MatmulOperands {
+  Tensor a, b, g;
+};
+MatmulOperands as_matrices(const Tensor& grad, const Tensor& self, const Tensor& other) {
+  MatmulOperands m{self.dim() == 1 ? self.unsqueeze(0) : self, other.dim() == 1 ? other.unsqueeze(-1) : other, grad};
+  if (self.dim() == 1) m.g = m.g.unsqueeze(other.dim() == 1 ? 0 : -2);
+  if (other.dim() == 1) m.g = m.g.unsqueeze(-1);
+  return m;
+}
+}  // namespace
+
 Tensor matmul_backward_self(const Tensor& grad, const Tensor& self, const Tensor& other) {
-  const Tensor a = self.dim() == 1 ? self.unsqueeze(0) : self;
-  const Tensor b = other.dim() == 1 ? other.unsqueeze(-1) : other;
-  Tensor g = grad;
-  if (self.dim() == 1) g = g.unsqueeze(other.dim() == 1 ? 0 : -2);
-  if (other.dim() == 1) g = g.unsqueeze(-1);
-  Tensor da = sum_to(fg::matmul(g, b.transpose(-1, -2)), a.sizes());
+  const MatmulOperands m = as_matrices(grad, self, other);
+  Tensor da = sum_to(fg::matmul(m.g, m.b.transpose(-1, -2)), m.a.sizes());
   return self.dim() == 1 ? da.squeeze(0) : da;
 }
 
 Tensor matmul_backward_other(const Tensor& grad, const Tensor& self, const Tensor& other) {
-  const Tensor a = self.dim() == 1 ? self.unsqueeze(0) : self;
-  const Tensor b = other.dim() == 1 ? other.unsqueeze(-1) : other;
-  Tensor g = grad;
-  if (self.dim() == 1) g = g.unsqueeze(other.dim() == 1 ? 0 : -2);
-  if (other.dim() == 1) g = g.unsqueeze(-1);
-  Tensor db = sum_to(fg::matmul(a.transpose(-1, -2), g), b.sizes());
+  const MatmulOperands m = as_matrices(grad, self, other);
+  Tensor db = sum_to(fg::matmul(m.a.transpose(-1, -2), m.g), m.b.sizes());
   return other.dim() == 1 ? db.squeeze(-1) : db;
 }
 

@@ -78,26 +78,18 @@ gtest_discover_tests(test_golden TEST_PREFIX golden. PROPERTIES LABELS generator
 
 # The op database: every differentiable op through jvp, vjp, jacrev/jacfwd, vmap(jvp), the batched
 # vjp and hessian, against finite differences in float64 and against each other.
-add_executable(test_opdb ${CMAKE_CURRENT_LIST_DIR}/ad/test_opdb.cpp)
-target_include_directories(test_opdb PRIVATE ${CMAKE_CURRENT_LIST_DIR}/ad)
-target_link_libraries(test_opdb PRIVATE GTest::gtest GTest::gtest_main)
-funcgen_generate(test_opdb SOURCES ${CMAKE_CURRENT_LIST_DIR}/ad/opdb_functions.cpp)
-gtest_discover_tests(test_opdb TEST_PREFIX ad. PROPERTIES LABELS generator)
-
+# An AD test: ad/test_<name>.cpp against the code funcgen generates from ad/<name>_functions.cpp.
+function(funcgen_ad_test name)
+  add_executable(test_${name} ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/ad/test_${name}.cpp)
+  target_include_directories(test_${name} PRIVATE ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/ad)
+  target_link_libraries(test_${name} PRIVATE GTest::gtest GTest::gtest_main)
+  funcgen_generate(test_${name} SOURCES ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/ad/${name}_functions.cpp)
+  gtest_discover_tests(test_${name} TEST_PREFIX ad. PROPERTIES LABELS generator)
+endfunction()
+funcgen_ad_test(opdb)
 # AD through branches, switches and loops with run-time trip counts, against finite differences.
-add_executable(test_control_flow ${CMAKE_CURRENT_LIST_DIR}/ad/test_control_flow.cpp)
-target_link_libraries(test_control_flow PRIVATE GTest::gtest GTest::gtest_main)
-funcgen_generate(test_control_flow SOURCES ${CMAKE_CURRENT_LIST_DIR}/ad/control_flow_functions.cpp)
-gtest_discover_tests(test_control_flow TEST_PREFIX ad. PROPERTIES LABELS generator)
-
+funcgen_ad_test(control_flow)
 # User-given derivative rules (custom_vjp / custom_jvp).
-add_executable(test_custom_rules ${CMAKE_CURRENT_LIST_DIR}/ad/test_custom_rules.cpp)
-target_link_libraries(test_custom_rules PRIVATE GTest::gtest GTest::gtest_main)
-funcgen_generate(test_custom_rules SOURCES ${CMAKE_CURRENT_LIST_DIR}/ad/custom_rules_functions.cpp)
-gtest_discover_tests(test_custom_rules TEST_PREFIX ad. PROPERTIES LABELS generator)
-
+funcgen_ad_test(custom_rules)
 # Transforms nested in each other, and vmap inside derivatives.
-add_executable(test_nesting ${CMAKE_CURRENT_LIST_DIR}/ad/test_nesting.cpp)
-target_link_libraries(test_nesting PRIVATE GTest::gtest GTest::gtest_main)
-funcgen_generate(test_nesting SOURCES ${CMAKE_CURRENT_LIST_DIR}/ad/nesting_functions.cpp)
-gtest_discover_tests(test_nesting TEST_PREFIX ad. PROPERTIES LABELS generator)
+funcgen_ad_test(nesting)

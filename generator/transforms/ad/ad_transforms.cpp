@@ -333,12 +333,13 @@ class AdEmitter {
   // ------------------------------------------------ transforms that vmap, as IR (for nesting)
 
   // A new local of `fn` named `base` (made unique).
-  static int local(ir::Function& fn, const std::string& base) {
+  static int local(ir::Function& fn, const std::string& base, ir::Type type = ir::Type::Tensor,
+                   const std::string& cxx_type = "fg::Tensor") {
     std::set<std::string> names;
     for (const auto& v : fn.vars) names.insert(v.name);
     std::string name = base;
     for (int i = 1; names.count(name) != 0; ++i) name = base + std::to_string(i);
-    return ir::add_var(fn, name, ir::Type::Tensor, "fg::Tensor");
+    return ir::add_var(fn, name, type, cxx_type);
   }
 
   // `name = formula` in fn, the formula's names bound to fn's values.
@@ -428,10 +429,8 @@ class AdEmitter {
     // The rows rerun fn's forward pass: a random fn draws there what j's outputs (and aux) drew.
     int rng = -1;
     if (draws_random(*n)) {
-      rng = local(*j, "rng");
-      j->vars[static_cast<size_t>(rng)].cxx_type = "const fg::ad::RngState";
-      j->vars[static_cast<size_t>(rng)].type = ir::Type::Other;
-      j->body.insert(j->body.begin(), ir::decl(rng, ir::opaque("fg::ad::rng_state()", ir::Type::Other)));
+      rng = local(*j, "rng", ir::Type::Other, ir::kRngStateType);
+      j->body.insert(j->body.begin(), ir::decl(rng, ir::rng_state()));
     }
     std::vector<std::vector<int>> jacs;
     for (size_t o = 0; o < differentiated; ++o) {
@@ -443,11 +442,7 @@ class AdEmitter {
       if (basis < 0) return nullptr;
       std::vector<int> per_arg;
       for (size_t k = 0; k < wrt.size(); ++k) {
-        if (rng >= 0) {
-          ExprPtr replay = ir::opaque("fg::ad::rng_replay(" + j->var(rng).name + ")", ir::Type::Other);
-          replay->reads = {rng};
-          j->body.push_back(ir::eval(std::move(replay)));
-        }
+        if (rng >= 0) j->body.push_back(ir::eval(ir::rng_replay(*j, rng)));
         const int rows =
             define_vmapped(*j, "rows", g, {basis}, 0, static_cast<int>(k), "jacrev_rows", l.t->chunk_size);
         const int jac = define(*j, "jac", "fg::ad::unflatten(r, 0, o.sizes())", {{"r", rows}, {"o", out}});
@@ -582,13 +577,13 @@ class AdEmitter {
     return out;
   }
 
-  // A level over the standard basis: `mapped` (parameter positions) at dim 0, every output at out_dim.
-  VmapLevel basis_level(const Link& l, const ir::Function& g, const std::vector<int>& mapped, int64_t out_dim) {
+  // A level over the standard basis: parameter `mapped` at dim 0, every output at out_dim.
+  VmapLevel basis_level(const Link& l, const ir::Function& g, int mapped, int64_t out_dim) {
     VmapLevel level;
     level.transform = l.t;
     level.where = l.where;
     level.in_dims.assign(g.params.size(), std::nullopt);
-    for (int m : mapped) level.in_dims[static_cast<size_t>(m)] = 0;
+    level.in_dims[static_cast<size_t>(mapped)] = 0;
     level.out_dims.assign(g.outputs, spec::Dim(out_dim));
     if (l.t->kind == TransformKind::Jacrev) level.chunk_size = l.t->chunk_size;
     if (l.t->kind == TransformKind::Jacfwd) level.randomness = l.t->randomness;
@@ -776,7 +771,7 @@ class AdEmitter {
         lv.out_dims.assign(s.second->outputs, spec::Dim(0));
         levels.push_back(lv);
       }
-      levels.push_back(basis_level(l, *s.second, {static_cast<int>(s.second->params.size() - 1)}, 0));
+      levels.push_back(basis_level(l, *s.second, static_cast<int>(s.second->params.size() - 1), 0));
       auto b = vmapped(*s.second, rows, levels, true);
       if (!b) return std::nullopt;
       append(out, *b);
@@ -858,18 +853,16 @@ class AdEmitter {
       const bool with_aux = has_aux && a == 0;
       if (with_aux) returns.insert(returns.end(), r.outputs.begin() + 1, r.outputs.end());
       finish(*g, refs(*g, returns, false));
-      std::vector<int> mapped = {static_cast<int>(g->params.size() - 1)};
+      const int tangent = static_cast<int>(g->params.size() - 1);  // mapped over the basis
       std::vector<VmapLevel> levels;
       for (const Link& o : outer) {
         VmapLevel lv = make_level(*o.t, o.where, *g);
-        for (int m : mapped) lv.in_dims[static_cast<size_t>(m)] = std::nullopt;
+        lv.in_dims[static_cast<size_t>(tangent)] = std::nullopt;
         lv.out_dims.assign(g->outputs, spec::Dim(0));
         levels.push_back(lv);
       }
-      for (int m : mapped) {
-        levels.push_back(basis_level(l, *g, {m}, -1));
-        for (size_t k = differentiated; k < g->outputs; ++k) levels.back().out_dims[k] = std::nullopt;
-      }
+      levels.push_back(basis_level(l, *g, tangent, -1));
+      for (size_t k = differentiated; k < g->outputs; ++k) levels.back().out_dims[k] = std::nullopt;
       const std::string name = spec_.name + "__jvp" + (wrt.size() > 1 ? std::to_string(a) : "");
       auto v = vmapped(*g, name, levels, true);
       if (!v) return std::nullopt;
@@ -891,7 +884,7 @@ class AdEmitter {
       d += "  const fg::Tensor basis" + as + " = fg::ad::basis(" + x.name + ", " + shape + ");\n";
       std::vector<std::string> args;
       for (int id : n->params) args.push_back(n->var(id).name);
-      for (size_t m = 0; m < mapped.size(); ++m) args.push_back("basis" + as);
+      args.push_back("basis" + as);
       d += "  const auto columns" + as + " = " + name + "(" + join(args) + ");\n";
       for (size_t o = 0; o < g->outputs; ++o) {
         const std::string item = g->outputs == 1 ? "columns" + as : "std::get<" + std::to_string(o) + ">(columns" + as + ")";

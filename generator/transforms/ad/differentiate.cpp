@@ -131,14 +131,16 @@ class Differentiator {
   // the draws of the call. `const fg::ad::RngState rng = fg::ad::rng_state();` before the call;
   // `[const fg::ad::RngState saved =] fg::ad::rng_replay(rng);` before the rerun.
   int rng_state(std::vector<ir::StmtPtr>& out) {
-    const int id = ir::add_var(*fn_, claim("rng"), ir::Type::Other, "const fg::ad::RngState");
-    out.push_back(ir::decl(id, ir::opaque("fg::ad::rng_state()", ir::Type::Other)));
+    const int id = ir::add_var(*fn_, claim("rng"), ir::Type::Other, ir::kRngStateType);
+    out.push_back(ir::decl(id, ir::rng_state()));
     return id;
   }
-  ExprPtr rng_replay(int state) {
-    ExprPtr e = ir::opaque("fg::ad::rng_replay(" + fn_->var(state).name + ")", ir::Type::Other);
-    e->reads = {state};
-    return e;
+  ExprPtr rng_replay(int state) const { return ir::rng_replay(*fn_, state); }
+
+  // The gradients of a reverse pass's stored trips (tape_add, tape_pop) have no rules themselves.
+  void third_order(clang::SourceLocation at) {
+    fail(at, "a third derivative through a loop cannot be generated yet (the gradients of a reverse pass's stored "
+             "trips are not differentiated again)");
   }
 
   // fg::zeros_like(value): the derivative of what does not depend on the inputs.
@@ -471,17 +473,20 @@ class Reverse {
   // store takes it off again (the reverse of the storing loop runs its trips last first).
   void tape_at_vjp(const ir::Stmt& s, const Expr& load, int grad, Adjoints& a, std::vector<ir::StmtPtr>& out) {
     if (load.op != ir::kTapeAt) {
-      third_order(s);
+      d_.third_order(s.range.getBegin());
       return;
     }
     const int tape = load.reads[0];
-    if (a.of.count(tape) == 0) new_accumulator(tape, a, out);
+    if (a.of.count(tape) == 0) {  // inputs() declares it before the loop that reads the trips back
+      d_.fail(s.range.getBegin(), "internal error: a stored loop trip read back outside a loop");
+      return;
+    }
     out.push_back(ir::eval(ir::tape_op(*d_.fn_, ir::kTapeAdd, {a.of.at(tape), load.reads[1], grad}, ir::Type::Void)));
   }
 
   void tape_push_vjp(const ir::Stmt& s, Adjoints& a, std::vector<ir::StmtPtr>& out) {
     if (s.expr->op != ir::kTapePush) {
-      third_order(s);
+      d_.third_order(s.range.getBegin());
       return;
     }
     const int tape = s.expr->reads[0], value = s.expr->reads[1];
@@ -519,10 +524,6 @@ class Reverse {
   }
 
 
-  void third_order(const ir::Stmt& s) {
-    d_.fail(s.range.getBegin(), "a third derivative through a loop cannot be generated yet (the gradients of a "
-                                "reverse pass's stored trips are not differentiated again)");
-  }
 
   // The gradients of the elements of a list argument: the rule per element, with its position
   // and its offset along `dim` (the sum of the sizes of the elements before it).
@@ -640,7 +641,7 @@ class Reverse {
     for (size_t k = 0; k < wrt.size(); ++k) {
       int saved = -1;
       if (rng >= 0) {  // the vjp reruns the call's forward pass on the call's draws
-        saved = ir::add_var(*d_.fn_, d_.claim("rng_saved"), ir::Type::Other, "const fg::ad::RngState");
+        saved = ir::add_var(*d_.fn_, d_.claim("rng_saved"), ir::Type::Other, ir::kRngStateType);
         out.push_back(ir::decl(saved, d_.rng_replay(rng)));
       }
       const Expr& arg = call.arg(static_cast<size_t>(wrt[k]));
@@ -978,7 +979,7 @@ class Forward {
     const int tape = s.expr->reads[0], value = s.expr->reads.back();
     if (d_.active_.count(tape) == 0) return true;
     if (s.expr->op != ir::kTapePush) {
-      third_order(s.range);
+      d_.third_order(s.range.getBegin());
       return true;
     }
     int t = -1;
@@ -995,15 +996,11 @@ class Forward {
     return true;
   }
 
-  void third_order(clang::SourceRange at) {
-    d_.fail(at.getBegin(), "a third derivative through a loop cannot be generated yet (the gradients of a reverse "
-                           "pass's stored trips are not differentiated again)");
-  }
 
   // The tangent of a value read from a tape: read from the tape of tangents.
   ExprPtr load_tangent(const Expr& load) {
     if (load.op != ir::kTapeAt) {
-      third_order(load.range);
+      d_.third_order(load.range.getBegin());
       return nullptr;
     }
     auto it = tangent.find(load.reads[0]);
