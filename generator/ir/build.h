@@ -38,11 +38,14 @@ ExprPtr vmapped_call(std::shared_ptr<const Function> fn, std::vector<ExprPtr> ar
 // is, but tagged in `op` with their operands as `reads`, in order, so that the normalizer can
 // rename them and AD can differentiate them: forward mode keeps a tape of tangents beside a tape
 // of tensors; reverse mode gives a tape a tape of gradients, added to where the trips are read
-// back and taken off where they were stored.
+// back and taken off where they were stored. The operations are closed under both modes (so any
+// order of derivative goes through a loop): at/read reverse to add, add reverses to read, push to
+// pop and pop to push.
 inline constexpr const char* kTapePush = "tape_push";  // {tape, value}: tape.push_back(value);
 inline constexpr const char* kTapeAt = "tape_at";      // {tape, index}: tape[index]
 inline constexpr const char* kTapeAdd = "tape_add";    // {tape, index, value}: adds value to tape[index]
 inline constexpr const char* kTapePop = "tape_pop";    // {tape}: the last entry, taken off
+inline constexpr const char* kTapeRead = "tape_read";  // {tape, index}: tape[index], none where it has none
 // (The entries are tensors, or for a loop inside a loop, the inner loop's tapes.)
 ExprPtr tape_op(const Function& fn, const std::string& op, const std::vector<int>& operands, Type type);
 bool is_tape_op(const Expr& e);

@@ -865,6 +865,8 @@ class BodyEmitter {
     } else if (e.op == "nll_loss" || e.op == "cross_entropy") {
       call = "fg::vmap::" + e.op + "(" + b(0) + ", " + b(1) + ", " + (texts.size() > 2 ? b(2) : "{}") + ", " +
              (texts.size() > 3 ? texts[3] : "fg::Reduction::Mean") + ", " + (texts.size() > 4 ? texts[4] : "-100") + ")";
+    } else if (e.op == "ad::add_gradients") {  // one may have no value, so no batch: both given the sum's
+      call = "fg::vmap::ad::add_gradients(" + b(0) + ", " + b(1) + ", " + mask(l) + ", " + batch_sizes_of(l) + ")";
     } else if (e.op.rfind("ad::", 0) == 0) {
       // The fg::ad helpers of derivative code: fg::vmap::ad::<op>, tensors as Batched, in order.
       std::vector<std::string> items;

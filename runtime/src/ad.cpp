@@ -164,6 +164,11 @@ Tensor tape_pop(std::vector<Tensor>& tape) {
   return g;
 }
 
+Tensor tape_read(const std::vector<Tensor>& tape, int64_t i) {
+  if (i < 0) fail("ad::tape_read", "trip ", i, " of a tape (internal error of the generated code)");
+  return i < static_cast<int64_t>(tape.size()) ? tape[static_cast<size_t>(i)] : Tensor();
+}
+
 RngState rng_state() { return {default_generator().seed(), default_generator().offset()}; }
 
 RngState rng_replay(const RngState& state) {
@@ -174,6 +179,12 @@ RngState rng_replay(const RngState& state) {
 }
 
 Tensor zero_gradient(const Tensor& x) { return x.defined() ? fg::zeros_like(x) : Tensor(); }
+
+Tensor add_gradients(const Tensor& self, const Tensor& other) {
+  if (!self.defined()) return other;
+  if (!other.defined()) return self;
+  return self + other;
+}
 
 Tensor select_backward(const Tensor& g, IntArrayRef sizes, int64_t dim, int64_t index) {
   Tensor out = fg::zeros(sizes, g.options());

@@ -159,6 +159,14 @@ Batched select_backward(const Batched& g, IntArrayRef sizes, int64_t dim, int64_
 
 Batched zero_gradient(const Batched& x) { return {fg::ad::zero_gradient(x.value), x.levels}; }
 
+Batched add_gradients(const Batched& self, const Batched& other, Levels all, const std::vector<int64_t>& batch_sizes) {
+  if (!self.value.defined() && !other.value.defined()) return {Tensor(), all};
+  if (!self.value.defined()) return {materialize(other.value, other.levels, all, batch_sizes), all};
+  if (!other.value.defined()) return {materialize(self.value, self.levels, all, batch_sizes), all};
+  auto [a, b] = align({self, other});
+  return {materialize(a + b, self.levels | other.levels, all, batch_sizes), all};
+}
+
 Batched slice_backward(const Batched& g, IntArrayRef sizes, int64_t dim, std::optional<int64_t> start,
                        std::optional<int64_t> end, int64_t step) {
   return write_into_zeros(g, sizes, [&](const Tensor& out, int64_t n) { return out.slice(vmap::dim(dim, n), start, end, step); });

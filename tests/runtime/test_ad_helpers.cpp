@@ -429,6 +429,21 @@ TEST(TapeGradients, TapesOfANestedLoopsTapes) {
   EXPECT_TRUE(fg::ad::tape_pop(outer).empty());
 }
 
+// A third derivative reads a tape of gradients back by trip (what the pops of the second pushed):
+// the entry, or none past its end; a nested loop's entry as an inner tape.
+TEST(TapeGradients, ReadGivesTheTripsEntryOrNone) {
+  std::vector<Tensor> tape{fg::full({2}, 3.0, fg::kDouble), Tensor()};
+  EXPECT_TRUE(fg::allclose(fg::ad::tape_read(tape, 0), fg::full({2}, 3.0, fg::kDouble)));
+  EXPECT_FALSE(fg::ad::tape_read(tape, 1).defined());
+  EXPECT_FALSE(fg::ad::tape_read(tape, 5).defined());
+  EXPECT_EQ(tape.size(), 2u);  // reading takes nothing off
+  EXPECT_FG_ERROR(fg::ad::tape_read(tape, -1),
+                  "fg::ad::tape_read: trip -1 of a tape (internal error of the generated code)");
+  std::vector<std::vector<Tensor>> outer{{fg::ones({1}), fg::ones({1})}};
+  EXPECT_EQ(fg::ad::tape_read(outer, 0).size(), 2u);
+  EXPECT_TRUE(fg::ad::tape_read(outer, 3).empty());
+}
+
 TEST(TapeGradients, MaterializeKeepsAnUndefinedGradientUndefined) {
   EXPECT_FALSE(fg::vmap::materialize(Tensor(), 0, 0b1, {3}).defined());
 }

@@ -137,12 +137,6 @@ class Differentiator {
   }
   ExprPtr rng_replay(int state) const { return ir::rng_replay(*fn_, state); }
 
-  // The gradients of a reverse pass's stored trips (tape_add, tape_pop) have no rules themselves.
-  void third_order(clang::SourceLocation at) {
-    fail(at, "a third derivative through a loop cannot be generated yet (the gradients of a reverse pass's stored "
-             "trips are not differentiated again)");
-  }
-
   // fg::zeros_like(value): the derivative of what does not depend on the inputs.
   ExprPtr zeros_like(int value) {
     ExprPtr p = ref(value);
@@ -150,6 +144,51 @@ class Differentiator {
     at.op = "zeros_like";
     return formula("fg::zeros_like(p)", {{"p", p.get()}}, at);
   }
+
+  // fg::ad::zero_gradient(value): zeros, or no tensor where the value has none (a trip whose
+  // value a branch not taken left unset).
+  ExprPtr zero_gradient(int value) {
+    ExprPtr p = ref(value);
+    Expr at;
+    at.op = "ad::zero_gradient";
+    return formula("fg::ad::zero_gradient(p)", {{"p", p.get()}}, at);
+  }
+
+  // The derivative of a value that does not depend on the inputs: zeros, or for a value that may
+  // have none, fg::ad::zero_gradient, which keeps it so.
+  ExprPtr no_derivative(int value) {
+    return maybe_undefined_.count(value) != 0 ? zero_gradient(value) : zeros_like(value);
+  }
+
+  // Two contributions to one derivative of `value`: a + b, or where the value may have no tensor
+  // (and so its derivatives), fg::ad::add_gradients(a, b), which takes a missing one as none.
+  ExprPtr add_to(int value, ExprPtr a, ExprPtr b, const Expr& at) {
+    if (maybe_undefined_.count(value) == 0) return sum(std::move(a), std::move(b), at);
+    return formula("fg::ad::add_gradients(a, b)", {{"a", a.get()}, {"b", b.get()}}, at);
+  }
+
+  // The tensors that may hold no tensor when the code runs: declared without a value (set by a
+  // branch), read back from a tape (a trip on which such a value had none), the derivatives that
+  // keep that (fg::ad::zero_gradient, fg::ad::add_gradients) and what is assigned from those. Ops
+  // on such values run only where they have one (an op on no tensor throws).
+  void find_maybe_undefined(const std::vector<ir::StmtPtr>& body) {
+    for (bool changed = true; changed;) {
+      changed = false;
+      ir::for_each_stmt(body, [&](const ir::Stmt& s) {
+        if ((s.kind != ir::StmtKind::Decl && s.kind != ir::StmtKind::Assign) || s.var < 0 ||
+            fn_->var(s.var).type != ir::Type::Tensor || maybe_undefined_.count(s.var) != 0)
+          return;
+        const Expr* e = s.expr.get();
+        const bool maybe = e == nullptr ? s.kind == ir::StmtKind::Decl
+                                        : ir::is_tape_op(*e) ||
+                                              (e->kind == ExprKind::VarRef && maybe_undefined_.count(e->var) != 0) ||
+                                              (e->kind == ExprKind::Call &&
+                                               (e->op == "ad::zero_gradient" || e->op == "ad::add_gradients"));
+        if (maybe) changed = maybe_undefined_.insert(s.var).second;
+      });
+    }
+  }
+  std::set<int> maybe_undefined_;
 
   // a + b, for contributions to one gradient or tangent (`at`: the op they come from, for errors).
   ExprPtr sum(ExprPtr a, ExprPtr b, const Expr& at) { return formula("a + b", {{"a", a.get()}, {"b", b.get()}}, at); }
@@ -178,6 +217,15 @@ class Differentiator {
     return nullptr;
   }
 
+  // `var = <a load from a tape>` (tape_at, tape_read, tape_pop), declared or assigned (a reverse
+  // pass hoists declarations out of ifs): the load, else null.
+  static const Expr* tape_load(const ir::Stmt& s) {
+    if ((s.kind != ir::StmtKind::Decl && s.kind != ir::StmtKind::Assign) || s.var < 0 || !s.expr ||
+        !ir::is_tape_op(*s.expr))
+      return nullptr;
+    return s.expr.get();
+  }
+
   // Whether the tensor argument `a` is a value that depends on the inputs being differentiated.
   bool active_arg(const Expr& a) const { return a.kind == ExprKind::VarRef && active_.count(a.var) != 0; }
 
@@ -203,8 +251,8 @@ class Differentiator {
           changed = true;
           return;
         }
-        if (s.kind == ir::StmtKind::Decl && s.var >= 0 && s.expr && ir::is_tape_op(*s.expr) &&
-            active_.count(s.expr->reads[0]) != 0 && active_.insert(s.var).second) {
+        if (const Expr* load = tape_load(s);
+            load != nullptr && active_.count(load->reads[0]) != 0 && active_.insert(s.var).second) {
           changed = true;  // a trip read back from a tape of active values (a nested loop's tape too)
           return;
         }
@@ -265,8 +313,6 @@ class Reverse {
  public:
   explicit Reverse(Differentiator& d) : d_(d) {}
 
-  std::set<int> maybe_unset;  // tensors declared without a value in the forward pass
-
   // Where the statement being reversed can put statements before itself in the forward pass.
   std::vector<ir::StmtPtr>* setup_ = nullptr;
 
@@ -280,10 +326,13 @@ class Reverse {
   void prune_tape_gradients(std::vector<ir::StmtPtr>& body) {
     std::set<int> unused = tape_accumulators;
     ir::for_each_expr(body, [&](const Expr& e) {
-      if (ir::is_tape_op(e) && e.op == ir::kTapeAdd) {
+      if (!ir::is_tape_op(e)) return;
+      if (e.op == ir::kTapeAdd) {
         unused.erase(e.reads[0]);
         unused.erase(e.reads[2]);
       }
+      if (e.op == ir::kTapeRead) unused.erase(e.reads[0]);   // gradients pushed onto it are read back
+      if (e.op == ir::kTapePush) unused.erase(e.reads[1]);   // a tape of gradients kept on an outer one
     });
     std::function<void(std::vector<ir::StmtPtr>&)> prune = [&](std::vector<ir::StmtPtr>& stmts) {
       std::vector<ir::StmtPtr> kept;
@@ -307,7 +356,7 @@ class Reverse {
     auto it = a.of.find(value);
     if (it != a.of.end() && a.accumulators.count(it->second) != 0) {
       const Expr& at = *contribution;
-      out.push_back(ir::assign(it->second, d_.sum(d_.ref(it->second), std::move(contribution), at)));
+      out.push_back(ir::assign(it->second, d_.add_to(value, d_.ref(it->second), std::move(contribution), at)));
       return;
     }
     const int id = d_.tensor_var("d_" + d_.fn_->var(value).name);
@@ -315,7 +364,7 @@ class Reverse {
       out.push_back(ir::decl(id, std::move(contribution)));
     } else {
       const Expr& at = *contribution;
-      out.push_back(ir::decl(id, d_.sum(d_.ref(it->second), std::move(contribution), at)));
+      out.push_back(ir::decl(id, d_.add_to(value, d_.ref(it->second), std::move(contribution), at)));
     }
     a.of[value] = id;
   }
@@ -408,12 +457,14 @@ class Reverse {
   // One straight-line statement.
   void statement(const ir::Stmt& s, Adjoints& a, std::vector<ir::StmtPtr>& out) {
     if (s.kind == ir::StmtKind::Eval && s.expr && ir::is_tape_op(*s.expr)) {
-      tape_push_vjp(s, a, out);
+      if (s.expr->op == ir::kTapePush) tape_push_vjp(s, a, out);
+      else tape_add_vjp(s, a, out);
       return;
     }
-    if (s.kind == ir::StmtKind::Decl && s.var >= 0 && d_.fn_->var(s.var).type == ir::Type::Other && s.expr &&
-        ir::is_tape_op(*s.expr)) {  // a nested loop's tape read back: its tape of gradients goes on the outer one
-      if (auto g = a.of.find(s.var); g != a.of.end()) tape_at_vjp(s, *s.expr, g->second, a, out);
+    if (Differentiator::tape_load(s) != nullptr) {
+      if (d_.active_.count(s.var) == 0) return;
+      if (s.expr->op == ir::kTapePop) tape_pop_vjp(s, a, out);
+      else if (auto g = a.of.find(s.var); g != a.of.end()) tape_at_vjp(s, *s.expr, g->second, a, out);
       return;
     }
     const Expr* e = d_.definition(s);
@@ -422,10 +473,6 @@ class Reverse {
     if (adj == a.of.end()) return;  // the outputs do not depend on this value
     if (e->kind == ExprKind::VarRef) {  // x = y: y gets x's gradient
       if (d_.active_arg(*e)) accumulate(a, e->var, d_.ref(adj->second), out);
-      return;
-    }
-    if (ir::is_tape_op(*e)) {
-      tape_at_vjp(s, *e, adj->second, a, out);
       return;
     }
     if (e->kind != ExprKind::Call) return;
@@ -469,13 +516,10 @@ class Reverse {
   }
 
   // Reverse mode over a reverse pass (the gradient of its loop's stored trips): a trip read back
-  // from a tape adds its gradient to the tape's tape of gradients, at the same trip; the trip's
-  // store takes it off again (the reverse of the storing loop runs its trips last first).
+  // from a tape (tape_at, tape_read) adds its gradient to the tape's tape of gradients, at the same
+  // trip; the trip's store takes it off again (the reverse of the storing loop runs its trips last
+  // first). (A nested loop's tape read back: its tape of gradients goes on the outer one.)
   void tape_at_vjp(const ir::Stmt& s, const Expr& load, int grad, Adjoints& a, std::vector<ir::StmtPtr>& out) {
-    if (load.op != ir::kTapeAt) {
-      d_.third_order(s.range.getBegin());
-      return;
-    }
     const int tape = load.reads[0];
     if (a.of.count(tape) == 0) {  // inputs() declares it before the loop that reads the trips back
       d_.fail(s.range.getBegin(), "internal error: a stored loop trip read back outside a loop");
@@ -485,10 +529,6 @@ class Reverse {
   }
 
   void tape_push_vjp(const ir::Stmt& s, Adjoints& a, std::vector<ir::StmtPtr>& out) {
-    if (s.expr->op != ir::kTapePush) {
-      d_.third_order(s.range.getBegin());
-      return;
-    }
     const int tape = s.expr->reads[0], value = s.expr->reads[1];
     auto g = a.of.find(tape);
     if (g == a.of.end() || d_.active_.count(value) == 0) return;
@@ -521,6 +561,53 @@ class Reverse {
     ir::StmtPtr guard = guarded("!" + d_.fn_->var(g->second).name + ".empty()", std::move(pop));
     tape_guards[guard.get()] = g->second;
     out.push_back(std::move(guard));
+  }
+
+  // Reverse mode over a reverse pass's reverse (a third derivative through a loop). The pass took
+  // the gradients of its stored trips off a tape of gradients (`e = tape_pop(d_tape)`, last trip
+  // first): their reverse, running first trip first, pushes e's gradient onto d_tape's own tape
+  // of gradients, so that entry i is trip i's; where e has no gradient, a zero one (a place
+  // holder that keeps the entries in trip order).
+  void tape_pop_vjp(const ir::Stmt& s, Adjoints& a, std::vector<ir::StmtPtr>& out) {
+    const int tape = s.expr->reads[0];
+    auto g = a.of.find(tape);
+    auto grad = a.of.find(s.var);
+    if (g == a.of.end()) {
+      if (grad != a.of.end()) d_.fail(s.range.getBegin(), "internal error: a tape of gradients without its own");
+      return;
+    }
+    int pushed = grad != a.of.end() ? grad->second : -1;
+    if (pushed < 0) {
+      const ir::Var& v = d_.fn_->var(s.var);
+      if (v.type == ir::Type::Tensor) {
+        pushed = d_.tensor_var("d_" + v.name);
+        out.push_back(ir::decl(pushed, d_.zero_gradient(s.var)));
+      } else {  // an inner loop's tape of gradients: an empty one
+        pushed = ir::add_var(*d_.fn_, d_.claim("d_" + v.name), ir::Type::Other, ir::value_type(v));
+        out.push_back(ir::decl(pushed, nullptr));
+      }
+    }
+    out.push_back(ir::eval(ir::tape_op(*d_.fn_, ir::kTapePush, {g->second, pushed}, ir::Type::Void)));
+    tape_guards[out.back().get()] = g->second;  // pruned with the tape when nothing reads it
+  }
+
+  // The reverse of `tape_add(d_tape, i, value)`: value's gradient is entry i of d_tape's tape of
+  // gradients (which the reverse of the pops filled).
+  void tape_add_vjp(const ir::Stmt& s, Adjoints& a, std::vector<ir::StmtPtr>& out) {
+    const int tape = s.expr->reads[0], index = s.expr->reads[1], value = s.expr->reads[2];
+    auto g = a.of.find(tape);
+    if (g == a.of.end() || d_.active_.count(value) == 0) return;
+    const ir::Var& v = d_.fn_->var(value);
+    const bool tensor = v.type == ir::Type::Tensor;
+    const int id = tensor ? d_.tensor_var("d_" + v.name + "_trip")
+                          : ir::add_var(*d_.fn_, d_.claim("d_" + v.name), ir::Type::Other, ir::value_type(v));
+    out.push_back(ir::decl(id, ir::tape_op(*d_.fn_, ir::kTapeRead, {g->second, index}, d_.fn_->var(id).type)));
+    if (tensor) {
+      accumulate(a, value, d_.ref(id), out);
+      return;
+    }
+    a.of[value] = id;  // an inner loop's tape of gradients, given once
+    a.accumulators.insert(id);
   }
 
 
@@ -664,8 +751,11 @@ class Reverse {
     for (const auto* b : bodies)
       ir::for_each_stmt(*b, [&](const ir::Stmt& s) {
         if ((s.kind == ir::StmtKind::Decl || s.kind == ir::StmtKind::Assign) && s.var >= 0) defined.insert(s.var);
-        if (s.kind == ir::StmtKind::Decl && s.expr && ir::is_tape_op(*s.expr) && d_.active_.count(s.var) != 0)
+        if (Differentiator::tape_load(s) != nullptr && d_.active_.count(s.var) != 0)
           read.insert(s.expr->reads[0]);  // a trip read back: its tape gets the gradient
+        if (s.kind == ir::StmtKind::Eval && s.expr && ir::is_tape_op(*s.expr) &&
+            d_.active_.count(s.expr->reads.back()) != 0 && d_.fn_->var(s.expr->reads.back()).type == ir::Type::Tensor)
+          read.insert(s.expr->reads.back());  // a value stored: it gets the gradient of its entry
         const Expr* e = d_.definition(s);
         if (e == nullptr || d_.active_.count(s.var) == 0) return;
         if (e->kind == ExprKind::VarRef && d_.active_arg(*e)) read.insert(e->var);
@@ -706,19 +796,9 @@ class Reverse {
       return;
     }
     const int id = d_.tensor_var("d_" + d_.fn_->var(v).name);
-    out.push_back(ir::decl(id, it != a.of.end() ? d_.ref(it->second) : zero_gradient(v)));
+    out.push_back(ir::decl(id, it != a.of.end() ? d_.ref(it->second) : d_.no_derivative(v)));
     a.of[v] = id;
     a.accumulators.insert(id);
-  }
-
-  // The start of an accumulator: zeros, or for a value that a branch may have left without one
-  // (declared without a value), fg::ad::zero_gradient, which keeps it so.
-  ExprPtr zero_gradient(int value) {
-    if (maybe_unset.count(value) == 0) return d_.zeros_like(value);
-    ExprPtr p = d_.ref(value);
-    Expr at;
-    at.op = "ad::zero_gradient";
-    return d_.formula("fg::ad::zero_gradient(p)", {{"p", p.get()}}, at);
   }
 
   void branch(ir::Stmt& s, Adjoints& a, std::vector<ir::StmtPtr>& out) {
@@ -781,7 +861,7 @@ class Reverse {
     for (auto& [x, prev] : carried) {
       if (d_.active_.count(x) == 0) continue;
       auto g = t.of.find(prev);
-      trip.push_back(ir::assign(inner.of.at(x), g != t.of.end() ? d_.ref(g->second) : d_.zeros_like(prev)));
+      trip.push_back(ir::assign(inner.of.at(x), g != t.of.end() ? d_.ref(g->second) : d_.no_derivative(prev)));
     }
     if (!d_.ok()) return;
 
@@ -863,12 +943,7 @@ ReverseResult reverse(const ir::Function& normalized, const std::vector<int>& wr
   std::vector<ir::StmtPtr> forward;
   for (size_t i = 0; i + 1 < normalized.body.size(); ++i) forward.push_back(ir::clone(*normalized.body[i]));
   rev.hoist(forward);
-  ir::for_each_stmt(forward, [&](const ir::Stmt& s) {
-    // (A trip read back from a tape has no value where a branch not taken left it without one.)
-    if (s.kind == ir::StmtKind::Decl && (!s.expr || ir::is_tape_op(*s.expr)) && s.var >= 0 &&
-        d.fn_->var(s.var).type == ir::Type::Tensor)
-      rev.maybe_unset.insert(s.var);
-  });
+  d.find_maybe_undefined(forward);
   std::vector<int> wrt_ids;
   for (int w : wrt) wrt_ids.push_back(normalized.params[static_cast<size_t>(w)]);
   d.find_active(forward, wrt_ids);
@@ -963,8 +1038,16 @@ class Forward {
   // declared with it, pushed to with it, read back with it (`out` gets those statements; a tape
   // of a nested loop's tapes holds their tapes of tangents). Whether `s` was one of those.
   bool tape(const ir::Stmt& s, std::vector<ir::StmtPtr>& out) {
-    const bool is_tape_var = s.kind == ir::StmtKind::Decl && s.var >= 0 && d_.fn_->var(s.var).type == ir::Type::Other;
-    if (is_tape_var && (!s.expr || ir::is_tape_op(*s.expr))) {
+    const bool is_tape_var = s.var >= 0 && d_.fn_->var(s.var).type == ir::Type::Other;
+    if (is_tape_var && s.kind == ir::StmtKind::Assign && Differentiator::tape_load(s) != nullptr) {
+      if (d_.active_.count(s.var) == 0) return false;
+      auto it = tangent.find(s.var);
+      ExprPtr load = load_tangent(*s.expr);
+      if (it == tangent.end()) d_.fail(s.range.getBegin(), "internal error: a tape assigned before its tangents");
+      else if (load) out.push_back(ir::assign(it->second, std::move(load)));
+      return true;
+    }
+    if (is_tape_var && s.kind == ir::StmtKind::Decl && (!s.expr || ir::is_tape_op(*s.expr))) {
       if (d_.active_.count(s.var) == 0) return false;
       const ir::Var& v = d_.fn_->var(s.var);
       const std::string name = v.name + "_tangent", type = ir::value_type(v);
@@ -976,45 +1059,46 @@ class Forward {
       return true;
     }
     if (s.kind != ir::StmtKind::Eval || !s.expr || !ir::is_tape_op(*s.expr)) return false;
+    // tape_push(tape, value) and tape_add(tape, i, value): the same on the tape of tangents.
     const int tape = s.expr->reads[0], value = s.expr->reads.back();
     if (d_.active_.count(tape) == 0) return true;
-    if (s.expr->op != ir::kTapePush) {
-      d_.third_order(s.range.getBegin());
-      return true;
-    }
+    auto tt = tangent.find(tape);
     int t = -1;
     if (auto it = tangent.find(value); it != tangent.end()) {
       t = it->second;
     } else if (d_.fn_->var(value).type == ir::Type::Tensor) {  // a trip on which it does not depend on the inputs
       t = d_.tensor_var(d_.fn_->var(value).name + "_tangent");
-      out.push_back(ir::decl(t, d_.zeros_like(value)));
-    } else {
+      out.push_back(ir::decl(t, d_.zero_gradient(value)));
+    }
+    if (t < 0 || tt == tangent.end()) {
       d_.fail(s.range.getBegin(), "internal error: a stored tape without its tangents");
       return true;
     }
-    out.push_back(ir::eval(ir::tape_op(*d_.fn_, ir::kTapePush, {tangent.at(tape), t}, ir::Type::Void)));
+    std::vector<int> operands = s.expr->reads;
+    operands.front() = tt->second;
+    operands.back() = t;
+    out.push_back(ir::eval(ir::tape_op(*d_.fn_, s.expr->op, operands, ir::Type::Void)));
     return true;
   }
 
 
-  // The tangent of a value read from a tape: read from the tape of tangents.
+  // The tangent of a value read from a tape (tape_at, tape_read, tape_pop): read the same way
+  // from the tape of tangents.
   ExprPtr load_tangent(const Expr& load) {
-    if (load.op != ir::kTapeAt) {
-      d_.third_order(load.range.getBegin());
-      return nullptr;
-    }
     auto it = tangent.find(load.reads[0]);
     if (it == tangent.end()) {
       d_.fail(load.range.getBegin(), "internal error: a stored loop trip read before its tape is declared");
       return nullptr;
     }
-    return ir::tape_op(*d_.fn_, ir::kTapeAt, {it->second, load.reads[1]}, load.type);
+    std::vector<int> operands = load.reads;
+    operands.front() = it->second;
+    return ir::tape_op(*d_.fn_, load.op, operands, load.type);
   }
 
   // The tangent of `value` (zeros when it does not depend on the inputs).
   ExprPtr of_value(int value) {
     if (auto t = tangent.find(value); t != tangent.end()) return d_.ref(t->second);
-    return d_.zeros_like(value);
+    return d_.no_derivative(value);
   }
 
  private:
@@ -1144,7 +1228,7 @@ class Forward {
         env["tangent"] = tan.get();
         c = d_.formula(f->second, env, call);
       }
-      if (c) total = total ? d_.sum(std::move(total), std::move(c), call) : std::move(c);
+      if (c) total = total ? d_.add_to(var, std::move(total), std::move(c), call) : std::move(c);
     }
     if (!total) return of_value(var);  // active only through arguments without a tangent yet
     if (v.rule->broadcasts) {
@@ -1174,6 +1258,7 @@ ForwardResult forward(const ir::Function& normalized, const std::vector<int>& wr
   std::vector<ir::StmtPtr> body;
   for (size_t i = 0; i + 1 < normalized.body.size(); ++i) body.push_back(ir::clone(*normalized.body[i]));
   d.find_active(body, wrt_ids);
+  d.find_maybe_undefined(body);
   if (!d.ok()) return r;
   f.block(body, d.fn_->body);
   for (size_t k = 0; k < differentiated && k < r.outputs.size(); ++k) {

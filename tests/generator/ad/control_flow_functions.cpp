@@ -85,6 +85,9 @@ FUNCGEN("rnn_hessian_w_h0 = hessian(rnn, argnums=(1, 3))")
 FUNCGEN("rnn_hvp = jvp(grad(rnn, argnums=1))")
 FUNCGEN("rnn_grad_vjp = vjp(grad(rnn, argnums=1))")
 FUNCGEN("rnn_hessian_rev = jacrev(jacrev(rnn, argnums=3), argnums=3)")
+// Third order: derivatives of the reverse pass's reverse (its tapes of gradients) in both modes.
+FUNCGEN("rnn_third_rev = jacrev(jacrev(jacrev(rnn, argnums=3), argnums=3), argnums=3)")
+FUNCGEN("rnn_third_fwd = jacfwd(jacrev(jacrev(rnn, argnums=3), argnums=3), argnums=3)")
 FUNCGEN("rnn_hvp_per_sample = vmap(jvp(grad(rnn, argnums=1)), in_dims=(0, None, None, None, None, None, None, None))")
 FUNCGEN("rnn_per_sample = vmap(grad(rnn, argnums=(1, 2)), in_dims=(0, None, None, None))")
 fg::Tensor rnn(const fg::Tensor& xs, const fg::Tensor& w, const fg::Tensor& u, const fg::Tensor& h0) {
@@ -110,6 +113,12 @@ FUNCGEN("loop_branch_grad = grad(loop_branch, argnums=(0, 1))")
 FUNCGEN("loop_branch_jvp = jvp(loop_branch)")
 FUNCGEN("loop_branch_hessian = hessian(loop_branch, argnums=(0, 1))")
 FUNCGEN("loop_branch_jacrev2 = jacrev(jacrev(loop_branch, argnums=(0, 1)), argnums=1)")
+FUNCGEN("loop_branch_hessian_w = jacrev(jacrev(loop_branch, argnums=1), argnums=1)")
+FUNCGEN("loop_branch_third_rev = jacrev(loop_branch_hessian_w, argnums=1)")
+FUNCGEN("loop_branch_third_fwd = jacfwd(loop_branch_hessian_w, argnums=1)")
+FUNCGEN("loop_branch_grad2 = grad(grad(loop_branch, argnums=1), argnums=1)")
+FUNCGEN("loop_branch_grad3 = grad(grad(grad(loop_branch, argnums=1), argnums=1), argnums=1)")
+FUNCGEN("loop_branch_grad4 = grad(grad(grad(grad(loop_branch, argnums=1), argnums=1), argnums=1), argnums=1)")
 fg::Tensor loop_branch(const fg::Tensor& x, const fg::Tensor& w, int n) {
   fg::Tensor h = x;
   for (int i = 0; i < n; ++i) {
@@ -127,6 +136,9 @@ FUNCGEN("nested_jvp = jvp(nested)")
 FUNCGEN("nested_hessian = hessian(nested)")
 FUNCGEN("nested_jacrev2 = jacrev(jacrev(nested))")
 FUNCGEN("nested_grad_grad = grad(grad(nested))")
+FUNCGEN("nested_grad3 = grad(grad(grad(nested)))")
+FUNCGEN("nested_third_rev = jacrev(jacrev(jacrev(nested)))")
+FUNCGEN("nested_third_fwd = jacfwd(jacrev(jacrev(nested)))")
 fg::Tensor nested(const fg::Tensor& x, int n, int m) {
   fg::Tensor h = x;
   int i = 0;

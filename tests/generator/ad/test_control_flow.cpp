@@ -198,6 +198,14 @@ TEST_F(ControlFlow, RecurrentNetTimeLoop) {
     auto [j2w, j2h0] = cf::rnn_state_jacrev2(xs, w, u, h0);
     expect_close(j2w, numeric_jacobian(jac_h0, args, 1), "jacrev(jacrev) w");
     expect_close(j2h0, numeric_jacobian(jac_h0, args, 3), "jacrev(jacrev) h0");
+
+    // third order: reverse mode over the reverse pass's reverse gives its tapes of gradients tapes
+    // of gradients of their own (pushed where it popped, read where it added); forward mode keeps
+    // tapes of tangents beside them
+    const Fn hess_h0 = [](const Args& a) { return cf::rnn_hessian_rev(a[0], a[1], a[2], a[3]); };
+    const T third = numeric_jacobian(hess_h0, args, 3);
+    expect_close(cf::rnn_third_rev(xs, w, u, h0), third, "jacrev(jacrev(jacrev)) h0");
+    expect_close(cf::rnn_third_fwd(xs, w, u, h0), third, "jacfwd(jacrev(jacrev)) h0");
     expect_close(cf::rnn_hessian_rev(xs, w, u, h0), cf::rnn_hessian(xs, w, u, h0), "jacrev(jacrev) == hessian");
     auto [gw_vjp, grad_pullback] = cf::rnn_grad_vjp(xs, w, u, h0);
     expect_close(gw_vjp, gw, "vjp(grad) primal");
@@ -273,6 +281,24 @@ TEST_F(ControlFlow, BranchInsideALoopOnItsCounter) {
   }
 }
 
+TEST_F(ControlFlow, ThirdAndFourthOrderThroughALoopWithABranch) {
+  const T x = rand64({4}), w = rand64({1}) * 0.5;
+  for (int n : {0, 1, 4, 5}) {
+    const Fn g1 = [n](const Args& a) { return std::get<1>(cf::loop_branch_grad(a[0], a[1], n)); };
+    const Fn g2 = [n](const Args& a) { return cf::loop_branch_grad2(a[0], a[1], n); };
+    const Fn g3 = [n](const Args& a) { return cf::loop_branch_grad3(a[0], a[1], n); };
+    expect_close(cf::loop_branch_grad2(x, w, n), numeric_jacobian(g1, {x, w}, 1).reshape({1}), "grad(grad)");
+    expect_close(cf::loop_branch_grad3(x, w, n), numeric_jacobian(g2, {x, w}, 1).reshape({1}), "grad^3");
+    expect_close(cf::loop_branch_grad4(x, w, n), numeric_jacobian(g3, {x, w}, 1).reshape({1}), "grad^4");
+    // the same batched over a basis (the trips a branch left without a value stay without one)
+    const T w4 = rand64({4}) * 0.5;
+    const Fn hess = [n](const Args& a) { return cf::loop_branch_hessian_w(a[0], a[1], n); };
+    const T third = numeric_jacobian(hess, {x, w4}, 1);
+    expect_close(cf::loop_branch_third_rev(x, w4, n), third, "jacrev^3");
+    expect_close(cf::loop_branch_third_fwd(x, w4, n), third, "jacfwd(jacrev(jacrev))");
+  }
+}
+
 TEST_F(ControlFlow, NestedLoops) {
   const T x = rand64({3}) * 0.5;
   for (auto [n, m] : {std::pair{1, 0}, std::pair{2, 3}, std::pair{3, 1}}) {
@@ -287,5 +313,12 @@ TEST_F(ControlFlow, NestedLoops) {
     expect_close(cf::nested_jacrev2(x, n, m), h, "jacrev(jacrev)");
     const T x1 = rand64({1}) * 0.5;
     expect_close(cf::nested_grad_grad(x1, n, m), numeric_jacobian(g, {x1}, 0).reshape({1}), "grad(grad)");
+    // third order: tapes of tapes of gradients get tapes of their own
+    const Fn g2 = [n = n, m = m](const Args& a) { return cf::nested_grad_grad(a[0], n, m); };
+    expect_close(cf::nested_grad3(x1, n, m), numeric_jacobian(g2, {x1}, 0).reshape({1}), "grad(grad(grad))");
+    const Fn hess = [n = n, m = m](const Args& a) { return cf::nested_jacrev2(a[0], n, m); };
+    const T third = numeric_jacobian(hess, {x}, 0);
+    expect_close(cf::nested_third_rev(x, n, m), third, "jacrev(jacrev(jacrev))");
+    expect_close(cf::nested_third_fwd(x, n, m), third, "jacfwd(jacrev(jacrev))");
   }
 }

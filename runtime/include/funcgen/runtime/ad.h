@@ -51,6 +51,9 @@ Tensor select_backward(const Tensor& g, IntArrayRef sizes, int64_t dim, int64_t 
 // shaped as x, or an undefined tensor when x has none (a value that only a branch not taken sets,
 // whose gradient is then never read).
 Tensor zero_gradient(const Tensor& x);
+// Two contributions to such a gradient: self + other, where one without a value counts as none
+// (the gradient of a trip that had no value stays without one).
+Tensor add_gradients(const Tensor& self, const Tensor& other);
 
 // The gradients of the views that keep part of a tensor: zeros of `sizes` with g written where
 // self.slice(dim, start, end, step) / self.narrow(dim, start, length) / self.diagonal(offset,
@@ -93,6 +96,16 @@ Inner tape_pop(std::vector<Inner>& tape) {
   Inner g = std::move(tape.back());
   tape.pop_back();
   return g;
+}
+// Reverse mode over those (a third derivative): the tape_pops of a tape of gradients push their
+// gradients onto a tape of their own, in trip order, and each tape_add reads its value's gradient
+// back from it with tape_read: entry i, or none (an undefined tensor, an empty inner tape) where
+// the tape has none.
+Tensor tape_read(const std::vector<Tensor>& tape, int64_t i);
+template <class Inner>
+Inner tape_read(const std::vector<Inner>& tape, int64_t i) {
+  if (i < 0) throw Error("ad::tape_read: trip " + std::to_string(i) + " of a tape (internal error of the generated code)");
+  return i < static_cast<int64_t>(tape.size()) ? tape[static_cast<size_t>(i)] : Inner();
 }
 
 // Derivative code that runs a random function again (the vjp or jvp of a vmapped call recomputes

@@ -169,6 +169,9 @@ Batched reduction_apply(const Batched& self, Reduction reduction);
 Batched reduction_backward(const Batched& g, IntArrayRef sizes, Reduction reduction);
 Batched select_backward(const Batched& g, IntArrayRef sizes, int64_t dim, int64_t index);
 Batched zero_gradient(const Batched& x);
+// `all`: the levels of the sum (the generated code's), `batch_sizes` theirs: a gradient without a
+// value has no batch of its own, so the other one is expanded to them.
+Batched add_gradients(const Batched& self, const Batched& other, Levels all, const std::vector<int64_t>& batch_sizes);
 Batched slice_backward(const Batched& g, IntArrayRef sizes, int64_t dim, std::optional<int64_t> start,
                        std::optional<int64_t> end, int64_t step);
 Batched narrow_backward(const Batched& g, IntArrayRef sizes, int64_t dim, int64_t start, int64_t length);
