@@ -444,6 +444,24 @@ TEST(TapeGradients, ReadGivesTheTripsEntryOrNone) {
   EXPECT_TRUE(fg::ad::tape_read(outer, 3).empty());
 }
 
+// Gradients of a value that a branch may leave without a tensor: a missing one counts as none;
+// batched, the sum has the levels the generated code expects even when one side has no batch.
+TEST(TapeGradients, AddGradientsTakesAMissingOneAsNone) {
+  const Tensor a = fg::full({2}, 1.5, fg::kDouble), b = fg::full({2}, -4.0, fg::kDouble);
+  EXPECT_FALSE(fg::ad::add_gradients(Tensor(), Tensor()).defined());
+  EXPECT_TRUE(fg::allclose(fg::ad::add_gradients(Tensor(), b), b));
+  EXPECT_TRUE(fg::allclose(fg::ad::add_gradients(a, Tensor()), a));
+  EXPECT_TRUE(fg::allclose(fg::ad::add_gradients(a, b), a + b));
+  const Tensor batched = fg::arange(6, fg::kDouble).reshape({3, 2});  // level 0b1, batch 3
+  const fg::vmap::Batched one = fg::vmap::ad::add_gradients({batched, 0b1}, {Tensor(), 0b10}, 0b11, {3, 4});
+  EXPECT_EQ(one.levels, 0b11u);
+  ASSERT_EQ(one.value.sizes(), (std::vector<int64_t>{3, 4, 2}));
+  EXPECT_TRUE(fg::allclose(one.value.select(1, 2), batched));
+  const fg::vmap::Batched both = fg::vmap::ad::add_gradients({batched, 0b1}, {b, 0}, 0b1, {3});
+  EXPECT_TRUE(fg::allclose(both.value, batched + b));
+  EXPECT_FALSE(fg::vmap::ad::add_gradients({Tensor(), 0b1}, {Tensor(), 0}, 0b1, {3}).value.defined());
+}
+
 TEST(TapeGradients, MaterializeKeepsAnUndefinedGradientUndefined) {
   EXPECT_FALSE(fg::vmap::materialize(Tensor(), 0, 0b1, {3}).defined());
 }
