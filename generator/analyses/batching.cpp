@@ -124,6 +124,8 @@ Levels BatchingAnalysis::eval(const ir::Expr& e) {
         VmapLevels levels = vmap_;
         levels.all |= inner;
         levels.select = false;
+        if (e.randomness == ir::Randomness::Different) levels.different |= inner;
+        if (e.randomness == ir::Randomness::Same) levels.same |= inner;
         auto analysis = std::make_unique<BatchingAnalysis>(*e.vmapped, params, levels, lowering_, active_);
         recursive_ |= analysis->recursive();
         const auto& outs = analysis->outputs();

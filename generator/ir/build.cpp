@@ -35,6 +35,7 @@ ExprPtr clone(const Expr& e, const std::function<int(int)>& remap) {
   x->in_dims = e.in_dims;
   x->out_dim = e.out_dim;
   x->chunk_size = e.chunk_size;
+  x->randomness = e.randomness;
   return x;
 }
 
@@ -157,7 +158,8 @@ std::unique_ptr<Function> copy_function(const Function& src) {
 }
 
 ExprPtr vmapped_call(std::shared_ptr<const Function> fn, std::vector<ExprPtr> args,
-                     std::vector<std::optional<int64_t>> in_dims, int64_t out_dim, int output, const std::string& label) {
+                     std::vector<std::optional<int64_t>> in_dims, std::optional<int64_t> out_dim, int output,
+                     const std::string& label) {
   auto x = std::make_unique<Expr>();
   x->kind = ExprKind::Call;
   x->form = CallForm::Vmapped;

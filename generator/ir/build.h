@@ -31,7 +31,8 @@ std::unique_ptr<Function> copy_function(const Function& src);
 
 // vmap(fn, in_dims, out_dim)(args), output `output` of fn; `label` names the emitted helper.
 ExprPtr vmapped_call(std::shared_ptr<const Function> fn, std::vector<ExprPtr> args,
-                     std::vector<std::optional<int64_t>> in_dims, int64_t out_dim, int output, const std::string& label);
+                     std::vector<std::optional<int64_t>> in_dims, std::optional<int64_t> out_dim, int output,
+                     const std::string& label);
 
 // The stored trips of a loop's reverse pass (differentiate.cpp): a tape is a std::vector of one
 // value's per-trip values. Tape operations are Opaque, so every emitter prints their text as it

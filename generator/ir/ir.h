@@ -67,6 +67,10 @@ enum class CallForm {
              // made (a jacobian's rows inside another derivative, a vmap inside grad)
 };
 
+// How the random ops of a vmapped call draw (vmap's randomness): 'error' and 'same' draw once for
+// the batch (random ops under 'error' are reported before code is made), 'different' per example.
+enum class Randomness { Error, Different, Same };
+
 struct Expr;
 using ExprPtr = std::unique_ptr<Expr>;
 struct Function;
@@ -90,11 +94,12 @@ struct Expr {
   std::vector<int> reads;       // Opaque: the locals it reads
   std::vector<int> writes;      // Opaque: the locals it assigns or increments
   // Call of form Vmapped: the function mapped (shared by the copies of the call), the batch dim of
-  // each argument (none: not mapped) and of the result; `index` is the output taken, `op` a label
-  // for the emitted helper's name.
+  // each argument (none: not mapped) and of the result (none: out_dims=None, the result is not
+  // batched); `index` is the output taken, `op` a label for the emitted helper's name.
   std::shared_ptr<const Function> vmapped;
   std::vector<std::optional<int64_t>> in_dims;
-  int64_t out_dim = 0;
+  std::optional<int64_t> out_dim = 0;
+  Randomness randomness = Randomness::Error;  // Vmapped
   std::optional<int64_t> chunk_size;  // Vmapped: the batch runs in chunks of this many (jacrev's chunk_size)
 
   const Expr& arg(size_t i) const { return *args[i]; }

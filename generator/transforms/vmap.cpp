@@ -996,6 +996,15 @@ class BodyEmitter {
     }
     for (int m = 0; m < k; ++m) texts.push_back("batch" + std::to_string(m));
     const Levels got = inner->outputs()[static_cast<size_t>(e.index)];
+    if (!e.out_dim) {  // out_dims=None: the result, the same for every example, without this level
+      std::string r = name + "(" + join(texts) + ", " + batch + ")";
+      if (g.outputs > 1 || g.return_type == ir::Type::TensorTuple) r = "std::get<" + std::to_string(e.index) + ">(" + r + ")";
+      if ((got & level) != 0) {
+        ctx_.reporter->report("spec", e.range.getBegin(), batched_out_dims_none(static_cast<size_t>(e.index), g.name));
+        return {"fg::Tensor()", 0};
+      }
+      return {r, got};
+    }
     const Levels want = got | level;
     // The helper's output `index` with this level's batch dim, for the examples of `size`.
     const auto output = [&](const std::vector<std::string>& arguments, const std::string& size) {
@@ -1033,7 +1042,7 @@ class BodyEmitter {
       pre_.push_back("});");
       o = rows + "[0]";
     }
-    o = "fg::vmap::move_out(" + o + ", " + std::to_string(nbatch(want & (level - 1))) + ", " + std::to_string(e.out_dim) +
+    o = "fg::vmap::move_out(" + o + ", " + std::to_string(nbatch(want & (level - 1))) + ", " + std::to_string(*e.out_dim) +
         ", " + quoted + ")";
     return {o, want & ~level};
   }
@@ -1136,6 +1145,20 @@ std::vector<VmapLevel> vmap_levels(const AnnotatedSpec& spec, const ir::Function
   return levels;
 }
 
+clang::SourceLocation out_dims_location(const VmapLevel& level, size_t output) {
+  const auto& od = level.transform->out_dims;
+  const size_t offset = od.per_item && output < od.item_offsets.size() ? od.item_offsets[output]
+                        : od.offset != 0                               ? od.offset
+                                                                       : level.transform->offset;
+  return level.where->at(offset);
+}
+
+std::string batched_out_dims_none(size_t output, const std::string& fn) {
+  return "out_dims is None for output " + std::to_string(output) + ", but '" + fn +
+         "' returns it batched at this vmap level; give it an out_dim or return a value that does not depend on "
+         "the mapped inputs";
+}
+
 GeneratedFunction emit_vmap(const std::string& name, const ir::Function& fn, const std::vector<VmapLevel>& levels,
                             const BatchingAnalysis& analysis, Reporter& reporter) {
   GeneratedFunction g;
@@ -1203,14 +1226,7 @@ GeneratedFunction emit_vmap(const std::string& name, const ir::Function& fn, con
       if (levels[k].out_dims[j]) {
         want[j] |= 1u << k;
       } else if (out_levels[j] & (1u << k)) {
-        const auto& od = levels[k].transform->out_dims;
-        const size_t offset = od.per_item && j < od.item_offsets.size() ? od.item_offsets[j]
-                              : od.offset != 0                          ? od.offset
-                                                                        : levels[k].transform->offset;
-        reporter.report("spec", levels[k].where->at(offset),
-                        "out_dims is None for output " + std::to_string(j) + ", but '" + fn.name +
-                            "' returns it batched at this vmap level; give it an out_dim or return a value that "
-                            "does not depend on the mapped inputs");
+        reporter.report("spec", out_dims_location(levels[k], j), batched_out_dims_none(j, fn.name));
       }
     }
   }

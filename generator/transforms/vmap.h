@@ -36,6 +36,11 @@ VmapLevel make_level(const spec::Transform& t, const SpecLocations* where, const
 std::vector<VmapLevel> vmap_levels(const AnnotatedSpec& spec, const ir::Function& fn, Reporter& reporter,
                                    const std::function<const AnnotatedSpec*(const std::string&)>& earlier);
 
+// Where the spec gives output `output`'s out_dim (for diagnostics about it).
+clang::SourceLocation out_dims_location(const VmapLevel& level, size_t output);
+// The error for out_dims=None on an output that `fn` returns batched at that level.
+std::string batched_out_dims_none(size_t output, const std::string& fn);
+
 struct GeneratedFunction {
   std::string declaration;  // for the .funcgen.h
   std::string helpers;      // static functions the definition calls (bodies, batched helpers)

@@ -362,10 +362,19 @@ class AdEmitter {
     return id;
   }
 
+  static ir::Randomness randomness_of(const spec::Transform& t) {
+    switch (t.randomness) {
+      case spec::Randomness::Different: return ir::Randomness::Different;
+      case spec::Randomness::Same: return ir::Randomness::Same;
+      default: return ir::Randomness::Error;
+    }
+  }
+
   // vmap(g, in_dims, out_dim)(fn's parameters, extra), output `output`, as `name`.
   int define_vmapped(ir::Function& fn, const std::string& name, std::shared_ptr<const ir::Function> g,
                      const std::vector<int>& extra, int64_t out_dim, int output, const std::string& label,
-                     std::optional<int64_t> chunk_size = std::nullopt) {
+                     std::optional<int64_t> chunk_size = std::nullopt,
+                     ir::Randomness randomness = ir::Randomness::Error) {
     std::vector<ExprPtr> args;
     std::vector<std::optional<int64_t>> in_dims;
     for (int p : fn.params) {
@@ -379,6 +388,7 @@ class AdEmitter {
     const int id = local(fn, name);
     ExprPtr call = ir::vmapped_call(std::move(g), std::move(args), in_dims, out_dim, output, label);
     call->chunk_size = chunk_size;
+    call->randomness = randomness;
     fn.body.push_back(ir::decl(id, std::move(call)));
     return id;
   }
@@ -461,12 +471,6 @@ class AdEmitter {
     auto frame = jacobian_frame(fn, l);
     if (!frame) return nullptr;
     auto& [n, j, outs, differentiated, wrt] = *frame;
-    if (l.t->randomness == spec::Randomness::Different && draws_random(*n)) {
-      // (Its vmapped jvp draws once for the whole basis, which is randomness='same'.)
-      unsupported(l, "randomness='different' on a jacfwd inside another transform cannot be generated yet; use "
-                     "randomness='same' or take this jacfwd outermost");
-      return nullptr;
-    }
     if (!l.t->has_aux) j->body.clear();  // the jvps compute the outputs they need
     std::vector<std::vector<int>> jacs(differentiated);
     for (int a : wrt) {
@@ -477,7 +481,9 @@ class AdEmitter {
       const int basis = define(*j, "basis", "fg::ad::basis(x, x.sizes())", {{"x", x}});
       if (basis < 0) return nullptr;
       for (size_t o = 0; o < differentiated; ++o) {
-        const int cols = define_vmapped(*j, "cols", g, {basis}, -1, static_cast<int>(o), "jacfwd_cols");
+        // (randomness: each column draws its own values or they share one draw, as torch.func's)
+        const int cols = define_vmapped(*j, "cols", g, {basis}, -1, static_cast<int>(o), "jacfwd_cols", std::nullopt,
+                                        randomness_of(*l.t));
         const int jac = define(*j, "jac", "fg::ad::unflatten(c, -1, x.sizes())", {{"c", cols}, {"x", x}});
         if (jac < 0) return nullptr;
         jacs[o].push_back(jac);
@@ -492,11 +498,6 @@ class AdEmitter {
     const Link& l = links_[i];
     Ir inner = ir_of(i + 1);
     if (inner.fn == nullptr) return nullptr;
-    if (l.t->randomness != spec::Randomness::Error) {
-      unsupported(l, "randomness on a vmap inside a derivative transform cannot be generated yet; put the vmap "
-                     "outside");
-      return nullptr;
-    }
     std::shared_ptr<const ir::Function> g =
         inner.owned ? std::shared_ptr<const ir::Function>(std::move(inner.owned)) : ir::copy_function(*inner.fn);
     const VmapLevel level = make_level(*l.t, l.where, *g);
@@ -513,15 +514,13 @@ class AdEmitter {
     }
     std::vector<int> outs;
     for (size_t o = 0; o < g->outputs; ++o) {
-      if (!level.out_dims[o]) {
-        unsupported(l, "out_dims=None on a vmap inside a derivative transform cannot be generated yet");
-        return nullptr;
-      }
       std::vector<ExprPtr> args;
       for (int p : w->params) args.push_back(ir::var_ref(*w, p));
       const int id = local(*w, "batched");
-      w->body.push_back(ir::decl(id, ir::vmapped_call(g, std::move(args), level.in_dims, *level.out_dims[o],
-                                                      static_cast<int>(o), "vmapped")));
+      ExprPtr call = ir::vmapped_call(g, std::move(args), level.in_dims, level.out_dims[o], static_cast<int>(o), "vmapped");
+      call->randomness = randomness_of(*l.t);
+      call->range = out_dims_location(level, o);  // where an out_dims=None that cannot hold is reported
+      w->body.push_back(ir::decl(id, std::move(call)));
       outs.push_back(id);
     }
     finish(*w, refs(*w, outs, false));

@@ -739,7 +739,10 @@ class Reverse {
       ExprPtr c = ir::vmapped_call(g, std::move(args), in_dims, dim.value_or(0), static_cast<int>(k), call.op + "_vjp");
       c->range = call.range;
       c->chunk_size = call.chunk_size;  // its derivative runs over the same batch, in the same chunks
-      if (!dim) c = d_.formula("c.sum({0})", {{"c", c.get()}}, call);
+      c->randomness = call.randomness;  // and draws as it did (replayed)
+      // An argument shared by the examples gets the sum of theirs; where the result is not batched
+      // (out_dims=None), it is the same for every example, and so is each one's gradient.
+      if (!dim) c = d_.formula(call.out_dim ? "c.sum({0})" : "c.select(0, 0)", {{"c", c.get()}}, call);
       accumulate(a, arg.var, std::move(c), out);
       if (saved >= 0) out.push_back(ir::eval(d_.rng_replay(saved)));  // back to where the generator was
     }
@@ -1198,6 +1201,7 @@ class Forward {
     ExprPtr t = ir::vmapped_call(g, std::move(args), in_dims, call.out_dim, call.index, call.op + "_jvp");
     t->range = call.range;
     t->chunk_size = call.chunk_size;
+    t->randomness = call.randomness;
     return t;
   }
 

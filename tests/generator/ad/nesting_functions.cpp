@@ -51,4 +51,24 @@ FUNCGEN("noisy_jacrev_jvp = jvp(jacrev(noisy))")
 FUNCGEN("noisy_jacrev_vjp = vjp(jacrev(noisy))")
 fg::Tensor noisy(const fg::Tensor& x) { return x.sin() * fg::rand_like(x); }
 
+// vmap's randomness inside derivative transforms: the derivative code reruns the vmapped function
+// on the first run's draws, per example ('different') or shared by the batch ('same'); jacfwd's
+// randomness is its basis vmap's.
+FUNCGEN("scaled_jvp_different = jvp(vmap(scaled_noise, randomness='different'))")
+FUNCGEN("scaled_jvp_same = jvp(vmap(scaled_noise, randomness='same'))")
+FUNCGEN("scaled_vjp_different = vjp(vmap(scaled_noise, randomness='different'))")
+FUNCGEN("scaled_jacrev_different = jacrev(vmap(scaled_noise, randomness='different'))")
+FUNCGEN("scaled_jacfwd_same = jacfwd(vmap(scaled_noise, randomness='same'), randomness='same')")
+FUNCGEN("scaled_vjp_jacfwd_different = vjp(jacfwd(scaled_noise, randomness='different'))")
+fg::Tensor scaled_noise(const fg::Tensor& x) { return x.sin() * fg::randn_like(x); }
+
+// out_dims=None inside derivative transforms: an output that does not depend on the mapped inputs
+// is returned once, unbatched, and so are its cotangent and tangent.
+FUNCGEN("split_vjp = vjp(vmap(split, in_dims=(0, None), out_dims=(0, None)))")
+FUNCGEN("split_jvp = jvp(vmap(split, in_dims=(0, None), out_dims=(0, None)))")
+FUNCGEN("split_jacrev = jacrev(vmap(split, in_dims=(0, None), out_dims=(0, None)), argnums=1)")
+std::tuple<fg::Tensor, fg::Tensor> split(const fg::Tensor& x, const fg::Tensor& w) {
+  return std::make_tuple(x * w, w.sin());
+}
+
 }  // namespace nest

@@ -193,3 +193,52 @@ TEST_F(Nesting, RerunsOfARandomFunctionReplayItsDraws) {
   const T d2 = jac2.diagonal();
   expect_close(std::get<0>(pullback(ct)), -x.tan() * d2 * ct.diagonal(), kExact, "vjp(jacrev(noisy)) on the same draw");
 }
+
+// out = sin(x) z for a draw z: its tangent is cos(x) z t = out / tan(x) t on the same draw, and
+// under randomness='same' every example's z is the same.
+TEST_F(Nesting, RandomnessOfAVmapInsideDerivatives) {
+  const T x = rand64({4, 3}) * 0.5 + 1, t = rand64({4, 3});
+  for (bool same : {false, true}) {
+    const auto [out, tangent] = same ? nest::scaled_jvp_same(x, t) : nest::scaled_jvp_different(x, t);
+    expect_close(tangent, out / x.tan() * t, kExact, "jvp(vmap(f, randomness)) on the same draw");
+    const T z = out / x.sin();
+    const double spread = (z - z.select(0, 0)).abs().max().item<double>();
+    if (same) EXPECT_LT(spread, kExact) << "randomness='same' shares one draw";
+    else EXPECT_GT(spread, 1e-3) << "randomness='different' draws per example";
+  }
+  const auto [out, pullback] = nest::scaled_vjp_different(x);
+  const T ct = rand64({4, 3});
+  expect_close(std::get<0>(pullback(ct)), ct * out / x.tan(), kExact, "vjp(vmap(f, randomness='different'))");
+  const T jac = nest::scaled_jacrev_different(x).reshape({12, 12});
+  expect_close(jac, fg::diag_embed(jac.diagonal()), kExact, "jacrev(vmap(f)) is diagonal");
+  const T zr = jac.diagonal().reshape({4, 3}) / x.cos();
+  EXPECT_GT((zr - zr.select(0, 0)).abs().max().item<double>(), 1e-3) << "jacrev(vmap(f, randomness='different'))";
+  const T jf = nest::scaled_jacfwd_same(x).reshape({12, 12});
+  expect_close(jf, fg::diag_embed(jf.diagonal()), kExact, "jacfwd(vmap(f)) is diagonal");
+  const T zf = jf.diagonal().reshape({4, 3}) / x.cos();
+  expect_close(zf, zf.select(0, 0).expand({4, 3}), kExact, "jacfwd(vmap(f, randomness='same')) shares one draw");
+  // jacfwd with randomness='different' inside vjp: d/dx of its diagonal cos(x) z is -tan(x) times it
+  const T x3 = rand64({3}) * 0.5 + 1, ct3 = rand64({3, 3});
+  const auto [j3, pullback3] = nest::scaled_vjp_jacfwd_different(x3);
+  expect_close(j3, fg::diag_embed(j3.diagonal()), kExact, "jacfwd(f, randomness='different') is diagonal");
+  expect_close(std::get<0>(pullback3(ct3)), -x3.tan() * j3.diagonal() * ct3.diagonal(), kExact,
+               "vjp(jacfwd(f, randomness='different')) on the same draws");
+}
+
+// split(x, w) = (x w, sin(w)) with x mapped and out_dims=(0, None): sin(w) once, unbatched.
+TEST_F(Nesting, OutDimsNoneInsideDerivatives) {
+  const T x = rand64({4, 3}), w = rand64({3}), tx = rand64({4, 3}), tw = rand64({3});
+  const auto [outs, pullback] = nest::split_vjp(x, w);
+  expect_close(std::get<0>(outs), x * w, kExact, "batched output");
+  expect_close(std::get<1>(outs), w.sin(), kExact, "output with out_dims=None");
+  const T c0 = rand64({4, 3}), c1 = rand64({3});
+  const auto [gx, gw] = pullback(c0, c1);
+  expect_close(gx, c0 * w, kExact, "vjp x");
+  expect_close(gw, (c0 * x).sum({0}) + c1 * w.cos(), kExact, "vjp w: the unbatched cotangent counts once");
+  const auto [primals, tangents] = nest::split_jvp(x, w, tx, tw);
+  expect_close(std::get<0>(tangents), tx * w + x * tw, kExact, "jvp batched output");
+  expect_close(std::get<1>(tangents), w.cos() * tw, kExact, "jvp unbatched output");
+  const auto [j0, j1] = nest::split_jacrev(x, w);
+  expect_close(j0, fg::diag_embed(x), kExact, "jacrev batched output");
+  expect_close(j1, fg::diag_embed(w.cos()), kExact, "jacrev unbatched output");
+}

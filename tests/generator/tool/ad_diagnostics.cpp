@@ -116,6 +116,6 @@ fg::Tensor noisy_sum(const fg::Tensor& x) { return noisy(x).sum(); }
 // CHECK: ad_diagnostics.cpp:[[@LINE-8]]:29: note: add randomness='different' for independent values per example
 // CHECK: ad_diagnostics.cpp:[[@LINE-9]]:29: note: or randomness='same' for one draw shared by the batch
 
-FUNCGEN("noisy_columns_differ = jacrev(jacfwd(noisy_twice, randomness='different'))")
-fg::Tensor noisy_twice(const fg::Tensor& x) { return noisy(x) * 2; }
-// CHECK: ad_diagnostics.cpp:[[@LINE-2]]:40: error: randomness='different' on a jacfwd inside another transform cannot be generated yet; use randomness='same' or take this jacfwd outermost [funcgen-unsupported]
+FUNCGEN("tripled_once = vjp(vmap(tripled, out_dims=None))")
+fg::Tensor tripled(const fg::Tensor& x) { return x * 3; }
+// CHECK: ad_diagnostics.cpp:[[@LINE-2]]:52: error: out_dims is None for output 0, but 'tripled' returns it batched at this vmap level; give it an out_dim or return a value that does not depend on the mapped inputs [funcgen-spec]
