@@ -703,8 +703,10 @@ class Reverse {
         ExprPtr at = ir::opaque(std::to_string(p), ir::Type::Int);
         c = d_.formula("c.unsqueeze(p)", {{"c", c.get()}, {"p", at.get()}}, call);
       }
-      if (!g.unsqueeze.empty()) c = d_.formula("c.expand(x.sizes())", {{"c", c.get()}, {"x", &operand}}, call);
-      if (g.broadcast) c = d_.formula("fg::ad::sum_to(c, x.sizes())", {{"c", c.get()}, {"x", &operand}}, call);
+      if (g.reshape)  // (c + zeros: c broadcast against the operand, whose '...' may be larger or smaller)
+        c = d_.formula("fg::ad::sum_to(c + fg::zeros_like(x), x.sizes())", {{"c", c.get()}, {"x", &operand}}, call);
+      else if (!g.unsqueeze.empty()) c = d_.formula("c.expand(x.sizes())", {{"c", c.get()}, {"x", &operand}}, call);
+      else if (g.broadcast) c = d_.formula("fg::ad::sum_to(c, x.sizes())", {{"c", c.get()}, {"x", &operand}}, call);
       accumulate(a, operand.var, std::move(c), out);
     }
   }

@@ -72,8 +72,15 @@ std::string einsum_check(const std::string& literal, size_t noperands) {
 std::string einsum_gradient(const std::string& literal, size_t k, size_t noperands, EinsumGradient& out) {
   Equation eq;
   if (std::string error = parse(literal, noperands, eq); !error.empty()) return error;
+  std::string own = eq.inputs[k];
+  const size_t ellipsis = own.find(kEllipsis);
+  out.broadcast = ellipsis != std::string::npos;
+  // The output's gradient is an operand of the gradient's einsum. Where the forward pass summed the
+  // '...' dims away, it is the same along them: it is given as '...' of no dims, which broadcasts
+  // against the other operands' (and the result is broadcast to the operand's below).
+  const bool summed_away = out.broadcast && eq.output.find(kEllipsis) == std::string::npos;
   std::string elsewhere = eq.output;
-  std::string inputs = eq.output;
+  std::string inputs = (summed_away ? std::string(1, kEllipsis) : "") + eq.output;
   for (size_t i = 0; i < eq.inputs.size(); ++i) {
     if (i == k) continue;
     elsewhere += eq.inputs[i];
@@ -81,7 +88,6 @@ std::string einsum_gradient(const std::string& literal, size_t k, size_t noperan
   }
   // A repeated index: each repetition after the first becomes an unused letter, tied to the first
   // by an identity operand (the gradient lies on the diagonal the forward pass read).
-  std::string own = eq.inputs[k];
   for (size_t p = 0; p < own.size(); ++p) {
     if (own[p] == kEllipsis || own.find(own[p]) == p) continue;
     char fresh = 0;
@@ -97,10 +103,6 @@ std::string einsum_gradient(const std::string& literal, size_t k, size_t noperan
     out.identities.push_back(static_cast<int64_t>(p));
   }
   std::string kept;
-  const size_t ellipsis = own.find(kEllipsis);
-  out.broadcast = ellipsis != std::string::npos;
-  if (out.broadcast && eq.output.find(kEllipsis) == std::string::npos)
-    return "an operand's '...' dims are summed over, which cannot be differentiated yet; keep '...' in the output";
   std::vector<int64_t> after;  // positions counted from the end, for indices after '...'
   for (size_t p = 0; p < own.size(); ++p) {
     if (own[p] == kEllipsis || elsewhere.find(own[p]) != std::string::npos) {
@@ -113,8 +115,14 @@ std::string einsum_gradient(const std::string& literal, size_t k, size_t noperan
   }
   // From the end, the last first: the dims after each are then all in place.
   out.unsqueeze.insert(out.unsqueeze.end(), after.rbegin(), after.rend());
-  if (out.broadcast && !out.unsqueeze.empty())
-    return "an operand with '...' and an index of its own cannot be differentiated yet";
+  // An operand with '...' whose gradient lacks some of its dims (the '...' dims summed away, an
+  // index of its own) is broadcast to its sizes and summed back to them (its '...' may have been
+  // broadcast too). Only with '...' first: the gradient's '...' may have more dims than the
+  // operand's, so the dims are placed from the end.
+  out.reshape = out.broadcast && (summed_away || !out.unsqueeze.empty());
+  if (out.reshape && ellipsis != 0)
+    return "an operand with indices before its '...' whose gradient lacks some of its dims ('...' summed away "
+           "or an index of its own) cannot be differentiated yet; put '...' first";
   out.equation = "\"" + spelled(inputs) + "->" + spelled(kept) + "\"";
   return "";
 }

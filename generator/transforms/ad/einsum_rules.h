@@ -13,7 +13,9 @@ namespace funcgen::ad {
 // operands in order}), then unsqueeze at each of `unsqueeze` (in order) for the operand's indices
 // that appear nowhere else (the forward pass summed over them, so the gradient is the same along
 // them), then expand to the operand's sizes. An operand with '...' may have been broadcast
-// (`broadcast`): its gradient is summed back to its sizes. An operand that repeats an index (a
+// (`broadcast`): its gradient is summed back to its sizes; where the gradient lacks some of the
+// operand's dims (its '...' dims summed away by the forward pass, an index of its own), it is
+// first broadcast against the operand (`reshape`). An operand that repeats an index (a
 // diagonal, 'ii->i') gets its gradient on that diagonal: each repetition is a new index tied to the
 // first by an identity operand, fg::eye(size of the operand's dim p), one per p of `identities`
 // (operands after the other operands).
@@ -21,6 +23,7 @@ struct EinsumGradient {
   std::string equation;
   std::vector<int64_t> unsqueeze;
   bool broadcast = false;
+  bool reshape = false;
   std::vector<int64_t> identities;
 };
 

@@ -99,6 +99,9 @@ FG_OP(einsum_summed_index, fg::einsum("ij,kl->ik", {x, y}))  // j and l are summ
 FG_OP(einsum_ellipsis, fg::einsum("...ij,jk->...ik", {x, y}))
 FG_OP(einsum_ellipsis_broadcast, fg::einsum("...ij,...jk->...ki", {x.exp(), y}))  // y's '...' is empty
 FG_OP(einsum_implicit_ellipsis, fg::einsum("b...,bk", {x, y}))
+FG_OP(einsum_ellipsis_summed, fg::einsum("...ij,jk->ik", {x, y}))  // x's '...' dims summed away
+FG_OP(einsum_ellipsis_dot, fg::einsum("...i,...i->i", {x, y.exp()}))  // y's '...' broadcast; both summed away
+FG_OP(einsum_ellipsis_own_index, fg::einsum("...ij->...i", {x}) * y)  // j only in x
 FG_OP(einsum_implicit_three, fg::einsum("ij,jk,j", {x, y, x.sum({0})}))
 FG_OP(einsum_diagonal, fg::einsum("ii->i", {x}) * y)  // x's gradient lies on its diagonal
 FG_OP(einsum_trace_of_blocks, fg::einsum("iij,jk->k", {x, y.exp()}))  // a repeated index summed over

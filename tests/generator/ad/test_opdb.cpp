@@ -107,6 +107,9 @@ const Shape M{3, 4};
   X(einsum_ellipsis, (Shape{2, 3, 4}), (Shape{4, 2})) \
   X(einsum_ellipsis_broadcast, (Shape{2, 3, 4}), (Shape{4, 2})) \
   X(einsum_implicit_ellipsis, (Shape{2, 3, 4}), (Shape{2, 5})) \
+  X(einsum_ellipsis_summed, (Shape{2, 3, 4}), (Shape{4, 2})) \
+  X(einsum_ellipsis_dot, (Shape{2, 3, 4}), (Shape{3, 4})) \
+  X(einsum_ellipsis_own_index, (Shape{2, 3, 4}), (Shape{2, 3})) \
   X(permute, (Shape{2, 3, 4}), (Shape{4, 2, 3})) \
   X(permute_negative, (Shape{2, 3, 4}), (Shape{4, 2, 3})) \
   X(slice, M, M) \

@@ -116,6 +116,10 @@ fg::Tensor noisy_sum(const fg::Tensor& x) { return noisy(x).sum(); }
 // CHECK: ad_diagnostics.cpp:[[@LINE-8]]:29: note: add randomness='different' for independent values per example
 // CHECK: ad_diagnostics.cpp:[[@LINE-9]]:29: note: or randomness='same' for one draw shared by the batch
 
+FUNCGEN("middle_ellipsis_grad = grad(middle_ellipsis)")
+fg::Tensor middle_ellipsis(const fg::Tensor& x) { return fg::einsum("i...j->ij", {x}).sum(); }
+// CHECK: ad_diagnostics.cpp:[[@LINE-1]]:58: error: einsum cannot be differentiated here: an operand with indices before its '...' whose gradient lacks some of its dims ('...' summed away or an index of its own) cannot be differentiated yet; put '...' first [funcgen-unsupported]
+
 FUNCGEN("tripled_once = vjp(vmap(tripled, out_dims=None))")
 fg::Tensor tripled(const fg::Tensor& x) { return x * 3; }
 // CHECK: ad_diagnostics.cpp:[[@LINE-2]]:52: error: out_dims is None for output 0, but 'tripled' returns it batched at this vmap level; give it an out_dim or return a value that does not depend on the mapped inputs [funcgen-spec]
