@@ -675,7 +675,7 @@ class BodyEmitter {
         if (e.text.size() >= 2 && e.text.back() == '=' && e.text != "==" && e.text != "!=" && e.text != "<=" &&
             e.text != ">=")
           return args[0] + " " + e.text + " " + args[1];
-        return "(" + args[0] + " " + e.text + " " + args[1] + ")";
+        return "(" + paren(args[0]) + " " + e.text + " " + paren(args[1]) + ")";  // x * (i + 1)
       case ir::CallForm::User:
         return e.callee->getQualifiedNameAsString() + "(" + join_args(args) + ")";
       case ir::CallForm::Vmapped:

@@ -17,8 +17,8 @@ using ir::Stmt;
 using ir::StmtKind;
 using ir::StmtPtr;
 
-// Ops that return a view of their first argument: an in-place write into one would change the
-// base too, which the functionalized code would not.
+// Ops that return a view of their first argument: an in-place write into one changes the base
+// too (and the base's other views), which the functionalized code does explicitly.
 bool is_view_op(const std::string& op) {
   static const std::set<std::string> views = {"view",   "reshape", "transpose", "t",      "permute",  "unsqueeze",
                                               "squeeze", "expand", "select",    "slice",  "narrow",   "diagonal",
@@ -343,9 +343,15 @@ class Normalizer {
       // (the derivative code of a later branch on the same condition reads it only where it is set).
       const int merged = new_tensor(scope.fn->var(src).name);
       out.push_back(ir::decl(merged, nullptr));
+      std::vector<int> incoming{version};
+      std::vector<const Scope*> where{&scope};
       for (size_t i = 0; i < paths.size(); ++i)
-        if (paths[i].vars.at(src) != kUnset)
+        if (paths[i].vars.at(src) != kUnset) {
           outs[i]->push_back(ir::assign(merged, ir::var_ref(*out_, paths[i].vars.at(src))));
+          incoming.push_back(paths[i].vars.at(src));
+          where.push_back(&paths[i]);
+        }
+      detach(merged, incoming, where);
       version = merged;
     }
     for (const auto& p : paths)
@@ -463,14 +469,19 @@ class Normalizer {
   }
 
   // The tensors a loop body assigns (its loop-carried values, when they exist before it).
-  static void assigned_tensors(const std::vector<ir::StmtPtr>& b, const ir::Function& fn, std::set<int>& out) {
+  // The tensors `b` assigns or writes in place into `out`; whether it writes any in place.
+  static bool assigned_tensors(const std::vector<ir::StmtPtr>& b, const ir::Function& fn, std::set<int>& out) {
+    bool writes = false;
     ir::for_each_stmt(b, [&](const Stmt& t) {
       if (t.kind == StmtKind::Assign && t.var >= 0 && fn.var(t.var).type == ir::Type::Tensor) out.insert(t.var);
       if (t.expr)
         ir::for_each_expr(*t.expr, [&](const Expr& e) {
-          if (is_inplace(e)) out.insert(e.args[0]->var);
+          if (!is_inplace(e)) return;
+          out.insert(e.args[0]->var);
+          writes = true;
         });
     });
+    return writes;
   }
 
   // A loop: each tensor it assigns that exists before it is carried in a variable of its own,
@@ -494,13 +505,17 @@ class Normalizer {
         return;
       }
     std::set<int> assigned;
-    assigned_tensors(s.body, *scope.fn, assigned);
+    const bool writes = assigned_tensors(s.body, *scope.fn, assigned);
+    if (writes)  // an in-place write may reach any tensor through a view or a copy: all are carried
+      for (const auto& [src, version] : inner.vars)
+        if (version >= 0 && scope.fn->var(src).type == ir::Type::Tensor) assigned.insert(src);
     std::vector<std::pair<int, int>> carried;  // source var, carried variable
     for (int src : assigned) {
       auto it = inner.vars.find(src);
       if (it == inner.vars.end() || it->second == kUnset) continue;  // local to the body, or set in it
       const int c = new_tensor(scope.fn->var(src).name);
       out.push_back(ir::decl(c, ir::var_ref(*out_, it->second)));
+      detach(c, {it->second}, {&inner});
       carried.emplace_back(src, c);
       it->second = c;
     }
@@ -519,6 +534,7 @@ class Normalizer {
     for (auto& [src, c] : carried) {
       const int prev = ir::add_var(*out_, claim(out_->var(c).name + "_prev"), ir::Type::Tensor, "const fg::Tensor");
       st->body.push_back(ir::decl(prev, ir::var_ref(*out_, c)));
+      detach(prev, {c}, {&inner});
       inner.vars[src] = prev;
     }
     body(s.body, inner, st->body);
@@ -526,6 +542,7 @@ class Normalizer {
     for (auto& [src, c] : carried) {
       const int last = inner.vars.at(src);
       if (last == kUnset) continue;
+      detach(c, {last}, {&inner});
       st->body.push_back(ir::assign(c, ir::var_ref(*out_, last)));
       scope.vars[src] = c;
     }
@@ -538,13 +555,13 @@ class Normalizer {
            e.args[0]->type == ir::Type::Tensor;
   }
 
-  // x.op_(args) as x = x.op(args): a new version of x.
+  // x.op_(args) as x = x.op(args): a new version of x (and of what shares x's memory: written()).
   int inplace(const Expr& e, Scope& scope, std::vector<ir::StmtPtr>& out) {
     const int src = e.args[0]->var;
     const int self = scope.vars.at(src);
-    if (auto it = view_of_.find(self); it != view_of_.end()) {
-      fail(e, "in-place '" + e.op + "' writes into a view of '" + out_->var(it->second).name +
-                  "', which cannot be differentiated yet; clone() the view first");
+    if (detached_.count(self) != 0) {
+      fail(e, "in-place '" + e.op + "' writes into '" + scope.fn->var(src).name + "', a view that an 'if' or a loop " +
+                  "carried, which cannot be differentiated yet; take the view where it is written");
       return self;
     }
     auto call = std::make_unique<Expr>();
@@ -594,7 +611,126 @@ class Normalizer {
     d->range = e.range;
     out.push_back(std::move(d));
     scope.vars[src] = id;
+    written(self, id, e, scope, out);
     return id;
+  }
+
+  // ------------------------------------------------------------------ aliasing (functionalization)
+  // Tensors share memory as libtorch's do: a copy (`fg::Tensor z = y;`) and a view (`y.select(0, 0)`)
+  // see writes into y, and a write into a view writes into its base. As PyTorch's functionalization
+  // does, a write makes new versions of all of them: the variables that held the written version
+  // hold the new one; the base of a view becomes base + the view op's adjoint applied to the
+  // change (its reverse-mode rule: select_backward, a reshape, an inverse permutation), and the
+  // views of a changed tensor are taken again from its new version.
+
+  // Version `old` became `now` through the write `at`.
+  void written(int old, int now, const Expr& at, Scope& scope, std::vector<ir::StmtPtr>& out) {
+    std::set<int> holders;  // the variables that held the written version
+    for (auto& [src, version] : scope.vars)
+      if (version == old) {
+        version = now;
+        holders.insert(src);
+      }
+    for (const auto& [src, version] : scope.vars) {  // a view of them that an if or a loop carried
+      auto d = detached_.find(version);
+      if (d == detached_.end()) continue;
+      for (int base : d->second)
+        if (holders.count(base) != 0) {
+          fail(at, "in-place '" + at.op + "' writes into '" + scope.fn->var(base).name + "', whose view '" +
+                       scope.fn->var(src).name + "' an 'if' or a loop carried, which cannot be differentiated yet; " +
+                       "take the view again after the write");
+          return;
+        }
+    }
+    views_again(old, now, at, scope, out);
+    auto base = view_of_.find(old);
+    if (base == view_of_.end() || !ok_) return;
+    const int b = base->second;
+    const int b_now = write_back(old, now, b, at, out);
+    if (!ok_) return;
+    view_of_[now] = b_now;  // still a view: a later write into it reaches the base again
+    view_call_[now] = view_call(*view_call_.at(old), b_now);
+    written(b, b_now, at, scope, out);
+  }
+
+  // The views of `old` that variables hold, taken again from `now` (and their views, from those).
+  void views_again(int old, int now, const Expr& at, Scope& scope, std::vector<ir::StmtPtr>& out) {
+    std::map<int, int> again;  // view version -> its new version (aliases share one)
+    for (auto& [src, version] : scope.vars) {
+      auto v = view_of_.find(version);
+      if (version < 0 || v == view_of_.end() || v->second != old || !ok_) continue;
+      auto done = again.find(version);
+      if (done == again.end()) {
+        const int w = new_tensor(out_->var(version).name);
+        StmtPtr d = ir::decl(w, view_call(*view_call_.at(version), now));
+        d->range = at.range;
+        out.push_back(std::move(d));
+        view_of_[w] = now;
+        view_call_[w] = view_call(*view_call_.at(version), now);
+        done = again.emplace(version, w).first;
+      }
+      version = done->second;
+    }
+    for (const auto& [view, w] : again) views_again(view, w, at, scope, out);
+  }
+
+  // `merged` (an if's merged or a loop's carried variable) takes the value of `incoming`: where one
+  // is a view, `merged` is one too, but no longer tied to its base (writes would not reach it):
+  // it remembers the variables that held the base (in the scopes `where`), for a clear error.
+  void detach(int merged, const std::vector<int>& incoming, const std::vector<const Scope*>& where) {
+    for (int v : incoming) {
+      if (auto d = detached_.find(v); d != detached_.end()) detached_[merged].insert(d->second.begin(), d->second.end());
+      auto b = view_of_.find(v);
+      if (b == view_of_.end()) continue;
+      std::set<int>& bases = detached_[merged];
+      for (const Scope* s : where)
+        for (const auto& [src, version] : s->vars)
+          if (version == b->second) bases.insert(src);
+    }
+  }
+
+  // The view call `call` on the base `base`.
+  ExprPtr view_call(const Expr& call, int base) const {
+    ExprPtr c = ir::clone(call);
+    c->args[0] = ir::var_ref(*out_, base);
+    return c;
+  }
+
+  // The base `base` of view `old` after the view became `now`: base + adjoint(now - old).
+  int write_back(int old, int now, int base, const Expr& at, std::vector<ir::StmtPtr>& out) {
+    const Expr& call = *view_call_.at(old);
+    const OpView v = view_of_call(call);
+    const auto rule = v.rule != nullptr ? v.rule->vjp.find("self") : std::map<std::string, std::string>::const_iterator();
+    if (v.rule == nullptr || rule == v.rule->vjp.end() || v.op == "expand") {
+      fail(at, "in-place '" + at.op + "' writes into a view of '" + out_->var(base).name + "' made by '" + call.op +
+                   "', which cannot be differentiated; clone() the view first");
+      return base;
+    }
+    const auto emit = [&](const std::string& name, const std::string& text, const FormulaEnv& env) {
+      FormulaResult r = instantiate(text, env, resolver_);
+      if (!r.error.empty()) {
+        fail(at, "internal error: writing into a view of '" + out_->var(base).name + "': " + r.error);
+        return base;
+      }
+      const int id = new_tensor(name);
+      StmtPtr d = ir::decl(id, std::move(r.expr));
+      d->range = at.range;
+      out.push_back(std::move(d));
+      return id;
+    };
+    ExprPtr now_ref = ir::var_ref(*out_, now), old_ref = ir::var_ref(*out_, old);
+    const int change = emit(out_->var(old).name + "_change", "a - b", {{"a", now_ref.get()}, {"b", old_ref.get()}});
+    std::vector<ExprPtr> keep;
+    FormulaEnv env;
+    if (std::string error = formula_env(call, v, resolver_, keep, env); !error.empty()) {
+      fail(at, "internal error: writing into a view of '" + out_->var(base).name + "': " + error);
+      return base;
+    }
+    ExprPtr change_ref = ir::var_ref(*out_, change), base_ref = ir::var_ref(*out_, base);
+    env["grad"] = change_ref.get();
+    const int placed = emit(out_->var(base).name + "_write", rule->second, env);
+    ExprPtr placed_ref = ir::var_ref(*out_, placed);
+    return emit(out_->var(base).name, "a + b", {{"a", base_ref.get()}, {"b", placed_ref.get()}});
   }
 
   // A tensor-valued expression as a version in out_ (the statements computing it appended to out).
@@ -648,7 +784,10 @@ class Normalizer {
     if (!ok_) return 0;
     const int self = !call->args.empty() && call->args[0]->kind == ExprKind::VarRef ? call->args[0]->var : -1;
     const int id = new_tensor(name.empty() ? "t" : name);
-    if (self >= 0 && is_view_op(e.op)) view_of_[id] = self;
+    if (self >= 0 && is_view_op(e.op)) {
+      view_of_[id] = self;
+      view_call_[id] = ir::clone(*call);
+    }
     StmtPtr d = ir::decl(id, std::move(call));
     d->range = e.range;
     out.push_back(std::move(d));
@@ -821,7 +960,9 @@ class Normalizer {
   const OpResolver& resolver_;
   std::unique_ptr<ir::Function> out_;
   std::set<std::string> names_, emitted_;
-  std::map<int, int> view_of_;  // version -> the version it is a view of
+  std::map<int, int> view_of_;        // version -> the version it is a view of
+  std::map<int, ExprPtr> view_call_;  // version -> the view call that made it
+  std::map<int, std::set<int>> detached_;  // a merged or carried view -> the source vars of its base
   std::set<const clang::FunctionDecl*> active_;
   bool ok_ = true;
 };

@@ -80,50 +80,14 @@ class Differentiator {
     return std::move(r.expr);
   }
 
-  // One op of the normalized function: its rule, and the parameter name of each argument.
-  struct OpView {
-    std::string op;
-    const Rule* rule = nullptr;
-    std::vector<std::string> params;
-    std::vector<std::pair<std::string, std::string>> implied;  // parameters the call's form fixes
-  };
-  static OpView view(const Expr& call) {
-    OpView v;
-    v.op = call.op;
-    v.params = call.params;
-    if (call.form == ir::CallForm::Operator) {
-      const bool scalar_left = call.args.size() == 2 && call.args[0]->type != ir::Type::Tensor &&
-                               call.args[1]->type == ir::Type::Tensor;
-      if (scalar_left && v.op == "sub") v.op = "rsub";
-      if (scalar_left && v.op == "div") v.op = "rdiv";
-      v.params = call.args.size() == 1 ? std::vector<std::string>{"self"}
-                 : scalar_left         ? std::vector<std::string>{"other", "self"}
-                                       : std::vector<std::string>{"self", "other"};
-      if (call.text == "[]") {  // x[i] is x.select(0, i)
-        v.params = {"self", "index"};
-        v.implied = {{"dim", "0"}};
-      }
-    }
-    v.params.resize(call.args.size());
-    v.rule = find_rule(v.op);
-    return v;
-  }
+  using OpView = ad::OpView;
+  static OpView view(const Expr& call) { return view_of_call(call); }
 
-  // The names a formula of `call` can use: its parameters (given or defaulted) and `extra`.
+  // The names a formula of `call` can use: its parameters (given or defaulted).
   FormulaEnv env_of(const Expr& call, const OpView& v, std::vector<ExprPtr>& keep) {
     FormulaEnv env;
-    for (size_t i = 0; i < call.args.size(); ++i)
-      if (!v.params[i].empty()) env[v.params[i]] = call.args[i].get();
-    for (const auto& [param, value] : v.implied) {
-      keep.push_back(formula(value, {}, call));
-      env[param] = keep.back().get();
-    }
-    if (v.rule != nullptr)
-      for (const auto& [param, def] : v.rule->params)
-        if (env.count(param) == 0 && !def.empty()) {
-          keep.push_back(formula(def, {}, call));
-          env[param] = keep.back().get();
-        }
+    if (std::string error = formula_env(call, v, resolver_, keep, env); !error.empty())
+      fail(call.range.getBegin(), "the derivative rules of '" + call.op + "' do not apply here: " + error);
     return env;
   }
 

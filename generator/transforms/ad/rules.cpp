@@ -361,6 +361,46 @@ FormulaResult instantiate(const std::string& formula, const FormulaEnv& env, con
   return FormulaParser(formula, env, resolver).parse();
 }
 
+OpView view_of_call(const ir::Expr& call) {
+  OpView v;
+  v.op = call.op;
+  v.params = call.params;
+  if (call.form == ir::CallForm::Operator) {
+    const bool scalar_left = call.args.size() == 2 && call.args[0]->type != ir::Type::Tensor &&
+                             call.args[1]->type == ir::Type::Tensor;
+    if (scalar_left && v.op == "sub") v.op = "rsub";
+    if (scalar_left && v.op == "div") v.op = "rdiv";
+    v.params = call.args.size() == 1 ? std::vector<std::string>{"self"}
+               : scalar_left         ? std::vector<std::string>{"other", "self"}
+                                     : std::vector<std::string>{"self", "other"};
+    if (call.text == "[]") {  // x[i] is x.select(0, i)
+      v.params = {"self", "index"};
+      v.implied = {{"dim", "0"}};
+    }
+  }
+  v.params.resize(call.args.size());
+  v.rule = find_rule(v.op);
+  return v;
+}
+
+std::string formula_env(const ir::Expr& call, const OpView& v, const OpResolver& resolver,
+                        std::vector<ir::ExprPtr>& keep, FormulaEnv& env) {
+  for (size_t i = 0; i < call.args.size(); ++i)
+    if (!v.params[i].empty()) env[v.params[i]] = call.args[i].get();
+  std::vector<std::pair<std::string, std::string>> values = v.implied;
+  if (v.rule != nullptr)
+    for (const auto& [param, def] : v.rule->params)
+      if (env.count(param) == 0 && !def.empty()) values.emplace_back(param, def);
+  for (const auto& [param, text] : values) {
+    if (env.count(param) != 0) continue;
+    FormulaResult r = instantiate(text, {}, resolver);
+    if (!r.error.empty()) return "'" + param + " = " + text + "': " + r.error;
+    keep.push_back(std::move(r.expr));
+    env[param] = keep.back().get();
+  }
+  return "";
+}
+
 ir::ExprPtr user_call(const clang::FunctionDecl* callee, std::vector<ir::ExprPtr> args) {
   auto call = std::make_unique<ir::Expr>();
   call->kind = ir::ExprKind::Call;

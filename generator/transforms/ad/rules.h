@@ -72,4 +72,19 @@ struct FormulaResult {
 };
 FormulaResult instantiate(const std::string& formula, const FormulaEnv& env, const OpResolver& resolver);
 
+// One call as its rule sees it: the op (`s - x` is rsub), the rule, the parameter name of each
+// argument, and parameters that the call's form fixes (`x[i]` is select with dim 0).
+struct OpView {
+  std::string op;
+  const Rule* rule = nullptr;
+  std::vector<std::string> params;
+  std::vector<std::pair<std::string, std::string>> implied;
+};
+OpView view_of_call(const ir::Expr& call);
+
+// The names a formula of `call` can use: its parameters as given, implied or defaulted (their
+// values made into `keep`). Returns "" or why a default does not parse.
+std::string formula_env(const ir::Expr& call, const OpView& v, const OpResolver& resolver,
+                        std::vector<ir::ExprPtr>& keep, FormulaEnv& env);
+
 }  // namespace funcgen::ad

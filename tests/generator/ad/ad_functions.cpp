@@ -97,4 +97,47 @@ fg::Tensor top_rows(const fg::Tensor& x) {
 FUNCGEN("row_sums_grad = grad(row_sums)")
 fg::Tensor row_sums(const fg::Tensor& x) { return x.sum(1); }
 
+// Writes through views and copies, functionalized as PyTorch's grad does: the base and its other
+// views see a write into a view, a copy sees a write into the tensor it copies.
+FUNCGEN("base_write_grad = grad(base_write)")
+fg::Tensor base_write(const fg::Tensor& x) {
+  fg::Tensor y = x * 2;
+  fg::Tensor row = y.select(0, 0);
+  y.mul_(3);  // row sees it
+  return row.sum();
+}
+FUNCGEN("view_write_grad = grad(view_write)")
+FUNCGEN("view_write_hessian = hessian(view_write)")
+fg::Tensor view_write(const fg::Tensor& x) {
+  fg::Tensor y = x * 2;
+  fg::Tensor row = y.select(0, 0);
+  fg::Tensor other = y.select(0, 0);
+  row.mul_(x.select(0, 1));  // y and other see it
+  return (y * y).sum() + other.exp().sum();
+}
+FUNCGEN("fill_rows_grad = grad(fill_rows)")
+FUNCGEN("fill_rows_jacfwd = jacfwd(fill_rows)")
+fg::Tensor fill_rows(const fg::Tensor& x, int n) {
+  fg::Tensor out = fg::zeros({n, 3}, x.options());
+  for (int i = 0; i < n; ++i) {
+    fg::Tensor row = out.select(0, i);
+    row.copy_(x.sin() * (i + 1));  // (i + 1): a scalar expression as an operand keeps its parentheses
+  }
+  return (out * out).sum();
+}
+FUNCGEN("aliased_grad = grad(aliased)")
+fg::Tensor aliased(const fg::Tensor& x) {
+  fg::Tensor y = x.sin();
+  fg::Tensor z = y;
+  z.mul_(y);  // y sees it
+  return y.sum();
+}
+FUNCGEN("view_of_view_grad = grad(view_of_view)")
+fg::Tensor view_of_view(const fg::Tensor& x) {
+  fg::Tensor y = x * 1.5;
+  fg::Tensor col = y.t().narrow(0, 1, 1);
+  col.mul_(col);
+  return (y.exp() * 0.5).sum() + y.select(0, 0).sum();
+}
+
 }  // namespace adtest

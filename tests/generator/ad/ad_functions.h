@@ -22,4 +22,9 @@ fg::Tensor pair_extremes(const fg::Tensor& x, const fg::Tensor& y);
 fg::Tensor norms_at_zero(const fg::Tensor& x);
 fg::Tensor norm_p(const fg::Tensor& x, double p);
 fg::Tensor top_rows(const fg::Tensor& x);
+fg::Tensor base_write(const fg::Tensor& x);
+fg::Tensor view_write(const fg::Tensor& x);
+fg::Tensor fill_rows(const fg::Tensor& x, int n);
+fg::Tensor aliased(const fg::Tensor& x);
+fg::Tensor view_of_view(const fg::Tensor& x);
 }  // namespace adtest

@@ -189,3 +189,29 @@ TEST_F(Grad, NonScalarOutputIsAnError) {
     EXPECT_STREQ(e.what(), "fg::grad: row_sums_grad: the function must return a tensor with one element, got shape [3]");
   }
 }
+
+// In-place writes through views and copies (functionalized): against finite differences of the
+// function as the runtime runs it, where the tensors really share memory.
+TEST_F(Grad, WritesThroughViewsAndCopiesReachEveryAlias) {
+  const fg::Tensor x = rand64({3, 3}) * 0.5;
+  expect_grad(adtest::base_write_grad(x), [](const auto& a) { return adtest::base_write(a[0]); }, {x}, 0);
+  expect_grad(adtest::view_write_grad(x), [](const auto& a) { return adtest::view_write(a[0]); }, {x}, 0);
+  expect_grad(adtest::aliased_grad(x), [](const auto& a) { return adtest::aliased(a[0]); }, {x}, 0);
+  expect_grad(adtest::view_of_view_grad(x), [](const auto& a) { return adtest::view_of_view(a[0]); }, {x}, 0);
+  // second order: the functionalized writes are plain ops, differentiated again
+  const fg::Tensor h = adtest::view_write_hessian(x).reshape({9, 9});
+  for (int64_t i = 0; i < 9; ++i) {
+    const Fn gi = [i](const auto& a) { return adtest::view_write_grad(a[0]).reshape({9}).select(0, i); };
+    expect_grad(h.select(0, i).reshape({3, 3}), gi, {x}, 0);
+  }
+}
+
+TEST_F(Grad, WritesIntoRowsOfATensorInALoop) {
+  const fg::Tensor x = rand64({3});
+  for (int n : {0, 1, 4}) {
+    const Fn f = [n](const auto& a) { return adtest::fill_rows(a[0], n); };
+    expect_grad(adtest::fill_rows_grad(x, n), f, {x}, 0);
+    EXPECT_TRUE(fg::allclose(adtest::fill_rows_jacfwd(x, n), adtest::fill_rows_grad(x, n), 1e-10, 1e-12)) << n;
+  }
+}
+

@@ -89,14 +89,15 @@ FUNCGEN("external_grad = grad(uses_external)")
 fg::Tensor uses_external(const fg::Tensor& x) { return external_op(x).sum(); }
 // CHECK: ad_diagnostics.cpp:[[@LINE-1]]:56: error: calls of 'external_op' cannot be differentiated: funcgen sees only fg ops and functions defined in this file [funcgen-unsupported]
 
-FUNCGEN("view_write_grad = grad(view_write)")
-fg::Tensor view_write(const fg::Tensor& x) {
+FUNCGEN("merged_view_write_grad = grad(merged_view_write)")
+fg::Tensor merged_view_write(const fg::Tensor& x, bool second) {
   fg::Tensor y = x * 2;
   fg::Tensor row = y.select(0, 0);
+  if (second) row = y.select(0, 1);
   row.mul_(3);
   return y.sum();
 }
-// CHECK: ad_diagnostics.cpp:[[@LINE-3]]:3: error: in-place 'mul_' writes into a view of 'y', which cannot be differentiated yet; clone() the view first [funcgen-unsupported]
+// CHECK: ad_diagnostics.cpp:[[@LINE-3]]:3: error: in-place 'mul_' writes into 'row', a view that an 'if' or a loop carried, which cannot be differentiated yet; take the view where it is written [funcgen-unsupported]
 
 // Randomness: torch.func's jacfwd (and so hessian) vmaps the function's forward pass with
 // randomness='error' by default, as does a vmap around grad; jacrev vmaps only derivative code.
