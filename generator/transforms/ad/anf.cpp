@@ -477,7 +477,7 @@ class Normalizer {
       if (t.expr)
         ir::for_each_expr(*t.expr, [&](const Expr& e) {
           if (!is_inplace(e)) return;
-          out.insert(e.args[0]->var);
+          if (e.args[0]->kind == ExprKind::VarRef) out.insert(e.args[0]->var);
           writes = true;
         });
     });
@@ -549,18 +549,21 @@ class Normalizer {
     out.push_back(std::move(st));
   }
 
+  // x.op_(args), also on a view made in place (`y.select(0, i).copy_(v)`).
   static bool is_inplace(const Expr& e) {
     return e.kind == ExprKind::Call && (e.form == ir::CallForm::Method || e.form == ir::CallForm::Operator) &&
-           e.op.size() > 1 && e.op.back() == '_' && !e.args.empty() && e.args[0]->kind == ExprKind::VarRef &&
-           e.args[0]->type == ir::Type::Tensor;
+           e.op.size() > 1 && e.op.back() == '_' && !e.args.empty() && e.args[0]->type == ir::Type::Tensor;
   }
 
   // x.op_(args) as x = x.op(args): a new version of x (and of what shares x's memory: written()).
   int inplace(const Expr& e, Scope& scope, std::vector<ir::StmtPtr>& out) {
-    const int src = e.args[0]->var;
-    const int self = scope.vars.at(src);
+    const bool named = e.args[0]->kind == ExprKind::VarRef;
+    const int src = named ? e.args[0]->var : -1;
+    const int self = named ? scope.vars.at(src) : value(*e.args[0], scope, out, "view");  // a view written at once
+    if (!ok_) return self;
     if (detached_.count(self) != 0) {
-      fail(e, "in-place '" + e.op + "' writes into '" + scope.fn->var(src).name + "', a view that an 'if' or a loop " +
+      fail(e, "in-place '" + e.op + "' writes into '" + (named ? scope.fn->var(src).name : out_->var(self).name) +
+                  "', a view that an 'if' or a loop " +
                   "carried, which cannot be differentiated yet; take the view where it is written");
       return self;
     }
@@ -573,7 +576,8 @@ class Normalizer {
     call->text = e.text.size() == 2 && e.text[1] == '=' ? e.text.substr(0, 1) : e.text;  // += -> +
     std::string op = e.op.substr(0, e.op.size() - 1);
     std::vector<ExprPtr> args;
-    for (const auto& a : e.args) args.push_back(atom(*a, scope, out));
+    args.push_back(ir::var_ref(*out_, self));
+    for (size_t i = 1; i < e.args.size(); ++i) args.push_back(atom(*e.args[i], scope, out));
     if (op == "zero") {  // writes that forget the old values
       call->form = ir::CallForm::Free;
       call->op = "zeros_like";
@@ -610,7 +614,7 @@ class Normalizer {
     StmtPtr d = ir::decl(id, std::move(call));
     d->range = e.range;
     out.push_back(std::move(d));
-    scope.vars[src] = id;
+    if (named) scope.vars[src] = id;
     written(self, id, e, scope, out);
     return id;
   }

@@ -125,6 +125,13 @@ fg::Tensor fill_rows(const fg::Tensor& x, int n) {
   }
   return (out * out).sum();
 }
+FUNCGEN("temporary_view_write_grad = grad(temporary_view_write)")
+fg::Tensor temporary_view_write(const fg::Tensor& x) {
+  fg::Tensor y = x * 2;
+  y.select(0, 0).mul_(x.select(0, 2));  // a view written where it is made
+  y.t().narrow(0, 1, 2).add_(x.narrow(0, 0, 2).exp());
+  return (y * y).sum();
+}
 FUNCGEN("aliased_grad = grad(aliased)")
 fg::Tensor aliased(const fg::Tensor& x) {
   fg::Tensor y = x.sin();

@@ -25,6 +25,7 @@ fg::Tensor top_rows(const fg::Tensor& x);
 fg::Tensor base_write(const fg::Tensor& x);
 fg::Tensor view_write(const fg::Tensor& x);
 fg::Tensor fill_rows(const fg::Tensor& x, int n);
+fg::Tensor temporary_view_write(const fg::Tensor& x);
 fg::Tensor aliased(const fg::Tensor& x);
 fg::Tensor view_of_view(const fg::Tensor& x);
 }  // namespace adtest

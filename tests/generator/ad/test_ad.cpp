@@ -197,6 +197,8 @@ TEST_F(Grad, WritesThroughViewsAndCopiesReachEveryAlias) {
   expect_grad(adtest::base_write_grad(x), [](const auto& a) { return adtest::base_write(a[0]); }, {x}, 0);
   expect_grad(adtest::view_write_grad(x), [](const auto& a) { return adtest::view_write(a[0]); }, {x}, 0);
   expect_grad(adtest::aliased_grad(x), [](const auto& a) { return adtest::aliased(a[0]); }, {x}, 0);
+  expect_grad(adtest::temporary_view_write_grad(x), [](const auto& a) { return adtest::temporary_view_write(a[0]); },
+              {x}, 0);
   expect_grad(adtest::view_of_view_grad(x), [](const auto& a) { return adtest::view_of_view(a[0]); }, {x}, 0);
   // second order: the functionalized writes are plain ops, differentiated again
   const fg::Tensor h = adtest::view_write_hessian(x).reshape({9, 9});
