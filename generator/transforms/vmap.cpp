@@ -996,16 +996,12 @@ class BodyEmitter {
     }
     for (int m = 0; m < k; ++m) texts.push_back("batch" + std::to_string(m));
     const Levels got = inner->outputs()[static_cast<size_t>(e.index)];
-    if (!e.out_dim) {  // out_dims=None: the result, the same for every example, without this level
-      std::string r = name + "(" + join(texts) + ", " + batch + ")";
-      if (g.outputs > 1 || g.return_type == ir::Type::TensorTuple) r = "std::get<" + std::to_string(e.index) + ">(" + r + ")";
-      if ((got & level) != 0) {
-        ctx_.reporter->report("spec", e.range.getBegin(), batched_out_dims_none(static_cast<size_t>(e.index), g.name));
-        return {"fg::Tensor()", 0};
-      }
-      return {r, got};
+    // out_dims=None: the result, the same for every example, without this level's batch dim.
+    if (!e.out_dim && (got & level) != 0) {
+      ctx_.reporter->report("spec", e.range.getBegin(), batched_out_dims_none(static_cast<size_t>(e.index), g.name));
+      return {"fg::Tensor()", 0};
     }
-    const Levels want = got | level;
+    const Levels want = e.out_dim ? got | level : got;
     // The helper's output `index` with this level's batch dim, for the examples of `size`.
     const auto output = [&](const std::vector<std::string>& arguments, const std::string& size) {
       std::vector<std::string> all = arguments;
@@ -1019,6 +1015,7 @@ class BodyEmitter {
       sizes.push_back(size);
       return "fg::vmap::materialize(" + r + ", " + mask(got) + ", " + mask(want) + ", {" + join(sizes) + "})";
     };
+    if (!e.out_dim) return {output(texts, batch), got};
     std::string o;
     if (!e.chunk_size) {
       o = output(texts, batch);

@@ -704,8 +704,10 @@ class Normalizer {
   int write_back(int old, int now, int base, const Expr& at, std::vector<ir::StmtPtr>& out) {
     const Expr& call = *view_call_.at(old);
     const OpView v = view_of_call(call);
-    const auto rule = v.rule != nullptr ? v.rule->vjp.find("self") : std::map<std::string, std::string>::const_iterator();
-    if (v.rule == nullptr || rule == v.rule->vjp.end() || v.op == "expand") {
+    const std::string* adjoint = nullptr;  // the view op's reverse rule for its base
+    if (v.rule != nullptr && v.op != "expand")
+      if (auto f = v.rule->vjp.find("self"); f != v.rule->vjp.end()) adjoint = &f->second;
+    if (adjoint == nullptr) {
       fail(at, "in-place '" + at.op + "' writes into a view of '" + out_->var(base).name + "' made by '" + call.op +
                    "', which cannot be differentiated; clone() the view first");
       return base;
@@ -732,7 +734,7 @@ class Normalizer {
     }
     ExprPtr change_ref = ir::var_ref(*out_, change), base_ref = ir::var_ref(*out_, base);
     env["grad"] = change_ref.get();
-    const int placed = emit(out_->var(base).name + "_write", rule->second, env);
+    const int placed = emit(out_->var(base).name + "_write", *adjoint, env);
     ExprPtr placed_ref = ir::var_ref(*out_, placed);
     return emit(out_->var(base).name, "a + b", {{"a", base_ref.get()}, {"b", placed_ref.get()}});
   }

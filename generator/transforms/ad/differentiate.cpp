@@ -80,9 +80,6 @@ class Differentiator {
     return std::move(r.expr);
   }
 
-  using OpView = ad::OpView;
-  static OpView view(const Expr& call) { return view_of_call(call); }
-
   // The names a formula of `call` can use: its parameters (given or defaulted).
   FormulaEnv env_of(const Expr& call, const OpView& v, std::vector<ExprPtr>& keep) {
     FormulaEnv env;
@@ -233,7 +230,7 @@ class Differentiator {
           const bool user_rule = (e->form == ir::CallForm::User && resolver_.has_custom_rule(e->callee)) ||
                                  e->form == ir::CallForm::Vmapped;
           if (any && !user_rule) {
-            const OpView v = view(*e);
+            const OpView v = view_of_call(*e);
             if (v.rule != nullptr && v.rule->constant) return;
             if (v.rule == nullptr || (v.rule->vjp.empty() && v.rule->jvp.empty() && !v.rule->from_equation)) {
               fail(e->range.getBegin(), "'" + e->op + "' has no derivative rule; funcgen cannot differentiate through "
@@ -449,7 +446,7 @@ class Reverse {
       vmapped_vjp(call, adj->second, a, out);
       return;
     }
-    const auto v = Differentiator::view(call);
+    const auto v = view_of_call(call);
     if (v.rule->from_equation) {
       einsum_vjp(call, adj->second, a, out);
       return;
@@ -578,7 +575,7 @@ class Reverse {
 
   // The gradients of the elements of a list argument: the rule per element, with its position
   // and its offset along `dim` (the sum of the sizes of the elements before it).
-  void list_vjp(const Expr& call, const Differentiator::OpView& v, size_t i, FormulaEnv env, Adjoints& a,
+  void list_vjp(const Expr& call, const OpView& v, size_t i, FormulaEnv env, Adjoints& a,
                 std::vector<ir::StmtPtr>& out) {
     const Expr& list = call.arg(i);
     bool any = false;
@@ -1078,7 +1075,7 @@ class Forward {
   }
 
   // The tangent contribution of a list argument: the rule on the list of the elements' tangents.
-  ExprPtr list_jvp(const Expr& call, const Differentiator::OpView& v, size_t a, FormulaEnv env) {
+  ExprPtr list_jvp(const Expr& call, const OpView& v, size_t a, FormulaEnv env) {
     const Expr& list = call.arg(a);
     bool any = false;
     for (const auto& item : list.args) any |= d_.active_arg(*item);
@@ -1174,7 +1171,7 @@ class Forward {
   ExprPtr of_call(const Expr& call, int var) {
     if (call.form == ir::CallForm::User) return custom_jvp(call);
     if (call.form == ir::CallForm::Vmapped) return vmapped_jvp(call);
-    const auto v = Differentiator::view(call);
+    const auto v = view_of_call(call);
     if (v.rule->from_equation) return einsum_jvp(call, var);
     std::vector<ExprPtr> keep;
     FormulaEnv env = d_.env_of(call, v, keep);
