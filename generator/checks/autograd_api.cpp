@@ -71,20 +71,29 @@ void check_autograd_api(const VmapCheckContext& ctx, const BatchingAnalysis& fn)
   for (const clang::Stmt* s : checks::leaf_asts(fn.function().body)) finder.TraverseStmt(const_cast<clang::Stmt*>(s));
   for (const auto& [call, api] : finder.found) {
     const clang::FunctionDecl* callee = call->getDirectCallee();
-    const std::string name = llvm::isa<clang::CXXMethodDecl>(callee) ? callee->getNameAsString()
-                                                                      : callee->getQualifiedNameAsString();
+    const std::string name =
+        llvm::isa<clang::CXXMethodDecl>(callee) ? callee->getNameAsString() : callee->getQualifiedNameAsString();
     clang::SourceLocation loc = call->getBeginLoc();
     if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(call))
       if (const auto* me = llvm::dyn_cast<clang::MemberExpr>(mc->getCallee()->IgnoreParens())) loc = me->getMemberLoc();
     ctx.reporter.report("autograd-api", loc,
-                        "'" + name + "' is an eager autograd API that funcgen's transforms cannot see through; "
-                        "use funcgen's " + api->equivalent + " transform instead")
+                        "'" + name +
+                            "' is an eager autograd API that funcgen's transforms cannot see through; "
+                            "use funcgen's " +
+                            api->equivalent + " transform instead")
         << call->getSourceRange();
-    const std::string f = fn.function().name;
-    ctx.reporter.note(fn.function().decl->getLocation(),
-                      std::string("funcgen's equivalent is a spec on '") + f + "', e.g. FUNCGEN(\"" + f + "_" + api->example +
-                          " = " + api->example + "(" + f + ")\")");
+    const std::string f = checks::user_name(fn.function());
+    ctx.reporter.note(fn.function().decl->getLocation(), std::string("funcgen's equivalent is a spec on '") + f +
+                                                             "', e.g. FUNCGEN(\"" + f + "_" + api->example + " = " +
+                                                             api->example + "(" + f + ")\")");
   }
 }
+
+static const CheckRegistration registration(
+    {"autograd-api", false, "a transformed function calls an eager autograd API",
+     "torch.autograd.grad / Tensor.backward inside a transformed function do not compose with the transforms. "
+     "Use the functional transform instead: torch.autograd.grad -> grad, vjp; autograd.functional.jacobian -> "
+     "jacrev/jacfwd; autograd.functional.hessian -> hessian; jvp/vjp -> jvp/vjp."},
+    check_autograd_api, CheckScope::EveryTransform);
 
 }  // namespace funcgen

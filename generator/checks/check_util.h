@@ -21,6 +21,15 @@ std::vector<const clang::Stmt*> leaf_asts(const std::vector<ir::StmtPtr>& body);
 // The source text of a range.
 std::string text_of(const clang::ASTContext& context, clang::SourceRange range);
 
+// The names the user wrote: of a variable (not a version or a temporary that a transform made) and
+// of a function (the one a derivative transform made code of).
+std::string user_name(const ir::Var& v);
+std::string user_name(const ir::Function& fn);
+
+// What a temporary that a transform made stands for: the expression it was declared with (the
+// condition the user wrote, which AD names `const bool taken = ...`); `e` itself otherwise.
+const ir::Expr& as_written(const ir::Function& fn, const ir::Expr& e);
+
 // A name for a tensor expression in messages: the variable's name, or the expression as written.
 std::string describe(const ir::Function& fn, const clang::ASTContext& context, const ir::Expr& e);
 

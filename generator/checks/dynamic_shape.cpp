@@ -29,4 +29,10 @@ void check_dynamic_shape(const VmapCheckContext& ctx, const BatchingAnalysis& fn
   });
 }
 
+static const CheckRegistration registration(
+    {"dynamic-shape", false, "an op whose output shape depends on a batched tensor's values",
+     "nonzero, masked_select, unique and is_nonzero give shapes that differ per example, which one batched tensor "
+     "cannot hold. Use a mask and fg::where, or a fixed-size alternative."},
+    check_dynamic_shape, CheckScope::Vmap);
+
 }  // namespace funcgen

@@ -40,14 +40,29 @@ void check_global_assignment(const VmapCheckContext& ctx, const BatchingAnalysis
   Finder finder;
   for (const clang::Stmt* s : checks::leaf_asts(fn.function().body)) finder.TraverseStmt(const_cast<clang::Stmt*>(s));
   for (const auto& [ref, var] : finder.found) {
-    const std::string kind = var->isStaticLocal() ? "static variable" : var->isStaticDataMember() ? "static member" : "global variable";
+    const std::string kind = var->isStaticLocal()        ? "static variable"
+                             : var->isStaticDataMember() ? "static member"
+                                                         : "global variable";
     ctx.reporter.report("global-assignment", ref->getBeginLoc(),
-                        "assignment to " + kind + " '" + var->getNameAsString() + "' inside '" + fn.function().name +
-                            "', which '" + ctx.spec.name + "' transforms; return the value as an extra output instead")
+                        "assignment to " + kind + " '" + var->getNameAsString() + "' inside '" +
+                            checks::user_name(fn.function()) + "', which '" + ctx.spec.name +
+                            "' transforms; return the value as an extra output instead")
         << ref->getSourceRange();
-    ctx.reporter.note(var->getLocation(), "'" + var->getNameAsString() + "' is declared here; under vmap it would hold "
-                                              "the value of one call for the whole batch, not one per example");
+    ctx.reporter.note(
+        var->getLocation(),
+        "'" + var->getNameAsString() + "' is declared here; " +
+            (ctx.levels.empty() ? "a transform sees only what the function returns, so the value stored there is not "
+                                  "transformed (with grad, return it beside the loss and use has_aux=True)"
+                                : "under vmap it would hold the value of one call for the whole batch, not one per "
+                                  "example"));
   }
 }
+
+static const CheckRegistration registration(
+    {"global-assignment", false, "a transformed function assigns to a variable outside it",
+     "Transforms see only what a function returns: a value stored in a global or static variable is the value "
+     "of one call of the transformed function, not of each example. Return it as an extra output instead "
+     "(has_aux=True for grad, an extra tuple element for vmap)."},
+    check_global_assignment, CheckScope::EveryTransform);
 
 }  // namespace funcgen

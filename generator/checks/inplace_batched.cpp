@@ -10,9 +10,9 @@ namespace funcgen {
 namespace {
 
 bool is_view_op(const std::string& op) {
-  static const char* const views[] = {"diagonal", "select", "slice", "narrow", "transpose", "t", "view", "reshape",
-                                      "unsqueeze", "squeeze", "expand", "permute", "flatten", "movedim", "view_as",
-                                      "expand_as", "unbind"};
+  static const char* const views[] = {"diagonal", "select",  "slice",     "narrow",    "transpose", "t",
+                                      "view",     "reshape", "unsqueeze", "squeeze",   "expand",    "permute",
+                                      "flatten",  "movedim", "view_as",   "expand_as", "unbind"};
   for (const char* v : views)
     if (op == v) return true;
   return false;
@@ -20,8 +20,9 @@ bool is_view_op(const std::string& op) {
 
 // The variable a destination is a view of: `result` for result.diagonal().
 const ir::Expr* view_root(const ir::Expr* e) {
-  while (e->kind == ir::ExprKind::Call && (e->form == ir::CallForm::Method || e->form == ir::CallForm::Free ||
-                                           (e->form == ir::CallForm::Operator && e->text == "[]")) &&
+  while (e->kind == ir::ExprKind::Call &&
+         (e->form == ir::CallForm::Method || e->form == ir::CallForm::Free ||
+          (e->form == ir::CallForm::Operator && e->text == "[]")) &&
          !e->args.empty() && (is_view_op(e->op) || e->text == "[]"))
     e = e->args[0].get();
   return e;
@@ -64,29 +65,40 @@ void check_inplace_batched(const VmapCheckContext& ctx, const BatchingAnalysis& 
     const ir::Expr* root = view_root(&e.arg(0));
     const ir::Expr* factory = root->kind == ir::ExprKind::VarRef ? factory_init(f, root->var) : nullptr;
     {
-      auto diag = ctx.reporter.report("inplace-batched", checks::call_location(e),
-                                      "in-place '" + op + "' writes batched values of '" + src_name + "' into '" + dest_name +
-                                          "', which is not batched; under vmap it cannot hold one result per example");
+      auto diag =
+          ctx.reporter.report("inplace-batched", checks::call_location(e),
+                              "in-place '" + op + "' writes batched values of '" + src_name + "' into '" + dest_name +
+                                  "', which is not batched; under vmap it cannot hold one result per example");
       diag << e.range;
     }
     if (factory != nullptr && factory->ast != nullptr) {
       // The page's fix: create the destination from a batched tensor, so that it is batched too.
       const auto* call = llvm::dyn_cast<clang::CallExpr>(factory->ast);
       const ir::Expr* like = view_root(batched_src);
-      const std::string like_name = like->kind == ir::ExprKind::VarRef ? f.var(like->var).name : src_name;
+      const std::string like_name = like->kind == ir::ExprKind::VarRef ? checks::user_name(f.var(like->var)) : src_name;
       const std::string method = "new_" + factory->op;
-      const std::string root_name = f.var(root->var).name;
+      const std::string root_name = checks::user_name(f.var(root->var));
       const clang::SourceRange callee = call->getCallee()->IgnoreImplicit()->getSourceRange();
       ctx.reporter.note(call->getBeginLoc(), "'" + root_name + "' is created by 'fg::" + factory->op +
-                                                 "', which is not batched; create it with '" + like_name + "." + method +
-                                                 "' so that it is batched like '" + like_name + "'")
-          << clang::FixItHint::CreateReplacement(clang::CharSourceRange::getTokenRange(callee), like_name + "." + method);
+                                                 "', which is not batched; create it with '" + like_name + "." +
+                                                 method + "' so that it is batched like '" + like_name + "'")
+          << clang::FixItHint::CreateReplacement(clang::CharSourceRange::getTokenRange(callee),
+                                                 like_name + "." + method);
     } else if (root->kind == ir::ExprKind::VarRef && f.var(root->var).param_index >= 0) {
       ctx.reporter.note(f.var(root->var).decl->getLocation(),
-                        "'" + f.var(root->var).name + "' is not mapped: its in_dim is None; map it too, or use the "
-                        "out-of-place form ('" + dest_name + " = " + dest_name + " + ...')");
+                        "'" + checks::user_name(f.var(root->var)) +
+                            "' is not mapped: its in_dim is None; map it too, or use the "
+                            "out-of-place form ('" +
+                            dest_name + " = " + dest_name + " + ...')");
     }
   });
 }
+
+static const CheckRegistration registration(
+    {"inplace-batched", false, "an in-place op writes batched data into an unbatched tensor",
+     "An in-place op cannot make its destination batched: `x.add_(y)` with x unbatched and y batched has no "
+     "per-example result to write. Use the out-of-place op (`x = x + y`), or create the destination from a "
+     "batched tensor (`y.new_zeros(...)` instead of `fg::zeros(...)`)."},
+    check_inplace_batched, CheckScope::Vmap);
 
 }  // namespace funcgen

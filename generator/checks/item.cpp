@@ -29,4 +29,10 @@ void check_item(const VmapCheckContext& ctx, const BatchingAnalysis& fn) {
   });
 }
 
+static const CheckRegistration registration(
+    {"item", false, "a batched tensor converted to a C++ scalar",
+     "`.item()`, `data_ptr()` and conversions to bool or numbers need one value, but a batched tensor has one per "
+     "example. Keep the value a tensor and use tensor ops (fg::where, fg::maximum, ...)."},
+    check_item, CheckScope::Vmap);
+
 }  // namespace funcgen

@@ -22,10 +22,18 @@ void check_out_variant(const VmapCheckContext& ctx, const BatchingAnalysis& fn) 
     for (size_t i = 0; i < rest.size(); ++i) replacement += (i ? ", " : "") + rest[i];
     replacement += ")";
     ctx.reporter.report("out-variant", checks::call_location(e),
-                        "'fg::" + e.op + "' writes into its 'out' argument, which vmap does not support; use the "
-                        "functional 'fg::" + functional + "' and assign its result")
+                        "'fg::" + e.op +
+                            "' writes into its 'out' argument, which vmap does not support; use the "
+                            "functional 'fg::" +
+                            functional + "' and assign its result")
         << e.range << clang::FixItHint::CreateReplacement(clang::CharSourceRange::getTokenRange(e.range), replacement);
   });
 }
+
+static const CheckRegistration registration(
+    {"out-variant", false, "an `_out` op under vmap",
+     "vmap does not support out= operations: the destination has no batch dimension. Use the functional form "
+     "(`fg::add(a, b)` instead of `fg::add_out(out, a, b)`)."},
+    check_out_variant, CheckScope::Vmap);
 
 }  // namespace funcgen

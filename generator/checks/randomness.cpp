@@ -37,9 +37,11 @@ void check_randomness(const VmapCheckContext& ctx, const BatchingAnalysis& fn) {
     if (find_rule(e.op).rule != BatchRule::Random) return;
     const spec::Transform& t = *error_level->transform;
     const SpecLocations& where = *error_level->where;
-    ctx.reporter.report("randomness", checks::call_location(e),
-                        "random op 'fg::" + e.op + "' under vmap with randomness='error'; say whether each example "
-                        "draws its own values (randomness='different') or the batch shares one draw (randomness='same')")
+    ctx.reporter.report(
+        "randomness", checks::call_location(e),
+        "random op 'fg::" + e.op +
+            "' under vmap with randomness='error'; say whether each example "
+            "draws its own values (randomness='different') or the batch shares one draw (randomness='same')")
         << e.range;
     ctx.reporter.note(where.at(t.offset), "add randomness='different' for independent values per example")
         << randomness_fix(*error_level, "different");
@@ -83,15 +85,18 @@ bool check_randomness_under_derivatives(const RandomnessContext& ctx) {
       const std::string name = spec::name_of(t.kind);
       const std::string message =
           t.kind == spec::TransformKind::Hessian
-              ? "random op 'fg::" + e.op + "' under hessian, whose vmap over the basis has randomness='error' "
-                "(jacfwd's default)"
-              : "random op 'fg::" + e.op + "' under " + name + " with randomness='error'; say whether each example "
-                "draws its own values (randomness='different') or the batch shares one draw (randomness='same')";
+              ? "random op 'fg::" + e.op +
+                    "' under hessian, whose vmap over the basis has randomness='error' "
+                    "(jacfwd's default)"
+              : "random op 'fg::" + e.op + "' under " + name +
+                    " with randomness='error'; say whether each example "
+                    "draws its own values (randomness='different') or the batch shares one draw (randomness='same')";
       ctx.reporter.report("randomness", checks::call_location(e), message) << e.range;
       reported |= ctx.reporter.last_reported();
       if (t.kind == spec::TransformKind::Hessian) {
-        ctx.reporter.note(where.at(t.offset), "hessian is jacfwd(jacrev(f)) with jacfwd's default randomness='error', "
-                                              "as in torch.func; write jacfwd(jacrev(f), randomness='same') to choose");
+        ctx.reporter.note(where.at(t.offset),
+                          "hessian is jacfwd(jacrev(f)) with jacfwd's default randomness='error', "
+                          "as in torch.func; write jacfwd(jacrev(f), randomness='same') to choose");
         return;
       }
       ctx.reporter.note(where.at(t.offset), "add randomness='different' for independent values per example")
@@ -103,5 +108,11 @@ bool check_randomness_under_derivatives(const RandomnessContext& ctx) {
   visit(ctx.function);
   return reported;
 }
+
+static const CheckRegistration registration(
+    {"randomness", false, "a random op under vmap with randomness='error'",
+     "vmap must know whether random values should differ per example. Add randomness='different' (independent "
+     "per example) or randomness='same' (one draw shared by the batch) to the vmap."},
+    check_randomness, CheckScope::UserVmap);
 
 }  // namespace funcgen

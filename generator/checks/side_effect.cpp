@@ -2,6 +2,8 @@
 // writes to state outside the function happen once, not once per example.
 #include <clang/AST/RecursiveASTVisitor.h>
 
+#include <algorithm>
+
 #include "checks/check_util.h"
 #include "frontend/lower.h"
 
@@ -27,8 +29,9 @@ bool is_stream(clang::QualType t) {
 
 bool is_io_function(const clang::FunctionDecl* fn) {
   if (fn == nullptr) return false;
-  static const char* const names[] = {"printf", "puts", "putchar", "fprintf", "fputs", "fwrite", "perror", "std::printf",
-                                      "std::puts", "std::putchar", "std::fprintf", "std::fputs", "std::fwrite"};
+  static const char* const names[] = {"printf",       "puts",       "putchar",     "fprintf",   "fputs",
+                                      "fwrite",       "perror",     "std::printf", "std::puts", "std::putchar",
+                                      "std::fprintf", "std::fputs", "std::fwrite"};
   const std::string q = fn->getQualifiedNameAsString();
   for (const char* n : names)
     if (q == n) return true;
@@ -44,7 +47,8 @@ const clang::ValueDecl* root_of(const clang::Expr* e, bool& through_pointer) {
       e = m->getBase();
     } else if (const auto* a = llvm::dyn_cast<clang::ArraySubscriptExpr>(e)) {
       e = a->getBase();
-    } else if (const auto* u = llvm::dyn_cast<clang::UnaryOperator>(e); u != nullptr && u->getOpcode() == clang::UO_Deref) {
+    } else if (const auto* u = llvm::dyn_cast<clang::UnaryOperator>(e);
+               u != nullptr && u->getOpcode() == clang::UO_Deref) {
       through_pointer = true;
       e = u->getSubExpr();
     } else if (const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(e);
@@ -106,9 +110,9 @@ class Finder : public clang::RecursiveASTVisitor<Finder> {
 
  private:
   void io(const clang::Expr* at, clang::SourceRange range) {
-    found.push_back({at->getBeginLoc(), range,
-                     "output runs once for the whole batch, not once per example: vmap runs '" + fn_ + "' a single time",
-                     nullptr});
+    found.push_back(
+        {at->getBeginLoc(), range,
+         "output runs once for the whole batch, not once per example: vmap runs '" + fn_ + "' a single time", nullptr});
   }
   void write(const clang::Expr* target, clang::SourceRange range, const std::string& method = "") {
     bool through_pointer = false;
@@ -123,8 +127,10 @@ class Finder : public clang::RecursiveASTVisitor<Finder> {
     if (!outside_param && !outside_global) return;
     const std::string what = method.empty() ? "is modified" : "is modified by '" + method + "'";
     found.push_back({target->getBeginLoc(), range,
-                     "'" + root->getNameAsString() + "' " + what + " once for the whole batch, not once per example: "
-                     "vmap runs '" + fn_ + "' a single time",
+                     "'" + root->getNameAsString() + "' " + what +
+                         " once for the whole batch, not once per example: "
+                         "vmap runs '" +
+                         fn_ + "' a single time",
                      root});
   }
   std::string fn_;
@@ -133,17 +139,31 @@ class Finder : public clang::RecursiveASTVisitor<Finder> {
 }  // namespace
 
 void check_side_effect(const VmapCheckContext& ctx, const BatchingAnalysis& fn) {
-  Finder finder(fn.function().name);
+  // Only a vmap the user wrote has examples; jacfwd's and hessian's vmaps over the basis run the
+  // function's effects once, as the function itself does.
+  if (std::none_of(ctx.levels.begin(), ctx.levels.end(),
+                   [](const VmapLevel& l) { return l.transform->kind == spec::TransformKind::Vmap; }))
+    return;
+  Finder finder(checks::user_name(fn.function()));
   for (const clang::Stmt* s : checks::leaf_asts(fn.function().body)) finder.TraverseStmt(const_cast<clang::Stmt*>(s));
   for (const Effect& e : finder.found) {
     ctx.reporter.report("side-effect", e.loc, e.message) << e.range;
     if (e.state != nullptr)
       ctx.reporter.note(e.state->getLocation(), llvm::isa<clang::ParmVarDecl>(e.state)
-                                                    ? "'" + e.state->getNameAsString() + "' refers to state outside '" + fn.function().name + "'"
+                                                    ? "'" + e.state->getNameAsString() + "' refers to state outside '" +
+                                                          checks::user_name(fn.function()) + "'"
                                                     : "'" + e.state->getNameAsString() + "' is declared here");
-    ctx.reporter.note(ctx.spec.location, "return the values instead, or move the side effect out of the function that '" +
-                                             ctx.spec.name + "' transforms");
+    ctx.reporter.note(ctx.spec.location,
+                      "return the values instead, or move the side effect out of the function that '" + ctx.spec.name +
+                          "' transforms");
   }
 }
+
+static const CheckRegistration registration(
+    {"side-effect", true, "vmap runs a side effect once for the whole batch",
+     "Under vmap the function body runs once on the whole batch, so I/O and writes to state outside the function "
+     "(reference or pointer parameters, containers, statics) happen once, not once per example. Return the "
+     "values instead, or move the side effect outside the transformed function."},
+    check_side_effect, CheckScope::Vmap);
 
 }  // namespace funcgen

@@ -46,6 +46,7 @@ class Collector {
           continue;
         }
         auto transform = spec::build_transform(annotation.value);
+        if (!names_annotated_or_earlier(*transform, fn, where)) continue;
         spec::FunctionInfo result = spec::check_transform(*transform, [&](const std::string& name) -> const spec::FunctionInfo* {
           auto it = functions_.find(name);
           return it == functions_.end() ? nullptr : &it->second;
@@ -58,7 +59,8 @@ class Collector {
         }
         result.name = annotation.name;
         functions_[annotation.name] = result;
-        specs_.push_back(AnnotatedSpec{fn, annotation.name, std::move(transform), result, where.at(0), where});
+        const clang::FunctionDecl* target = resolve(innermost(*transform).function);
+        specs_.push_back(AnnotatedSpec{target, annotation.name, std::move(transform), result, where.at(0), where});
       } catch (const spec::ParseError& e) {
         report(where, e.diagnostic());
       }
@@ -137,6 +139,32 @@ class Collector {
     rules_.push_back(CustomRule{vjp, primal->second, fn});
   }
 
+  static const spec::Transform& innermost(const spec::Transform& t) {
+    return t.kind == spec::TransformKind::Function ? t : innermost(*t.inner);
+  }
+
+  // The innermost name is the function the FUNCGEN stands before or an earlier spec (API.md);
+  // another function of the file would make the spec say one function and generate another.
+  bool names_annotated_or_earlier(const spec::Transform& t, const clang::FunctionDecl* fn, const SpecLocations& where) {
+    const spec::Transform& f = innermost(t);
+    if (f.function == fn->getNameAsString() || defined_.count(f.function) == 0) return true;
+    for (const AnnotatedSpec& s : specs_)
+      if (s.name == f.function) return true;
+    report(where, spec::Diagnostic{f.offset, "'" + f.function + "' is another function; this FUNCGEN stands before '" +
+                                                 fn->getNameAsString() + "', so name '" + fn->getNameAsString() +
+                                                 "' or move the FUNCGEN before '" + f.function + "'",
+                                   {}, std::nullopt});
+    return false;
+  }
+
+  // The user function a spec's innermost name stands for: an earlier spec's function, or a
+  // function defined so far (check_transform has made sure that the name is one of them).
+  const clang::FunctionDecl* resolve(const std::string& name) const {
+    for (const AnnotatedSpec& s : specs_)
+      if (s.name == name) return s.function;
+    return defined_.at(name);
+  }
+
   void report(const SpecLocations& where, const spec::Diagnostic& d) {
     {  // the error is emitted when its builder goes out of scope, before the notes
       auto builder = diags_.Report(where.at(d.offset), spec_error_);
@@ -159,12 +187,13 @@ class Collector {
       const clang::QualType t = p->getType();
       if (is_fg_tensor(t)) {
         info.params.push_back({p->getNameAsString(), true, "fg::Tensor"});
-      } else if (t.getNonReferenceType()->isArithmeticType()) {
+      } else if (!holds_tensors(t)) {
+        // Any other type is passed through untouched (torch.func takes any object with in_dims None).
         info.params.push_back({p->getNameAsString(), false, cxx_spelling(t.getNonReferenceType().getUnqualifiedType(), context_)});
       } else {
         diags_.Report(p->getLocation(), unsupported_)
             << ("parameter '" + p->getNameAsString() + "' of type '" + cxx_spelling(t.getNonReferenceType().getUnqualifiedType(), context_) +
-                "' cannot be transformed; parameters must be fg::Tensor or a C++ scalar");
+                "' holds tensors, which cannot be transformed yet; pass each tensor as a parameter of its own");
         ok = false;
       }
     }
@@ -184,6 +213,28 @@ class Collector {
     }
     if (!ok) return std::nullopt;
     return info;
+  }
+
+  // Whether a value of this type holds fg::Tensors (a container or a struct of them): passing it
+  // through untouched would leave its tensors unbatched and undifferentiated, silently.
+  static bool holds_tensors(clang::QualType t, int depth = 0) {
+    t = t.getNonReferenceType().getCanonicalType();
+    while (t->isPointerType() || t->isArrayType())
+      t = t->isPointerType() ? t->getPointeeType() : clang::QualType(t->getArrayElementTypeNoTypeQual(), 0);
+    if (is_fg_tensor(t)) return true;
+    const auto* record = t->getAsCXXRecordDecl();
+    if (record == nullptr || depth > 8) return false;
+    if (const auto* spec = llvm::dyn_cast<clang::ClassTemplateSpecializationDecl>(record))
+      for (const clang::TemplateArgument& a : spec->getTemplateArgs().asArray()) {
+        if (a.getKind() == clang::TemplateArgument::Type && holds_tensors(a.getAsType(), depth + 1)) return true;
+        if (a.getKind() == clang::TemplateArgument::Pack)
+          for (const clang::TemplateArgument& e : a.pack_elements())
+            if (e.getKind() == clang::TemplateArgument::Type && holds_tensors(e.getAsType(), depth + 1)) return true;
+      }
+    if (!record->hasDefinition()) return false;
+    for (const clang::FieldDecl* f : record->fields())
+      if (holds_tensors(f->getType(), depth + 1)) return true;
+    return false;
   }
 
   clang::ASTContext& context_;
@@ -254,6 +305,28 @@ SpecLocations::SpecLocations(const clang::SourceManager& sm, const clang::LangOp
   if (content.compare(0, prefix, kAnnotationPrefix) == 0) bytes_.erase(bytes_.begin(), bytes_.begin() + prefix);
 }
 
+
+std::vector<SpecLink> spec_chain(const AnnotatedSpec& spec, const std::vector<AnnotatedSpec>& specs) {
+  std::vector<SpecLink> chain;
+  const spec::Transform* t = spec.transform.get();
+  const SpecLocations* where = &spec.spec_locations;
+  // Spec names are unique and name only earlier specs, so this ends; the bound is a guard.
+  for (size_t guard = 0; t != nullptr && guard <= 64 * (specs.size() + 1); ++guard) {
+    if (t->kind == spec::TransformKind::Function) {
+      const AnnotatedSpec* inner = nullptr;
+      for (const AnnotatedSpec& s : specs)
+        if (s.name == t->function && &s != &spec) inner = &s;
+      if (inner != nullptr) {
+        t = inner->transform.get();
+        where = &inner->spec_locations;
+        continue;
+      }
+    }
+    chain.push_back({t, where});
+    t = t->kind == spec::TransformKind::Function ? nullptr : t->inner.get();
+  }
+  return chain;
+}
 
 std::vector<AnnotatedSpec> collect_specs(clang::ASTContext& context, std::vector<CustomRule>* rules) {
   Collector collector(context);

@@ -32,6 +32,8 @@ class SpecLocations {
 
 // One spec that parsed and checked: what to generate, for which function.
 struct AnnotatedSpec {
+  // The user function the spec's innermost name resolves to (through earlier specs' names): the
+  // one resolution that the spec check and every stage of generation use.
   const clang::FunctionDecl* function = nullptr;
   std::string name;                      // of the generated function
   std::shared_ptr<const spec::Transform> transform;
@@ -55,6 +57,17 @@ struct CustomRule {
 // fail are reported through the context's DiagnosticsEngine and left out. Derivative rules go to
 // `rules` (checked against their primal's signature).
 std::vector<AnnotatedSpec> collect_specs(clang::ASTContext& context, std::vector<CustomRule>* rules = nullptr);
+
+// One transform of a spec, with the spec text it was written in.
+struct SpecLink {
+  const spec::Transform* t = nullptr;
+  const SpecLocations* where = nullptr;
+};
+
+// The transforms of `spec` from the outermost in, continuing through the transforms of earlier
+// specs it names (`vmap(batched)`), ending with the link of the user function (kind Function).
+// `specs` is the translation unit's list (collect_specs's result) that `spec` belongs to.
+std::vector<SpecLink> spec_chain(const AnnotatedSpec& spec, const std::vector<AnnotatedSpec>& specs);
 
 // The prefix FUNCGEN puts before the spec text in the annotation.
 inline constexpr char kAnnotationPrefix[] = "funcgen:";

@@ -691,12 +691,40 @@ class FunctionLowerer {
 
 }  // namespace
 
+namespace {
+
+// Whether Clang found errors in the function (an undeclared name, a call that does not resolve):
+// it has reported them, and the AST it kept for them (RecoveryExpr, bindings without types) is
+// not code to transform.
+bool has_compile_errors(const clang::FunctionDecl* fn) {
+  if (fn->isInvalidDecl()) return true;
+  struct Finder : clang::RecursiveASTVisitor<Finder> {
+    bool found = false;
+    bool VisitExpr(clang::Expr* e) {
+      found |= e->containsErrors();
+      return !found;
+    }
+    bool VisitDecl(clang::Decl* d) {
+      found |= d->isInvalidDecl();
+      if (const auto* dd = llvm::dyn_cast<clang::DecompositionDecl>(d)) {
+        found |= dd->getInit() == nullptr;
+        for (const clang::BindingDecl* b : dd->bindings()) found |= b->getType().isNull();
+      }
+      return !found;
+    }
+  } finder;
+  finder.TraverseStmt(fn->getBody());
+  return finder.found;
+}
+
+}  // namespace
+
 const ir::Function* Lowering::lower(const clang::FunctionDecl* fn) {
   fn = fn->getDefinition() != nullptr ? fn->getDefinition() : fn;
   if (auto it = done_.find(fn); it != done_.end()) return it->second.get();
   if (failed_.count(fn) != 0) return nullptr;
   auto f = std::make_unique<ir::Function>();
-  if (!FunctionLowerer(*f, context_, reporter_).run(fn)) {
+  if (has_compile_errors(fn) || !FunctionLowerer(*f, context_, reporter_).run(fn)) {
     failed_[fn] = true;
     return nullptr;
   }

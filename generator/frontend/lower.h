@@ -8,7 +8,7 @@
 #include <map>
 #include <memory>
 
-#include "checks/reporter.h"
+#include "diag/reporter.h"
 #include "ir/ir.h"
 
 namespace funcgen {

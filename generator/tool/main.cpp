@@ -18,16 +18,14 @@
 #include <map>
 #include <set>
 
-#include "analyses/batching.h"
 #include "checks/checks.h"
-#include "checks/reporter.h"
+#include "diag/reporter.h"
 #include "emitter/output.h"
 #include "frontend/annotations.h"
 #include "frontend/lower.h"
+#include "pipeline/pipeline.h"
 #include "tool/fixes.h"
 #include "tool/report_formats.h"
-#include "transforms/ad/ad_transforms.h"
-#include "transforms/vmap.h"
 
 #ifndef FUNCGEN_VERSION
 #define FUNCGEN_VERSION "0.0.0"
@@ -101,43 +99,9 @@ class Consumer : public clang::ASTConsumer {
     funcgen::ad::OpResolver resolver(context);
     for (const CustomRule& r : custom_rules) resolver.add_custom_rule(r.vjp, r.primal, r.rule);
     SourceResult result;
-    for (const AnnotatedSpec& spec : specs) {
-      const ir::Function* fn = lowering.lower(spec.function);
-      if (fn == nullptr) continue;
-      const auto earlier = [&specs](const std::string& name) -> const AnnotatedSpec* {
-        for (const AnnotatedSpec& s : specs)
-          if (s.name == name) return &s;
-        return nullptr;
-      };
-      if (funcgen::ad::needs_ad(spec, earlier)) {
-        if (auto g = funcgen::ad::emit_ad_spec(spec, lowering, reporter, resolver, earlier))
-          result.functions.push_back(OutputFunction{fn->namespaces, g->declaration, g->helpers, g->definition});
-        continue;
-      }
-      const std::vector<VmapLevel> levels = vmap_levels(spec, *fn, reporter, earlier);
-      if (levels.empty()) continue;
-      std::vector<Levels> params(fn->params.size(), 0);
-      VmapLevels vl;
-      for (size_t k = 0; k < levels.size(); ++k) {
-        vl.all |= 1u << k;
-        if (levels[k].randomness == spec::Randomness::Different) vl.different |= 1u << k;
-        if (levels[k].randomness == spec::Randomness::Same) vl.same |= 1u << k;
-        if (levels[k].control_flow == spec::ControlFlow::Select) vl.select = true;
-        for (size_t i = 0; i < params.size(); ++i)
-          if (levels[k].in_dims[i]) params[i] |= 1u << k;
-      }
-      BatchingAnalysis analysis(*fn, params, vl, lowering);
-      if (analysis.recursive()) {
-        reporter.report("unsupported", fn->decl->getLocation(),
-                        "'" + fn->name + "' calls itself (directly or through helpers); recursion cannot be vmapped");
-        continue;
-      }
-      const unsigned errors_before = context.getDiagnostics().getClient()->getNumErrors();
-      run_vmap_checks(VmapCheckContext{analysis, levels, spec, reporter, context});
-      if (context.getDiagnostics().getClient()->getNumErrors() != errors_before) continue;
-      GeneratedFunction g = emit_vmap(spec.name, *fn, levels, analysis, reporter);
-      result.functions.push_back(OutputFunction{fn->namespaces, g.declaration, g.helpers, g.definition});
-    }
+    Pipeline pipeline(context, reporter, lowering, resolver, specs);
+    for (const AnnotatedSpec& spec : specs)
+      if (std::optional<OutputFunction> g = pipeline.generate(spec)) result.functions.push_back(std::move(*g));
     for (auto it = sm.fileinfo_begin(); it != sm.fileinfo_end(); ++it) {
       llvm::SmallString<256> path(it->first->getName());
       llvm::sys::fs::make_absolute(path);

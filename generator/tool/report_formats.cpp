@@ -12,7 +12,7 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
-#include "checks/reporter.h"
+#include "diag/reporter.h"
 #include "emitter/output.h"
 
 #ifndef FUNCGEN_VERSION

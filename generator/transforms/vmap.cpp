@@ -744,6 +744,7 @@ class BodyEmitter {
       case BatchRule::None:
         break;
     }
+    if (e.form == ir::CallForm::External && e.text != "operator") return unseen(e, args, texts);
     if (e.type != ir::Type::Tensor) return {plain(e, texts), l};  // side effects: diagnosed by the checks
     if (!e.op.empty() && e.op.back() == '_') {
       // A loop of per-example calls would write into slices of copies, not into the tensor.
@@ -938,6 +939,61 @@ class BodyEmitter {
             an_.of(e)};
   }
 
+  // A call of a function whose body funcgen does not see, with batched tensors: it runs once per
+  // example whatever it returns (a C++ value per example has nowhere to go, so that is reported).
+  Code unseen(const Expr& e, const std::vector<Code>& args, std::vector<std::string> texts) {
+    if (e.type == ir::Type::Tensor) return fallback(e, args, texts);
+    const std::optional<size_t> outputs = tensor_outputs(e);
+    if (!outputs) {
+      const std::string type = e.ast != nullptr ? e.ast->getType().getAsString() : "a C++ value";
+      ctx_.reporter->report("unsupported", e.range.getBegin(),
+                            "'" + e.op + "' is defined where funcgen cannot see it and returns '" + type +
+                                "' computed from batched tensors, which under vmap would be one value per example; "
+                                "define it in this file or an included header, or return fg::Tensor")
+          << e.range;
+      return {plain(e, texts), an_.of(e)};
+    }
+    ctx_.reporter->report("vmap-fallback", e.range.getBegin(),
+                          "'" + e.op + "' is defined where funcgen cannot see it; under vmap it runs once per example" +
+                              (*outputs > 0 ? " and its results are stacked" : ""))
+        << e.range;
+    std::vector<std::string> operands;
+    int k = 0;
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (e.args[i]->type != ir::Type::Tensor) continue;
+      operands.push_back(batched(texts[i], args[i].levels));
+      texts[i] = "example[" + std::to_string(k++) + "]";
+    }
+    const std::string run = "fg::vmap::per_example_outputs({" + join(operands) +
+                            "}, [&](const std::vector<fg::Tensor>& example) { return ";
+    if (*outputs == 0)
+      return {run + "(" + plain(e, texts) + "), std::vector<fg::Tensor>{}; })", an_.of(e)};
+    return {"fg::vmap::values_tuple<" + std::to_string(*outputs) + ">(" + run + "fg::vmap::tensors_of(" +
+                plain(e, texts) + "); }))",
+            an_.of(e)};
+  }
+
+  // How many tensors an unseen call returns: 0 for void, N for a std::tuple or std::pair of N
+  // fg::Tensor; nullopt for anything else.
+  static std::optional<size_t> tensor_outputs(const Expr& e) {
+    if (e.ast == nullptr) return std::nullopt;
+    const clang::QualType t = e.ast->getType().getCanonicalType();
+    if (t->isVoidType()) return 0;
+    const auto* spec = llvm::dyn_cast_or_null<clang::ClassTemplateSpecializationDecl>(t->getAsCXXRecordDecl());
+    if (spec == nullptr) return std::nullopt;
+    const std::string name = spec->getQualifiedNameAsString();
+    std::vector<clang::QualType> items;
+    for (const clang::TemplateArgument& a : spec->getTemplateArgs().asArray()) {
+      if (a.getKind() == clang::TemplateArgument::Type) items.push_back(a.getAsType());
+      if (a.getKind() == clang::TemplateArgument::Pack)
+        for (const clang::TemplateArgument& p : a.pack_elements()) items.push_back(p.getAsType());
+    }
+    if (name != "std::tuple" && name != "std::pair") return std::nullopt;
+    for (const clang::QualType& item : items)
+      if (!is_fg_tensor(item)) return std::nullopt;
+    return items.size();
+  }
+
   // vmap(g, in_dims, out_dim)(args) inside the body: g runs as a helper at one more level than this
   // body has (its batch dim after the outer ones: the arguments' in_dims move there), and the
   // output's batch dim moves to out_dim. Emitted once per g and pattern of argument levels.
@@ -1101,45 +1157,6 @@ VmapLevel make_level(const spec::Transform& transform, const SpecLocations* wher
                              : j < t->out_dims.dims.size() ? t->out_dims.dims[j]
                                                            : spec::Dim(0));
   return level;
-}
-
-std::vector<VmapLevel> vmap_levels(const AnnotatedSpec& spec, const ir::Function& fn, Reporter& reporter,
-                                   const std::function<const AnnotatedSpec*(const std::string&)>& earlier) {
-  std::vector<VmapLevel> levels;
-  const spec::Transform* t = spec.transform.get();
-  const SpecLocations* where = &spec.spec_locations;
-  while (t != nullptr) {
-    if (t->kind == spec::TransformKind::Function && t->function != fn.name) {
-      // A name defined by an earlier spec: continue with its transform.
-      const AnnotatedSpec* inner = earlier(t->function);
-      if (inner == nullptr) break;
-      t = inner->transform.get();
-      where = &inner->spec_locations;
-      continue;
-    }
-    if (t->kind != spec::TransformKind::Vmap) break;
-    levels.push_back(make_level(*t, where, fn));
-    t = t->inner.get();
-  }
-  if (t == nullptr || t->kind != spec::TransformKind::Function || levels.empty()) {
-    const spec::Transform* at_t = t != nullptr ? t : spec.transform.get();
-    reporter.report("unsupported", where->at(at_t->offset),
-                    std::string("'") + spec::name_of(at_t->kind) +
-                        "' is not generated by this version of funcgen (the AD transforms come next); vmap is, nested "
-                        "freely");
-    return {};
-  }
-  const auto at = [&](const VmapLevel& l, size_t offset) { return l.where->at(offset); };
-  for (size_t k = 0; k < levels.size(); ++k) {
-    bool any = false;
-    for (const auto& d : levels[k].in_dims) any |= d.has_value();
-    if (!any) {
-      reporter.report("spec", at(levels[k], levels[k].transform->offset),
-                      "vmap needs at least one tensor argument with an in_dim that is not None");
-      return {};
-    }
-  }
-  return levels;
 }
 
 clang::SourceLocation out_dims_location(const VmapLevel& level, size_t output) {
@@ -1323,10 +1340,9 @@ GeneratedFunction emit_vmap(const std::string& name, const ir::Function& fn, con
   return g;
 }
 
-std::string emit_plain_body(const ir::Function& fn, const std::string& name, Lowering& lowering, Reporter& reporter,
-                            std::string& helpers) {
+std::string emit_plain_body(const ir::Function& fn, const std::string& name, const BatchingAnalysis& analysis,
+                            Reporter& reporter, std::string& helpers) {
   const std::vector<Levels> params(fn.params.size(), 0);
-  BatchingAnalysis analysis(fn, params, VmapLevels{}, lowering);
   EmitContext ctx;
   ctx.spec_name = name;
   ctx.reporter = &reporter;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "analyses/batching.h"
-#include "checks/reporter.h"
+#include "diag/reporter.h"
 #include "frontend/annotations.h"
 #include "frontend/lower.h"
 
@@ -31,11 +31,6 @@ struct VmapLevel {
 // and output; None for parameters that are not tensors).
 VmapLevel make_level(const spec::Transform& t, const SpecLocations* where, const ir::Function& fn);
 
-// The levels of a spec that is vmaps all the way down to a function; empty (and reported) otherwise.
-// A spec may name an earlier spec (`vmap(batched)`): `earlier` finds it by name.
-std::vector<VmapLevel> vmap_levels(const AnnotatedSpec& spec, const ir::Function& fn, Reporter& reporter,
-                                   const std::function<const AnnotatedSpec*(const std::string&)>& earlier);
-
 // Where the spec gives output `output`'s out_dim (for diagnostics about it).
 clang::SourceLocation out_dims_location(const VmapLevel& level, size_t output);
 // The error for out_dims=None on an output that `fn` returns batched at that level.
@@ -53,8 +48,9 @@ GeneratedFunction emit_vmap(const std::string& name, const ir::Function& fn, con
 
 // The body of `fn` as C++ statements, unbatched (the printer of functions that transforms other
 // than vmap produce), emitted as `name`; `helpers` receives what it needs beside the body.
-std::string emit_plain_body(const ir::Function& fn, const std::string& name, Lowering& lowering, Reporter& reporter,
-                            std::string& helpers);
+// `analysis` is of `fn` with no batched parameters (it holds the analyses of its vmapped calls).
+std::string emit_plain_body(const ir::Function& fn, const std::string& name, const BatchingAnalysis& analysis,
+                            Reporter& reporter, std::string& helpers);
 
 // The C++ signature of `fn` under `name` (parameters as fn spells their types).
 std::string function_signature(const ir::Function& fn, const std::string& name);

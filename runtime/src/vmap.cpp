@@ -952,12 +952,22 @@ Tensor bernoulli_same(const Tensor& p, int64_t nb) {
 // ================================================================== fallback and chunking
 
 Batched per_example(const std::vector<Batched>& operands, const std::function<Tensor(const std::vector<Tensor>&)>& op) {
+  return per_example_outputs(operands, [&](const std::vector<Tensor>& slices) { return std::vector<Tensor>{op(slices)}; })
+      .at(0);
+}
+
+std::vector<Batched> per_example_outputs(const std::vector<Batched>& operands,
+                                         const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& op) {
   for (const Batched& b : operands) check_operand(b, "per_example", "operand");
   const Levels all = union_levels(operands);
   std::vector<Tensor> values;
   values.reserve(operands.size());
   for (const Batched& b : operands) values.push_back(b.value);
-  if (all == 0) return {op(values), 0};
+  if (all == 0) {
+    std::vector<Batched> out;
+    for (Tensor& t : op(values)) out.push_back({std::move(t), 0});
+    return out;
+  }
   const std::vector<int64_t> sizes = level_sizes(operands, all, "per_example");
   const int64_t count = fg::detail::product(sizes);
   if (count == 0)
@@ -973,8 +983,7 @@ Batched per_example(const std::vector<Batched>& operands, const std::function<Te
       ++k;
     }
   }
-  std::vector<Tensor> results;
-  results.reserve(static_cast<size_t>(count));
+  std::vector<std::vector<Tensor>> results;  // per output, per example
   std::vector<int64_t> at(sizes.size(), 0);
   std::vector<Tensor> slices(operands.size());
   for (int64_t e = 0; e < count; ++e) {
@@ -983,23 +992,32 @@ Batched per_example(const std::vector<Batched>& operands, const std::function<Te
       for (size_t k : which[i]) s = s.select(0, at[k]);  // each select drops the front batch dim
       slices[i] = s;
     }
+    std::vector<Tensor> outs;
     try {
-      results.push_back(op(slices));
+      outs = op(slices);
     } catch (const Error& err) {
       vfail("per_example", "example ", IntArrayRef(at), " of batch sizes ", IntArrayRef(sizes), ": ", err.what());
     }
+    if (e == 0) results.resize(outs.size());
+    if (outs.size() != results.size())
+      vfail("per_example", "the op returned ", outs.size(), " outputs for example ", IntArrayRef(at), " but ",
+            results.size(), " for the first");
+    for (size_t j = 0; j < outs.size(); ++j) results[j].push_back(std::move(outs[j]));
     for (size_t d = at.size(); d-- > 0;) {
       if (++at[d] < sizes[d]) break;
       at[d] = 0;
     }
   }
-  const Tensor first = results[0];
-  for (size_t i = 1; i < results.size(); ++i)
-    if (!results[i].defined() || results[i].sizes() != first.sizes())
-      vfail("per_example", "the op returned results of different shapes for different examples (",
-            first.sizes(), " and ", results[i].sizes(), ")");
-  const Tensor stacked = fg::stack(results, 0);
-  return {stacked.view(with_batch(sizes, first.sizes())), all};
+  std::vector<Batched> stacked;
+  for (size_t j = 0; j < results.size(); ++j) {
+    const std::vector<Tensor>& r = results[j];
+    for (size_t i = 0; i < r.size(); ++i)
+      if (!r[i].defined() || r[i].sizes() != r[0].sizes())
+        vfail("per_example", "the op returned results of different shapes for different examples (output ", j, ": ",
+              r[0].sizes(), " and ", r[i].sizes(), ")");
+    stacked.push_back({fg::stack(r, 0).view(with_batch(sizes, r[0].sizes())), all});
+  }
+  return stacked;
 }
 
 std::vector<Tensor> chunked(int64_t chunk, int64_t batch, const std::vector<std::pair<Tensor, int64_t>>& args,

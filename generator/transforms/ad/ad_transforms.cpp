@@ -5,7 +5,6 @@
 #include <set>
 
 #include "analyses/batching.h"
-#include "checks/checks.h"
 #include "emitter/cxx_text.h"
 #include "ir/build.h"
 #include "transforms/ad/anf.h"
@@ -21,23 +20,13 @@ using ir::ExprKind;
 using ir::ExprPtr;
 using spec::TransformKind;
 
-struct Link {
-  const spec::Transform* t;
-  const SpecLocations* where;
-};
+using Link = SpecLink;
 
 // An IR function, owned or the lowering's.
 struct Ir {
   std::unique_ptr<ir::Function> owned;
   const ir::Function* fn = nullptr;
 };
-
-bool is_flat(const Expr& e) {
-  if (e.kind != ExprKind::Tuple) return true;
-  for (const auto& a : e.args)
-    if (a->kind == ExprKind::Tuple) return false;
-  return true;
-}
 
 using ir::finish;
 
@@ -124,30 +113,12 @@ Split split(const ir::Function& fn, const std::function<bool(const ir::Stmt&)>& 
 
 class AdEmitter {
  public:
-  AdEmitter(const AnnotatedSpec& spec, Lowering& lowering, Reporter& reporter, const OpResolver& resolver,
-            const EarlierSpec& earlier)
-      : spec_(spec), lowering_(lowering), reporter_(reporter), resolver_(resolver) {
-    const spec::Transform* t = spec.transform.get();
-    const SpecLocations* where = &spec.spec_locations;
-    function_ = spec.function;
-    while (t != nullptr) {
-      if (t->kind == TransformKind::Function && t->function != function_->getNameAsString()) {
-        if (const AnnotatedSpec* inner = earlier(t->function)) {
-          t = inner->transform.get();
-          where = &inner->spec_locations;
-          function_ = inner->function;
-          continue;
-        }
-      }
-      links_.push_back({t, where});
-      t = t->kind == TransformKind::Function ? nullptr : t->inner.get();
-    }
-  }
+  AdEmitter(const AnnotatedSpec& spec, const std::vector<SpecLink>& chain, Lowering& lowering, Reporter& reporter,
+            const OpResolver& resolver, const Stages& stages)
+      : spec_(spec), lowering_(lowering), reporter_(reporter), resolver_(resolver), stages_(stages),
+        function_(spec.function), links_(chain) {}
 
   std::optional<GeneratedFunction> run() {
-    RandomnessContext random{{}, function_, lowering_, reporter_};
-    for (const Link& l : links_) random.chain.emplace_back(l.t, l.where);
-    if (check_randomness_under_derivatives(random)) return std::nullopt;
     size_t head = 0;
     while (head < links_.size() && links_[head].t->kind == TransformKind::Vmap) ++head;
     if (head >= links_.size() || links_[head].t->kind == TransformKind::Function) return std::nullopt;
@@ -159,8 +130,8 @@ class AdEmitter {
       case TransformKind::Jvp: {
         Ir g = ir_of(head);
         if (g.fn == nullptr) return std::nullopt;
-        if (outer.empty()) return plain(*g.fn, spec_.name, description(head), false);
-        return vmapped(*g.fn, spec_.name, outer_levels(outer, *g.fn), false);
+        if (outer.empty()) return plain(*g.fn, spec_.name, description(head), false, head);
+        return vmapped(*g.fn, spec_.name, outer_levels(outer, *g.fn), false, head);
       }
       case TransformKind::Vjp:
       case TransformKind::Linearize:
@@ -249,7 +220,41 @@ class AdEmitter {
         return r;
     }
     r.fn = r.owned.get();
+    if (r.fn != nullptr && too_large(*r.fn, l)) {
+      r.owned.reset();
+      r.fn = nullptr;
+    }
     return r;
+  }
+
+  // Each derivative transform multiplies the code it is given (nesting grows it geometrically:
+  // jvp 20 deep is millions of statements), so the size is bounded where it is made, with an
+  // error at the transform instead of a generator that runs for minutes and code that does not
+  // compile in reasonable time.
+  bool too_large(const ir::Function& fn, const Link& l) {
+    constexpr size_t kMaxStatements = 40000;
+    const size_t n = statements(fn);
+    if (n <= kMaxStatements) return false;
+    reporter_.report("spec", l.where->at(l.t->offset),
+                     "'" + std::string(spec::name_of(l.t->kind)) + "' here makes about " + std::to_string(n) +
+                         " statements of derivative code, more than the " + std::to_string(kMaxStatements) +
+                         " funcgen generates for one spec; nest fewer transforms (each multiplies the code it is "
+                         "given), or differentiate a smaller function");
+    return true;
+  }
+
+  static size_t statements(const ir::Function& fn) {
+    std::set<const ir::Function*> seen;
+    std::function<size_t(const ir::Function&)> count = [&](const ir::Function& f) -> size_t {
+      if (!seen.insert(&f).second) return 0;
+      size_t n = 0;
+      ir::for_each_stmt(f.body, [&](const ir::Stmt&) { ++n; });
+      ir::for_each_expr(f.body, [&](const Expr& e) {
+        if (e.vmapped) n += count(*e.vmapped);
+      });
+      return n;
+    };
+    return count(fn);
   }
 
   std::vector<int> argnums(const spec::Transform& t, const ir::Function& fn) const {
@@ -529,9 +534,11 @@ class AdEmitter {
 
   // ---------------------------------------------------------------- emission
 
-  GeneratedFunction plain(const ir::Function& g, const std::string& name, const std::string& what, bool is_static) {
+  // `g`, made by links_[link], printed as it is (no vmap applies to it).
+  GeneratedFunction plain(const ir::Function& g, const std::string& name, const std::string& what, bool is_static,
+                          size_t link) {
     GeneratedFunction out;
-    const std::string body = emit_plain_body(g, name, lowering_, reporter_, out.helpers);
+    const std::string body = stages_.plain(g, name, link, out.helpers);
     const std::string signature = function_signature(g, name);
     out.declaration = signature + ";";
     out.definition = "// " + what + ": generated derivative code (rules: templates/derivatives.def).\n" +
@@ -545,34 +552,11 @@ class AdEmitter {
     return levels;
   }
 
+  // `g`, made by links_[link], vmapped at `levels` (by the pipeline's vmap stage).
   std::optional<GeneratedFunction> vmapped(const ir::Function& g, const std::string& name,
-                                           const std::vector<VmapLevel>& levels, bool is_static) {
-    if (g.body.empty() || g.body.back()->kind != ir::StmtKind::Return || !is_flat(*g.body.back()->expr)) {
-      reporter_.report("unsupported", spec_.spec_locations.at(spec_.transform->offset),
-                       "vmap of a function that returns nested tuples cannot be generated yet");
-      return std::nullopt;
-    }
-    std::vector<Levels> params(g.params.size(), 0);
-    VmapLevels vl;
-    for (size_t k = 0; k < levels.size(); ++k) {
-      vl.all |= 1u << k;
-      if (levels[k].randomness == spec::Randomness::Different) vl.different |= 1u << k;
-      if (levels[k].randomness == spec::Randomness::Same) vl.same |= 1u << k;
-      bool any = false;
-      for (size_t i = 0; i < params.size(); ++i)
-        if (levels[k].in_dims[i]) {
-          params[i] |= 1u << k;
-          any = true;
-        }
-      if (!any) {
-        reporter_.report("spec", levels[k].where->at(levels[k].transform->offset),
-                         "vmap needs at least one tensor argument with an in_dim that is not None");
-        return std::nullopt;
-      }
-    }
-    BatchingAnalysis analysis(g, params, vl, lowering_);
-    GeneratedFunction out = emit_vmap(name, g, levels, analysis, reporter_);
-    if (is_static) out.definition = "static " + out.definition;
+                                           const std::vector<VmapLevel>& levels, bool is_static, size_t link) {
+    std::optional<GeneratedFunction> out = stages_.vmap(g, name, levels, link);
+    if (out && is_static) out->definition = "static " + out->definition;
     return out;
   }
 
@@ -611,7 +595,7 @@ class AdEmitter {
     ReverseResult r = reverse(*n, wrt, differentiated, false, spec_.name, lowering_, resolver_, reporter_);
     if (!r.fn) return std::nullopt;
     Split s = split(*r.fn, from_statement(*r.fn, r.forward_size), r.cotangents, r.outputs, refs(*r.fn, r.grads, true));
-    return callable(s, r.outputs.size(), differentiated, "pullback", "__forward", "__backward",
+    return callable(s, i, r.outputs.size(), differentiated, "pullback", "__forward", "__backward",
                     "its pullback: the gradient of each primal for cotangents of the outputs");
   }
 
@@ -642,7 +626,7 @@ class AdEmitter {
         if (v.type == ir::Type::Tensor) v.cxx_type = "const fg::Tensor&";
       }
       finish(*s.second, refs(*s.second, r.tangents, false));
-      return callable(s, r.outputs.size(), r.outputs.size(), "jvp_fn", "__primal", "__tangent",
+      return callable(s, i, r.outputs.size(), r.outputs.size(), "jvp_fn", "__primal", "__tangent",
                       "its jvp_fn: the output tangent for tangents of the primals (it replays the forward pass, "
                       "whose control flow the tangents follow)");
     }
@@ -650,19 +634,19 @@ class AdEmitter {
     Split s = split(
         *r.fn, [&](const ir::Stmt& st) { return st.var >= static_cast<int>(nvars); }, tangent_params, r.outputs,
         refs(*r.fn, r.tangents, false));
-    return callable(s, r.outputs.size(), r.outputs.size(), "jvp_fn", "__primal", "__tangent",
+    return callable(s, i, r.outputs.size(), r.outputs.size(), "jvp_fn", "__primal", "__tangent",
                     "its jvp_fn: the output tangent for tangents of the primals");
   }
 
   // The function of vjp and linearize: returns the outputs, an object holding the residuals whose
   // call runs the second part, and (has_aux) the aux values.
-  GeneratedFunction callable(const Split& s, size_t noutputs, size_t differentiated, const std::string& kind,
+  GeneratedFunction callable(const Split& s, size_t link, size_t noutputs, size_t differentiated, const std::string& kind,
                              const std::string& first_suffix, const std::string& second_suffix, const std::string& what) {
     GeneratedFunction out;
     const std::string type = spec_.name + "_" + kind;
     const std::string first = spec_.name + first_suffix, second = spec_.name + second_suffix;
-    const GeneratedFunction f = plain(*s.first, first, "the forward pass of " + spec_.name, true);
-    const GeneratedFunction b = plain(*s.second, second, "the " + kind + " of " + spec_.name, true);
+    const GeneratedFunction f = plain(*s.first, first, "the forward pass of " + spec_.name, true, link);
+    const GeneratedFunction b = plain(*s.second, second, "the " + kind + " of " + spec_.name, true, link);
     append(out, f);
     append(out, b);
     // The object's members and call.
@@ -732,31 +716,33 @@ class AdEmitter {
       // One jacobian per output: the composed form, each output's vjp over its own basis.
       auto j = jacrev_ir(*n, l);
       if (!j) return std::nullopt;
-      if (outer.empty()) return plain(*j, spec_.name, description(0), false);
-      return vmapped(*j, spec_.name, outer_levels(outer, *j), false);
+      if (outer.empty()) return plain(*j, spec_.name, description(0), false, i);
+      return vmapped(*j, spec_.name, outer_levels(outer, *j), false, i);
     }
     const std::vector<int> wrt = argnums(*l.t, *n);
     ReverseResult r = reverse(*n, wrt, 1, false, spec_.name, lowering_, resolver_, reporter_);
     if (!r.fn) return std::nullopt;
     Split s = split(*r.fn, from_statement(*r.fn, r.forward_size), r.cotangents, r.outputs, refs(*r.fn, r.grads, true));
-    for (int id : s.residuals)
-      if (s.first->var(id).type != ir::Type::Tensor && !outer.empty()) {
-        unsupported(l, "under vmap, jacrev of a function whose derivative reads the scalar '" + s.first->var(id).name +
-                           "' cannot be generated yet");
-        return std::nullopt;
-      }
     GeneratedFunction out;
     const size_t k = outer.size();
     const std::string first = spec_.name + "__forward", rows = spec_.name + "__pullback_rows";
     // The forward pass, batched as the outer vmaps say (every output with its batch dims in front).
     if (outer.empty()) {
-      append(out, plain(*s.first, first, "the forward pass of " + spec_.name, true));
+      append(out, plain(*s.first, first, "the forward pass of " + spec_.name, true, i));
     } else {
       std::vector<VmapLevel> levels = outer_levels(outer, *s.first);
       for (auto& lv : levels) lv.out_dims.assign(s.first->outputs, spec::Dim(0));
-      auto f = vmapped(*s.first, first, levels, true);
+      auto f = vmapped(*s.first, first, levels, true, i);  // its limitation checks first
       if (!f) return std::nullopt;
       append(out, *f);
+      for (int id : s.residuals) {
+        const ir::Var& v = s.first->var(id);
+        if (v.type == ir::Type::Tensor) continue;
+        unsupported(l, "under vmap, jacrev of a function whose derivative needs the C++ value " +
+                           (v.decl != nullptr ? "'" + v.decl->getNameAsString() + "'" : std::string("of a condition")) +
+                           " computed in it cannot be generated yet; compute it outside the function and pass it in");
+        return std::nullopt;
+      }
     }
     // The pullback over the basis: the residuals batched as the forward pass returns them.
     {
@@ -771,7 +757,7 @@ class AdEmitter {
         levels.push_back(lv);
       }
       levels.push_back(basis_level(l, *s.second, static_cast<int>(s.second->params.size() - 1), 0));
-      auto b = vmapped(*s.second, rows, levels, true);
+      auto b = vmapped(*s.second, rows, levels, true, i);
       if (!b) return std::nullopt;
       append(out, *b);
     }
@@ -863,7 +849,7 @@ class AdEmitter {
       levels.push_back(basis_level(l, *g, tangent, -1));
       for (size_t k = differentiated; k < g->outputs; ++k) levels.back().out_dims[k] = std::nullopt;
       const std::string name = spec_.name + "__jvp" + (wrt.size() > 1 ? std::to_string(a) : "");
-      auto v = vmapped(*g, name, levels, true);
+      auto v = vmapped(*g, name, levels, true, i);
       if (!v) return std::nullopt;
       append(out, *v);
       // The input's shape without the outer batch dims.
@@ -924,34 +910,17 @@ class AdEmitter {
   Lowering& lowering_;
   Reporter& reporter_;
   const OpResolver& resolver_;
+  const Stages& stages_;
   const clang::FunctionDecl* function_ = nullptr;
-  std::vector<Link> links_;
+  const std::vector<Link>& links_;
 };
 
 }  // namespace
 
-bool needs_ad(const AnnotatedSpec& spec, const EarlierSpec& earlier) {
-  const spec::Transform* t = spec.transform.get();
-  std::string function = spec.function->getNameAsString();
-  int guard = 0;
-  while (t != nullptr && ++guard < 64) {
-    if (t->kind == TransformKind::Function) {
-      if (t->function == function) return false;
-      const AnnotatedSpec* inner = earlier(t->function);
-      if (inner == nullptr) return false;
-      function = inner->function->getNameAsString();
-      t = inner->transform.get();
-      continue;
-    }
-    if (t->kind != TransformKind::Vmap) return true;
-    t = t->inner.get();
-  }
-  return false;
-}
-
-std::optional<GeneratedFunction> emit_ad_spec(const AnnotatedSpec& spec, Lowering& lowering, Reporter& reporter,
-                                              const OpResolver& resolver, const EarlierSpec& earlier) {
-  return AdEmitter(spec, lowering, reporter, resolver, earlier).run();
+std::optional<GeneratedFunction> emit_ad_spec(const AnnotatedSpec& spec, const std::vector<SpecLink>& chain,
+                                              Lowering& lowering, Reporter& reporter, const OpResolver& resolver,
+                                              const Stages& stages) {
+  return AdEmitter(spec, chain, lowering, reporter, resolver, stages).run();
 }
 
 }  // namespace funcgen::ad

@@ -12,7 +12,7 @@
 #include <functional>
 #include <optional>
 
-#include "checks/reporter.h"
+#include "diag/reporter.h"
 #include "frontend/annotations.h"
 #include "frontend/lower.h"
 #include "transforms/ad/rules.h"
@@ -20,13 +20,20 @@
 
 namespace funcgen::ad {
 
-using EarlierSpec = std::function<const AnnotatedSpec*(const std::string&)>;
+// What the pipeline does with each function a transform makes, `link` being the index in the
+// spec's chain of the transform that made it: vmap it at `levels` (nullopt when reported), or
+// print it as it is (its body; `helpers` receives what the body needs beside it).
+struct Stages {
+  std::function<std::optional<GeneratedFunction>(const ir::Function& fn, const std::string& name,
+                                                 const std::vector<VmapLevel>& levels, size_t link)>
+      vmap;
+  std::function<std::string(const ir::Function& fn, const std::string& name, size_t link, std::string& helpers)> plain;
+};
 
-// Whether the spec (following names of earlier specs) has a transform other than vmap.
-bool needs_ad(const AnnotatedSpec& spec, const EarlierSpec& earlier);
-
-// The generated code of such a spec; nullopt when errors were reported.
-std::optional<GeneratedFunction> emit_ad_spec(const AnnotatedSpec& spec, Lowering& lowering, Reporter& reporter,
-                                              const OpResolver& resolver, const EarlierSpec& earlier);
+// The generated code of a spec whose chain (spec_chain) has a transform other than vmap; nullopt
+// when errors were reported.
+std::optional<GeneratedFunction> emit_ad_spec(const AnnotatedSpec& spec, const std::vector<SpecLink>& chain,
+                                              Lowering& lowering, Reporter& reporter, const OpResolver& resolver,
+                                              const Stages& stages);
 
 }  // namespace funcgen::ad

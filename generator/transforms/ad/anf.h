@@ -7,7 +7,7 @@
 
 #include <memory>
 
-#include "checks/reporter.h"
+#include "diag/reporter.h"
 #include "frontend/lower.h"
 #include "ir/ir.h"
 #include "transforms/ad/rules.h"

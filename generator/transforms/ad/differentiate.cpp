@@ -493,7 +493,7 @@ class Reverse {
     const int tape = s.expr->reads[0], value = s.expr->reads[1];
     auto g = a.of.find(tape);
     if (g == a.of.end() || d_.active_.count(value) == 0) return;
-    const ir::Var& v = d_.fn_->var(value);
+    const ir::Var v = d_.fn_->var(value);  // a copy: adding variables moves the vector
     if (v.type != ir::Type::Tensor) {  // a nested loop's tape: its tape of gradients, for its own stores
       const int id = ir::add_var(*d_.fn_, d_.claim("d_" + v.name), ir::Type::Other, ir::value_type(v));
       out.push_back(ir::decl(id, ir::tape_op(*d_.fn_, ir::kTapePop, {g->second}, ir::Type::Other)));
@@ -539,7 +539,7 @@ class Reverse {
     }
     int pushed = grad != a.of.end() ? grad->second : -1;
     if (pushed < 0) {
-      const ir::Var& v = d_.fn_->var(s.var);
+      const ir::Var v = d_.fn_->var(s.var);  // a copy: adding variables moves the vector
       if (v.type == ir::Type::Tensor) {
         pushed = d_.tensor_var("d_" + v.name);
         out.push_back(ir::decl(pushed, d_.zero_gradient(s.var)));
@@ -558,7 +558,7 @@ class Reverse {
     const int tape = s.expr->reads[0], index = s.expr->reads[1], value = s.expr->reads[2];
     auto g = a.of.find(tape);
     if (g == a.of.end() || d_.active_.count(value) == 0) return;
-    const ir::Var& v = d_.fn_->var(value);
+    const ir::Var v = d_.fn_->var(value);  // a copy: adding variables moves the vector
     const bool tensor = v.type == ir::Type::Tensor;
     const int id = tensor ? d_.tensor_var("d_" + v.name + "_trip")
                           : ir::add_var(*d_.fn_, d_.claim("d_" + v.name), ir::Type::Other, ir::value_type(v));
@@ -1015,7 +1015,7 @@ class Forward {
     }
     if (is_tape_var && s.kind == ir::StmtKind::Decl && (!s.expr || ir::is_tape_op(*s.expr))) {
       if (d_.active_.count(s.var) == 0) return false;
-      const ir::Var& v = d_.fn_->var(s.var);
+      const ir::Var v = d_.fn_->var(s.var);  // a copy: adding variables moves the vector
       const std::string name = v.name + "_tangent", type = ir::value_type(v);
       ExprPtr load = s.expr ? load_tangent(*s.expr) : nullptr;
       if (s.expr && !load) return true;

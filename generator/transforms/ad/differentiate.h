@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "checks/reporter.h"
+#include "diag/reporter.h"
 #include "frontend/lower.h"
 #include "ir/ir.h"
 #include "transforms/ad/rules.h"

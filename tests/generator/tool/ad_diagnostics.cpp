@@ -105,17 +105,22 @@ FUNCGEN("noisy_jacfwd = jacfwd(noisy)")
 FUNCGEN("noisy_jacrev = jacrev(noisy)")
 FUNCGEN("noisy_jacfwd_same = jacfwd(noisy, randomness='same')")
 fg::Tensor noisy(const fg::Tensor& x) { return x.sin() * fg::rand_like(x); }
-FUNCGEN("noisy_hessian = hessian(noisy_sum)")
-FUNCGEN("noisy_per_sample = vmap(grad(noisy_sum))")
+// CHECK: ad_diagnostics.cpp:[[@LINE-1]]:58: error: random op 'fg::rand_like' under jacfwd with randomness='error'; say whether each example draws its own values (randomness='different') or the batch shares one draw (randomness='same') [funcgen-randomness]
+// CHECK: ad_diagnostics.cpp:[[@LINE-5]]:25: note: add randomness='different' for independent values per example
+// CHECK: ad_diagnostics.cpp:[[@LINE-6]]:25: note: or randomness='same' for one draw shared by the batch
+// Once per construct: these reach the op above again, and fail without repeating it.
+FUNCGEN("noisy_hessian_again = hessian(noisy_sum)")
+FUNCGEN("noisy_per_sample_again = vmap(grad(noisy_sum))")
 fg::Tensor noisy_sum(const fg::Tensor& x) { return noisy(x).sum(); }
-// CHECK: ad_diagnostics.cpp:[[@LINE-4]]:58: error: random op 'fg::rand_like' under jacfwd with randomness='error'; say whether each example draws its own values (randomness='different') or the batch shares one draw (randomness='same') [funcgen-randomness]
-// CHECK: ad_diagnostics.cpp:[[@LINE-8]]:25: note: add randomness='different' for independent values per example
-// CHECK: ad_diagnostics.cpp:[[@LINE-9]]:25: note: or randomness='same' for one draw shared by the batch
-// CHECK: ad_diagnostics.cpp:[[@LINE-7]]:58: error: random op 'fg::rand_like' under hessian, whose vmap over the basis has randomness='error' (jacfwd's default) [funcgen-randomness]
-// CHECK: ad_diagnostics.cpp:[[@LINE-7]]:26: note: hessian is jacfwd(jacrev(f)) with jacfwd's default randomness='error', as in torch.func; write jacfwd(jacrev(f), randomness='same') to choose
-// CHECK: ad_diagnostics.cpp:[[@LINE-9]]:58: error: random op 'fg::rand_like' under vmap with randomness='error'; say whether each example draws its own values (randomness='different') or the batch shares one draw (randomness='same') [funcgen-randomness]
-// CHECK: ad_diagnostics.cpp:[[@LINE-8]]:29: note: add randomness='different' for independent values per example
-// CHECK: ad_diagnostics.cpp:[[@LINE-9]]:29: note: or randomness='same' for one draw shared by the batch
+FUNCGEN("noisy_hessian = hessian(noisy_total)")
+fg::Tensor noisy_total(const fg::Tensor& x) { return (x.sin() * fg::rand_like(x)).sum(); }
+// CHECK: ad_diagnostics.cpp:[[@LINE-1]]:65: error: random op 'fg::rand_like' under hessian, whose vmap over the basis has randomness='error' (jacfwd's default) [funcgen-randomness]
+// CHECK: ad_diagnostics.cpp:[[@LINE-3]]:26: note: hessian is jacfwd(jacrev(f)) with jacfwd's default randomness='error', as in torch.func; write jacfwd(jacrev(f), randomness='same') to choose
+FUNCGEN("noisy_per_sample = vmap(grad(noisy_mean))")
+fg::Tensor noisy_mean(const fg::Tensor& x) { return (x.cos() * fg::rand_like(x)).mean(); }
+// CHECK: ad_diagnostics.cpp:[[@LINE-1]]:64: error: random op 'fg::rand_like' under vmap with randomness='error'; say whether each example draws its own values (randomness='different') or the batch shares one draw (randomness='same') [funcgen-randomness]
+// CHECK: ad_diagnostics.cpp:[[@LINE-3]]:29: note: add randomness='different' for independent values per example
+// CHECK: ad_diagnostics.cpp:[[@LINE-4]]:29: note: or randomness='same' for one draw shared by the batch
 
 FUNCGEN("middle_ellipsis_grad = grad(middle_ellipsis)")
 fg::Tensor middle_ellipsis(const fg::Tensor& x) { return fg::einsum("i...j->ij", {x}).sum(); }

@@ -37,8 +37,8 @@ FUNCGEN("n = vmap(batched, in_dim=0)")
 // CHECK: spec_errors.cpp:[[@LINE-5]]:14: note: vmap takes in_dims, out_dims, randomness, chunk_size, control_flow
 fg::Tensor g2(fg::Tensor x) { return x.sin(); }
 
-// A spec on a function whose signature cannot be transformed.
+// A spec on a function whose signature cannot be transformed (yet): a container of tensors.
 FUNCGEN("p = vmap(takes_vector)")
-fg::Tensor takes_vector(const std::vector<int>& v) { return fg::zeros({1}); }
-// CHECK: spec_errors.cpp:[[@LINE-1]]:49: error: parameter 'v' of type 'std::vector<int>' cannot be transformed; parameters must be fg::Tensor or a C++ scalar [funcgen-unsupported]
+fg::Tensor takes_vector(const std::vector<fg::Tensor>& v) { return fg::zeros({1}); }
+// CHECK: spec_errors.cpp:[[@LINE-1]]:56: error: parameter 'v' of type 'std::vector<fg::Tensor>' holds tensors, which cannot be transformed yet; pass each tensor as a parameter of its own [funcgen-unsupported]
 // CHECK: 10 errors generated.

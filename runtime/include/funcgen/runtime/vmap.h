@@ -14,6 +14,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -202,6 +203,29 @@ bool any(const Tensor& mask);
 // (operands with levels == 0 are passed whole) and stacks the results.
 Batched per_example(const std::vector<Batched>& operands,
                     const std::function<Tensor(const std::vector<Tensor>&)>& op);
+// The same for an op with any number of tensor outputs (none: an op run for its effect, such as a
+// function whose body funcgen cannot see); each output is stacked on its own.
+std::vector<Batched> per_example_outputs(const std::vector<Batched>& operands,
+                                         const std::function<std::vector<Tensor>(const std::vector<Tensor>&)>& op);
+
+// The tensors of a std::tuple or std::pair of them, as per_example_outputs's op returns them.
+template <class... T>
+std::vector<Tensor> tensors_of(const std::tuple<T...>& t) {
+  return std::apply([](const auto&... x) { return std::vector<Tensor>{Tensor(x)...}; }, t);
+}
+template <class A, class B>
+std::vector<Tensor> tensors_of(const std::pair<A, B>& p) {
+  return {Tensor(p.first), Tensor(p.second)};
+}
+// The values of N outputs of per_example_outputs as a std::tuple (they share their batch levels).
+template <size_t... I>
+auto values_tuple_at(const std::vector<Batched>& outputs, std::index_sequence<I...>) {
+  return std::make_tuple(outputs.at(I).value...);
+}
+template <size_t N>
+auto values_tuple(const std::vector<Batched>& outputs) {
+  return values_tuple_at(outputs, std::make_index_sequence<N>{});
+}
 
 // vmap's chunk_size: calls `body` on slices of at most `chunk` examples along each argument's
 // batch dim of one level (args[i].second is that dim, or -1 for an argument not batched at that

@@ -1,4 +1,4 @@
-#include "checks/reporter.h"
+#include "diag/reporter.h"
 
 #include <clang/Lex/Lexer.h>
 
@@ -7,44 +7,15 @@
 
 namespace funcgen {
 
-const std::vector<CheckInfo>& all_checks() {
-  static const std::vector<CheckInfo> checks = {
+namespace {
+
+std::vector<CheckInfo>& registry() {
+  // The checks about funcgen's own input and its fallback; the limitation checks add themselves.
+  static std::vector<CheckInfo> checks = {
       {"spec", false, "a FUNCGEN spec that does not parse or does not fit the function",
        "The spec is torch.func's Python call syntax: `name = transform(f, option=value, ...)`. The error points at the "
        "byte that is wrong; fix the transform name, the option, or the in_dims/argnums so that they match the "
        "annotated function's parameters."},
-      {"global-assignment", false, "a transformed function assigns to a variable outside it",
-       "Transforms see only what a function returns: a value stored in a global or static variable is the value "
-       "of one call of the transformed function, not of each example. Return it as an extra output instead "
-       "(has_aux=True for grad, an extra tuple element for vmap)."},
-      {"autograd-api", false, "a transformed function calls an eager autograd API",
-       "torch.autograd.grad / Tensor.backward inside a transformed function do not compose with the transforms. "
-       "Use the functional transform instead: torch.autograd.grad -> grad, vjp; autograd.functional.jacobian -> "
-       "jacrev/jacfwd; autograd.functional.hessian -> hessian; jvp/vjp -> jvp/vjp."},
-      {"side-effect", true, "vmap runs a side effect once for the whole batch",
-       "Under vmap the function body runs once on the whole batch, so I/O and writes to state outside the function "
-       "(reference or pointer parameters, containers, statics) happen once, not once per example. Return the "
-       "values instead, or move the side effect outside the transformed function."},
-      {"inplace-batched", false, "an in-place op writes batched data into an unbatched tensor",
-       "An in-place op cannot make its destination batched: `x.add_(y)` with x unbatched and y batched has no "
-       "per-example result to write. Use the out-of-place op (`x = x + y`), or create the destination from a "
-       "batched tensor (`y.new_zeros(...)` instead of `fg::zeros(...)`)."},
-      {"out-variant", false, "an `_out` op under vmap",
-       "vmap does not support out= operations: the destination has no batch dimension. Use the functional form "
-       "(`fg::add(a, b)` instead of `fg::add_out(out, a, b)`)."},
-      {"data-dependent-control-flow", false, "control flow on the values of a batched tensor",
-       "Under vmap each example could take a different branch, but the body runs once for the whole batch. Use "
-       "fg::where for if/else on values, or vmap(..., control_flow='select') to let funcgen compute both branches "
-       "and select per example. Control flow on shapes (x.dim(), x.size(0)) or unbatched values is fine."},
-      {"item", false, "a batched tensor converted to a C++ scalar",
-       "`.item()`, `data_ptr()` and conversions to bool or numbers need one value, but a batched tensor has one per "
-       "example. Keep the value a tensor and use tensor ops (fg::where, fg::maximum, ...)."},
-      {"dynamic-shape", false, "an op whose output shape depends on a batched tensor's values",
-       "nonzero, masked_select, unique and is_nonzero give shapes that differ per example, which one batched tensor "
-       "cannot hold. Use a mask and fg::where, or a fixed-size alternative."},
-      {"randomness", false, "a random op under vmap with randomness='error'",
-       "vmap must know whether random values should differ per example. Add randomness='different' (independent "
-       "per example) or randomness='same' (one draw shared by the batch) to the vmap."},
       {"vmap-fallback", true, "an op without a batching rule runs once per example",
        "funcgen has no batching rule for this op, so the generated code loops over the batch and stacks the "
        "results (functorch's slow fallback): correct but slower."},
@@ -52,6 +23,22 @@ const std::vector<CheckInfo>& all_checks() {
        "The construct (shown at the location) cannot be lowered to funcgen's IR. Rewrite it with the fg runtime ops "
        "and plain C++ control flow."},
   };
+  return checks;
+}
+
+}  // namespace
+
+void register_check_info(const CheckInfo& info) {
+  std::vector<CheckInfo>& checks = registry();
+  const auto at = std::lower_bound(checks.begin(), checks.end(), info,
+                                   [](const CheckInfo& a, const CheckInfo& b) { return std::string(a.id) < b.id; });
+  checks.insert(at, info);
+}
+
+const std::vector<CheckInfo>& all_checks() {
+  std::vector<CheckInfo>& checks = registry();
+  std::sort(checks.begin(), checks.end(),
+            [](const CheckInfo& a, const CheckInfo& b) { return std::string(a.id) < b.id; });
   return checks;
 }
 
@@ -130,10 +117,36 @@ bool Reporter::suppressed_by_nolint(const std::string& id, clang::SourceLocation
   return false;
 }
 
-clang::DiagnosticBuilder Reporter::report(const std::string& id, clang::SourceLocation loc, const std::string& message) {
+Reporter::Context::Context(Reporter& reporter, clang::SourceLocation where, std::string note)
+    : reporter_(reporter), outer_(reporter.context_), where_(where), note_(std::move(note)) {
+  reporter_.flush_context_note();
+  reporter_.context_ = this;
+}
+
+Reporter::Context::~Context() {
+  reporter_.flush_context_note();
+  reporter_.context_ = outer_;
+}
+
+void Reporter::flush_context_note() {
+  if (!context_note_due_ || context_ == nullptr) return;
+  context_note_due_ = false;
+  diags_.Report(context_->where_, diags_.getCustomDiagID(clang::DiagnosticsEngine::Note, "%0")) << context_->note_;
+}
+
+clang::DiagnosticBuilder Reporter::report(const std::string& id, clang::SourceLocation loc,
+                                          const std::string& message) {
+  flush_context_note();
+  if (loc.isInvalid() && context_ != nullptr) loc = context_->where_;
   const CheckInfo* info = find_check(id);
   const bool warning = info != nullptr && info->warning && !matches(werror_globs_, id, false);
   last_reported_ = enabled(id) && !suppressed_by_nolint(id, loc);
+  // Once per construct: another spec (or another vmap of the same code) reaching it again.
+  const bool again =
+      last_reported_ && loc.isValid() && !reported_.emplace(id, sm_.getExpansionLoc(loc).getRawEncoding()).second;
+  if (last_reported_ && !warning) ++errors_;
+  if (again) last_reported_ = false;
+  context_note_due_ = last_reported_ && context_ != nullptr;
   if (!last_reported_) {
     // An ignored custom diagnostic: Clang drops it and whatever is streamed into it.
     const unsigned ignored = diags_.getCustomDiagID(clang::DiagnosticsEngine::Ignored, "%0");

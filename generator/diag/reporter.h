@@ -6,20 +6,23 @@
 #include <clang/Basic/SourceManager.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace funcgen {
 
-// Every check funcgen has, with what it means; `--list-checks` and `--explain` print these.
+// A check funcgen has, with what it means; `--list-checks` and `--explain` print these.
 struct CheckInfo {
   const char* id;  // without the "funcgen-" prefix
   bool warning;    // severity when enabled
   const char* summary;
   const char* help;
 };
+// Sorted by id. The limitation checks add themselves (checks/checks.h's CheckRegistration).
 const std::vector<CheckInfo>& all_checks();
 const CheckInfo* find_check(const std::string& id);
+void register_check_info(const CheckInfo& info);
 
 class Reporter {
  public:
@@ -42,9 +45,30 @@ class Reporter {
   // Whether the last report() was emitted (its notes should follow).
   bool last_reported() const { return last_reported_; }
   bool has_errors() const { return diags_.hasErrorOccurred(); }
+  // Errors so far, counting those not printed again because the same check already reported the
+  // same construct (for another spec): a spec that reaches a reported construct has failed too.
+  unsigned errors() const { return errors_; }
+
+  // While it lives, reports come with a note at `where` (after their own notes) saying which spec
+  // reached the construct, and a report at no location (code funcgen wrote) is made at `where`.
+  class Context {
+   public:
+    Context(Reporter& reporter, clang::SourceLocation where, std::string note);
+    ~Context();
+    Context(const Context&) = delete;
+    Context& operator=(const Context&) = delete;
+
+   private:
+    Reporter& reporter_;
+    const Context* outer_;
+    clang::SourceLocation where_;
+    std::string note_;
+    friend class Reporter;
+  };
 
  private:
   bool suppressed_by_nolint(const std::string& id, clang::SourceLocation loc) const;
+  void flush_context_note();
 
   clang::DiagnosticsEngine& diags_;
   const clang::SourceManager& sm_;
@@ -52,6 +76,10 @@ class Reporter {
   std::vector<std::pair<std::string, bool>> werror_globs_;
   std::map<std::pair<std::string, int>, unsigned> ids_;
   bool last_reported_ = false;
+  unsigned errors_ = 0;
+  std::set<std::pair<std::string, unsigned>> reported_;  // check id, raw location
+  const Context* context_ = nullptr;
+  bool context_note_due_ = false;
 };
 
 }  // namespace funcgen

@@ -1,0 +1,166 @@
+#include "pipeline/pipeline.h"
+
+#include <algorithm>
+
+#include "analyses/batching.h"
+#include "checks/checks.h"
+#include "transforms/ad/ad_transforms.h"
+
+namespace funcgen {
+
+namespace {
+
+bool is_flat_return(const ir::Function& fn) {
+  if (fn.body.empty() || fn.body.back()->kind != ir::StmtKind::Return) return false;
+  const ir::Expr& e = *fn.body.back()->expr;
+  if (e.kind != ir::ExprKind::Tuple) return true;
+  for (const auto& a : e.args)
+    if (a->kind == ir::ExprKind::Tuple) return false;
+  return true;
+}
+
+// The batch masks of `levels` (bit k: level k): of the whole transform, and of each parameter.
+VmapLevels masks_of(const std::vector<VmapLevel>& levels, std::vector<Levels>& params) {
+  VmapLevels masks;
+  for (size_t k = 0; k < levels.size(); ++k) {
+    const Levels bit = 1u << k;
+    masks.all |= bit;
+    if (levels[k].randomness == spec::Randomness::Different) masks.different |= bit;
+    if (levels[k].randomness == spec::Randomness::Same) masks.same |= bit;
+    if (levels[k].control_flow == spec::ControlFlow::Select) masks.select = true;
+    for (size_t i = 0; i < params.size(); ++i)
+      if (levels[k].in_dims[i]) params[i] |= bit;
+  }
+  return masks;
+}
+
+std::string chain_text(const std::vector<SpecLink>& chain, size_t from) {
+  std::string s, close;
+  for (size_t k = from; k < chain.size(); ++k) {
+    if (chain[k].t->kind == spec::TransformKind::Function) {
+      s += chain[k].t->function;
+      break;
+    }
+    s += std::string(spec::name_of(chain[k].t->kind)) + "(";
+    close += ")";
+  }
+  return s + close;
+}
+
+}  // namespace
+
+std::optional<OutputFunction> Pipeline::generate(const AnnotatedSpec& spec) {
+  const unsigned errors_before = reporter_.errors();
+  const ir::Function* fn = lowering_.lower(spec.function);
+  if (fn == nullptr) return std::nullopt;
+  const std::vector<SpecLink> chain = spec_chain(spec, specs_);
+  size_t head = 0;
+  while (head < chain.size() && chain[head].t->kind == spec::TransformKind::Vmap) ++head;
+  std::optional<GeneratedFunction> g;
+  if (head < chain.size() && chain[head].t->kind != spec::TransformKind::Function) {
+    if (!function_checks(spec, chain) || !outer_vmap_checks(spec, *fn, chain, head)) return std::nullopt;
+    ad::Stages stages;
+    stages.vmap = [&](const ir::Function& f, const std::string& name, const std::vector<VmapLevel>& levels,
+                      size_t link) { return vmap_stage(spec, f, name, levels, chain_text(chain, link)); };
+    stages.plain = [&](const ir::Function& f, const std::string& name, size_t link, std::string& helpers) {
+      return plain_stage(spec, f, name, chain_text(chain, link), helpers);
+    };
+    g = ad::emit_ad_spec(spec, chain, lowering_, reporter_, resolver_, stages);
+  } else {
+    std::vector<VmapLevel> levels;
+    for (size_t k = 0; k < head; ++k) levels.push_back(make_level(*chain[k].t, chain[k].where, *fn));
+    g = vmap_stage(spec, *fn, spec.name, levels, "");
+  }
+  if (!g || reporter_.errors() != errors_before) return std::nullopt;
+  return OutputFunction{fn->namespaces, g->declaration, g->helpers, g->definition};
+}
+
+std::optional<GeneratedFunction> Pipeline::vmap_stage(const AnnotatedSpec& spec, const ir::Function& fn,
+                                                      const std::string& name, const std::vector<VmapLevel>& levels,
+                                                      const std::string& made_by) {
+  if (!is_flat_return(fn)) {
+    reporter_.report("unsupported", spec.spec_locations.at(spec.transform->offset),
+                     "vmap of a function that returns nested tuples cannot be generated yet");
+    return std::nullopt;
+  }
+  std::vector<Levels> params(fn.params.size(), 0);
+  const VmapLevels masks = masks_of(levels, params);
+  for (size_t k = 0; k < levels.size(); ++k) {
+    Levels mapped = 0;
+    for (Levels p : params) mapped |= p;
+    if ((mapped & (1u << k)) == 0) {
+      reporter_.report("spec", levels[k].where->at(levels[k].transform->offset),
+                       "vmap needs at least one tensor argument with an in_dim that is not None");
+      return std::nullopt;
+    }
+  }
+  BatchingAnalysis analysis(fn, params, masks, lowering_);
+  if (analysis.recursive()) {
+    reporter_.report("unsupported", fn.decl != nullptr ? fn.decl->getLocation() : spec.location,
+                     "'" + fn.name + "' calls itself (directly or through helpers); recursion cannot be vmapped");
+    return std::nullopt;
+  }
+  const unsigned errors_before = reporter_.errors();
+  {
+    std::optional<Reporter::Context> in_spec;
+    if (!made_by.empty())
+      in_spec.emplace(reporter_, spec.location,
+                      "'" + spec.name + "' vmaps the code that '" + made_by +
+                          "' makes of it here; only values "
+                          "batched by that vmap count");
+    run_vmap_checks(VmapCheckContext{analysis, levels, spec, reporter_, context_, !made_by.empty()});
+  }
+  if (reporter_.errors() != errors_before) return std::nullopt;
+  return emit_vmap(name, fn, levels, analysis, reporter_);
+}
+
+std::string Pipeline::plain_stage(const AnnotatedSpec& spec, const ir::Function& fn, const std::string& name,
+                                  const std::string& made_by, std::string& helpers) {
+  const std::vector<Levels> params(fn.params.size(), 0);
+  BatchingAnalysis analysis(fn, params, VmapLevels{}, lowering_);
+  {
+    Reporter::Context in_spec(reporter_, spec.location,
+                              "'" + spec.name + "' vmaps the code that '" + made_by +
+                                  "' makes of it here; only "
+                                  "values batched by that vmap count");
+    const std::vector<VmapLevel> none;
+    run_vmapped_call_checks(VmapCheckContext{analysis, none, spec, reporter_, context_, true});
+  }
+  return emit_plain_body(fn, name, analysis, reporter_, helpers);
+}
+
+// vmap(grad(f)), vmap(jvp(f)), vmap(jacrev(f)): the outer vmaps batch f's own code as they
+// batch f, and AD turns in-place ops into new values before the vmap stage sees the code it makes,
+// so f is checked as those vmaps batch it (the code AD makes is checked by the vmap stage too; a
+// construct found twice is reported once). Derivative transforms put f's parameters first.
+bool Pipeline::outer_vmap_checks(const AnnotatedSpec& spec, const ir::Function& fn,
+                                 const std::vector<SpecLink>& chain, size_t head) {
+  if (head == 0) return true;
+  std::vector<VmapLevel> levels;
+  for (size_t k = 0; k < head; ++k) levels.push_back(make_level(*chain[k].t, chain[k].where, fn));
+  std::vector<Levels> params(fn.params.size(), 0);
+  const VmapLevels masks = masks_of(levels, params);
+  if (std::all_of(params.begin(), params.end(), [](Levels l) { return l == 0; })) return true;
+  BatchingAnalysis analysis(fn, params, masks, lowering_);
+  if (analysis.recursive()) return true;  // reported where the function is vmapped
+  const unsigned errors_before = reporter_.errors();
+  Reporter::Context in_spec(reporter_, spec.location,
+                            "'" + spec.name + "' vmaps '" + chain_text(chain, head) + "', which runs this code");
+  run_vmap_checks(VmapCheckContext{analysis, levels, spec, reporter_, context_, true});
+  return reporter_.errors() == errors_before;
+}
+
+bool Pipeline::function_checks(const AnnotatedSpec& spec, const std::vector<SpecLink>& chain) {
+  const ir::Function* fn = lowering_.lower(spec.function);
+  if (fn == nullptr) return false;
+  const unsigned errors_before = reporter_.errors();
+  BatchingAnalysis analysis(*fn, std::vector<Levels>(fn->params.size(), 0), VmapLevels{}, lowering_);
+  const std::vector<VmapLevel> none;
+  run_function_checks(VmapCheckContext{analysis, none, spec, reporter_, context_, true});
+  RandomnessContext random{{}, spec.function, lowering_, reporter_};
+  for (const SpecLink& l : chain) random.chain.emplace_back(l.t, l.where);
+  check_randomness_under_derivatives(random);
+  return reporter_.errors() == errors_before;
+}
+
+}  // namespace funcgen

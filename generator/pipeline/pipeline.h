@@ -1,0 +1,54 @@
+// One path from a spec to printed code, for every transform:
+//   lower -> (derivative transforms: normalize, differentiate, IR to IR) -> vmap stage -> print.
+// The vmap stage is the only place a function gets vmapped, whoever made it (the user, grad,
+// jacrev's basis, jacfwd's basis, hessian): it resolves the levels to batch masks, runs the
+// batching analysis and every limitation check on what that vmap batches, then prints the batched
+// code. A spec whose run reported an error produces nothing.
+#pragma once
+
+#include <clang/AST/ASTContext.h>
+
+#include <optional>
+#include <vector>
+
+#include "diag/reporter.h"
+#include "emitter/output.h"
+#include "frontend/annotations.h"
+#include "frontend/lower.h"
+#include "transforms/ad/rules.h"
+#include "transforms/vmap.h"
+
+namespace funcgen {
+
+class Pipeline {
+ public:
+  Pipeline(clang::ASTContext& context, Reporter& reporter, Lowering& lowering, const ad::OpResolver& resolver,
+           const std::vector<AnnotatedSpec>& specs)
+      : context_(context), reporter_(reporter), lowering_(lowering), resolver_(resolver), specs_(specs) {}
+
+  // The generated code of `spec` (one of `specs`); nullopt when errors were reported.
+  std::optional<OutputFunction> generate(const AnnotatedSpec& spec);
+
+ private:
+  // vmap of `fn` (the user's function or one a transform made, described by `made_by`, empty for
+  // the user's own) at `levels`; nullopt when it cannot be generated (reported).
+  std::optional<GeneratedFunction> vmap_stage(const AnnotatedSpec& spec, const ir::Function& fn,
+                                              const std::string& name, const std::vector<VmapLevel>& levels,
+                                              const std::string& made_by);
+  // `fn`, which no vmap applies to, printed as `name` (the vmapped calls in it checked first).
+  std::string plain_stage(const AnnotatedSpec& spec, const ir::Function& fn, const std::string& name,
+                          const std::string& made_by, std::string& helpers);
+  // The limitation checks of the user's function under the vmaps around a derivative transform.
+  bool outer_vmap_checks(const AnnotatedSpec& spec, const ir::Function& fn, const std::vector<SpecLink>& chain,
+                         size_t head);
+  // The limitation checks of the user's function that hold under every transform.
+  bool function_checks(const AnnotatedSpec& spec, const std::vector<SpecLink>& chain);
+
+  clang::ASTContext& context_;
+  Reporter& reporter_;
+  Lowering& lowering_;
+  const ad::OpResolver& resolver_;
+  const std::vector<AnnotatedSpec>& specs_;
+};
+
+}  // namespace funcgen
