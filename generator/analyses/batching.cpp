@@ -1,6 +1,6 @@
 #include "analyses/batching.h"
 
-#include "transforms/batching_rules.h"
+#include "ops/batching_rules.h"
 
 namespace funcgen {
 

@@ -10,7 +10,7 @@
 #include "diag/reporter.h"
 #include "frontend/annotations.h"
 #include "frontend/lower.h"
-#include "transforms/vmap.h"
+#include "analyses/levels.h"
 
 namespace funcgen {
 

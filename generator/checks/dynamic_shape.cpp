@@ -1,7 +1,7 @@
 // funcgen-dynamic-shape: nonzero and friends on a batched tensor: each example's result would have
 // its own shape, which one batched tensor cannot hold.
 #include "checks/check_util.h"
-#include "transforms/batching_rules.h"
+#include "ops/batching_rules.h"
 
 namespace funcgen {
 

@@ -3,7 +3,7 @@
 #include <clang/AST/ExprCXX.h>
 
 #include "checks/check_util.h"
-#include "transforms/batching_rules.h"
+#include "ops/batching_rules.h"
 
 namespace funcgen {
 

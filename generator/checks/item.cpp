@@ -1,6 +1,6 @@
 // funcgen-item: .item(), data_ptr() or another read of a batched tensor's values into C++.
 #include "checks/check_util.h"
-#include "transforms/batching_rules.h"
+#include "ops/batching_rules.h"
 
 namespace funcgen {
 

@@ -2,7 +2,7 @@
 #include <clang/AST/Expr.h>
 
 #include "checks/check_util.h"
-#include "transforms/batching_rules.h"
+#include "ops/batching_rules.h"
 
 namespace funcgen {
 

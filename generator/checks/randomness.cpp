@@ -4,7 +4,7 @@
 #include <set>
 
 #include "checks/check_util.h"
-#include "transforms/batching_rules.h"
+#include "ops/batching_rules.h"
 
 namespace funcgen {
 

@@ -10,15 +10,9 @@
 
 #include "diag/reporter.h"
 #include "ir/ir.h"
+#include "ir/types.h"
 
 namespace funcgen {
-
-// fg::Tensor, by value or reference, const or not.
-bool is_fg_tensor(clang::QualType type);
-// The IR type of a C++ type.
-ir::Type ir_type_of(clang::QualType type);
-// How a type is spelled in generated code (fully qualified).
-std::string cxx_spelling(clang::QualType type, const clang::ASTContext& context);
 
 // Lowers functions on demand and keeps them (helpers are lowered once, however often called).
 class Lowering {

@@ -71,8 +71,24 @@ std::optional<OutputFunction> Pipeline::generate(const AnnotatedSpec& spec) {
     for (size_t k = 0; k < head; ++k) levels.push_back(make_level(*chain[k].t, chain[k].where, *fn));
     g = vmap_stage(spec, *fn, spec.name, levels, "");
   }
-  if (!g || reporter_.errors() != errors_before) return std::nullopt;
+  if (!g || reporter_.errors() != errors_before || too_large(spec, *g)) return std::nullopt;
   return OutputFunction{fn->namespaces, g->declaration, g->helpers, g->definition};
+}
+
+// Nested transforms multiply code; a spec whose code no compiler would take in reasonable time
+// is an error at the spec, with its size.
+bool Pipeline::too_large(const AnnotatedSpec& spec, const GeneratedFunction& g) {
+  constexpr size_t kMaxBytes = 2'000'000;  // about 50,000 lines
+  const size_t bytes = g.declaration.size() + g.helpers.size() + g.definition.size();
+  if (bytes <= kMaxBytes) return false;
+  const size_t lines = static_cast<size_t>(std::count(g.helpers.begin(), g.helpers.end(), '\n') +
+                                           std::count(g.definition.begin(), g.definition.end(), '\n'));
+  reporter_.report("spec", spec.spec_locations.at(spec.transform->offset),
+                   "'" + spec.name + "' would generate " + std::to_string(lines) + " lines of C++ (" +
+                       std::to_string(bytes / 1000) + " kB), more than the " + std::to_string(kMaxBytes / 1000) +
+                       " kB funcgen generates for one spec; nest fewer transforms (each multiplies the code it is "
+                       "given), or differentiate a smaller function");
+  return true;
 }
 
 std::optional<GeneratedFunction> Pipeline::vmap_stage(const AnnotatedSpec& spec, const ir::Function& fn,
@@ -111,7 +127,7 @@ std::optional<GeneratedFunction> Pipeline::vmap_stage(const AnnotatedSpec& spec,
     run_vmap_checks(VmapCheckContext{analysis, levels, spec, reporter_, context_, !made_by.empty()});
   }
   if (reporter_.errors() != errors_before) return std::nullopt;
-  return emit_vmap(name, fn, levels, analysis, reporter_);
+  return emit_vmap(name, fn, levels, analysis, reporter_, made_by.empty() ? "" : "the code that " + made_by + " makes");
 }
 
 std::string Pipeline::plain_stage(const AnnotatedSpec& spec, const ir::Function& fn, const std::string& name,

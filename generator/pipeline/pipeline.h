@@ -15,7 +15,7 @@
 #include "emitter/output.h"
 #include "frontend/annotations.h"
 #include "frontend/lower.h"
-#include "transforms/ad/rules.h"
+#include "ops/derivative_rules.h"
 #include "transforms/vmap.h"
 
 namespace funcgen {
@@ -38,6 +38,7 @@ class Pipeline {
   // `fn`, which no vmap applies to, printed as `name` (the vmapped calls in it checked first).
   std::string plain_stage(const AnnotatedSpec& spec, const ir::Function& fn, const std::string& name,
                           const std::string& made_by, std::string& helpers);
+  bool too_large(const AnnotatedSpec& spec, const GeneratedFunction& g);
   // The limitation checks of the user's function under the vmaps around a derivative transform.
   bool outer_vmap_checks(const AnnotatedSpec& spec, const ir::Function& fn, const std::vector<SpecLink>& chain,
                          size_t head);

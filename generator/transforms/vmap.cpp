@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "emitter/cxx_text.h"
-#include "transforms/batching_rules.h"
+#include "ops/batching_rules.h"
 
 namespace funcgen {
 
@@ -1138,43 +1138,8 @@ class BodyEmitter {
 
 }  // namespace
 
-VmapLevel make_level(const spec::Transform& transform, const SpecLocations* where, const ir::Function& fn) {
-  const spec::Transform* t = &transform;
-  VmapLevel level;
-  level.transform = t;
-  level.where = where;
-  level.randomness = t->randomness;
-  level.chunk_size = t->chunk_size;
-  level.control_flow = t->control_flow;
-  const size_t nparams = fn.params.size();
-  for (size_t i = 0; i < nparams; ++i) {
-    spec::Dim d = !t->in_dims.per_item ? t->in_dims.dims[0] : i < t->in_dims.dims.size() ? t->in_dims.dims[i] : std::nullopt;
-    if (fn.var(fn.params[i]).type != ir::Type::Tensor) d = std::nullopt;
-    level.in_dims.push_back(d);
-  }
-  for (size_t j = 0; j < fn.outputs; ++j)
-    level.out_dims.push_back(!t->out_dims.per_item ? t->out_dims.dims[0]
-                             : j < t->out_dims.dims.size() ? t->out_dims.dims[j]
-                                                           : spec::Dim(0));
-  return level;
-}
-
-clang::SourceLocation out_dims_location(const VmapLevel& level, size_t output) {
-  const auto& od = level.transform->out_dims;
-  const size_t offset = od.per_item && output < od.item_offsets.size() ? od.item_offsets[output]
-                        : od.offset != 0                               ? od.offset
-                                                                       : level.transform->offset;
-  return level.where->at(offset);
-}
-
-std::string batched_out_dims_none(size_t output, const std::string& fn) {
-  return "out_dims is None for output " + std::to_string(output) + ", but '" + fn +
-         "' returns it batched at this vmap level; give it an out_dim or return a value that does not depend on "
-         "the mapped inputs";
-}
-
 GeneratedFunction emit_vmap(const std::string& name, const ir::Function& fn, const std::vector<VmapLevel>& levels,
-                            const BatchingAnalysis& analysis, Reporter& reporter) {
+                            const BatchingAnalysis& analysis, Reporter& reporter, const std::string& what) {
   GeneratedFunction g;
   const int nlevels = static_cast<int>(levels.size());
   EmitContext ctx;
@@ -1194,7 +1159,7 @@ GeneratedFunction emit_vmap(const std::string& name, const ir::Function& fn, con
   }
   BodyEmitter body(analysis, ctx, param_levels, false);
   const std::string body_text = body.body();
-  g.helpers += "// " + fn.name + " on batched values: one batch dim per vmap level in front.\n";
+  g.helpers += "// " + (what.empty() ? fn.name : what) + " on batched values: one batch dim per vmap level in front.\n";
   g.helpers += "static " + signature(fn, body_name, true, nlevels, &body_text) + " {\n" + body_text + "}\n\n";
 
   g.declaration = signature(fn, name, false, 0) + ";";

@@ -30,3 +30,17 @@ fg::Tensor g(const fg::Tensor& x, int& calls) {
 // CHECK: side_effect.cpp:[[@LINE-5]]:10: note: return the values instead, or move the side effect out of the function that 'batched_g' transforms
   return x.sum(0);
 }
+
+// The page's example with the list passed in: a parameter of any type with in_dims None is passed
+// through as it is, as torch.func takes any Python object there.
+FUNCGEN("batched_h = vmap(h, in_dims=(0, None))")
+fg::Tensor h(const fg::Tensor& x, std::vector<int>& list) {
+  list.pop_back();
+// CHECK: side_effect.cpp:[[@LINE-1]]:3: warning: 'list' is modified by 'pop_back' once for the whole batch, not once per example: vmap runs 'h' a single time [funcgen-side-effect]
+// CHECK: side_effect.cpp:[[@LINE-3]]:53: note: 'list' refers to state outside 'h'
+// CHECK: side_effect.cpp:[[@LINE-5]]:10: note: return the values instead, or move the side effect out of the function that 'batched_h' transforms
+  std::printf("hello!\n");
+// CHECK: side_effect.cpp:[[@LINE-1]]:3: warning: output runs once for the whole batch, not once per example: vmap runs 'h' a single time [funcgen-side-effect]
+// CHECK: side_effect.cpp:[[@LINE-8]]:10: note: return the values instead, or move the side effect out of the function that 'batched_h' transforms
+  return x.sum(0);
+}

@@ -23,7 +23,7 @@ endforeach()
 
 # vmap correctness: the functions of vmap/vmap_functions.cpp batched by funcgen, each compared with
 # a loop of calls of the original function over the batch.
-add_executable(test_vmap ${CMAKE_CURRENT_LIST_DIR}/vmap/test_vmap.cpp)
+add_executable(test_vmap ${CMAKE_CURRENT_LIST_DIR}/vmap/test_vmap.cpp ${CMAKE_CURRENT_LIST_DIR}/vmap/unseen_helpers.cpp)
 target_include_directories(test_vmap PRIVATE ${CMAKE_CURRENT_LIST_DIR}/vmap)
 target_link_libraries(test_vmap PRIVATE GTest::gtest GTest::gtest_main)
 # The generated code compiles without warnings.

@@ -15,7 +15,7 @@
 #include "diag/reporter.h"
 #include "frontend/annotations.h"
 #include "frontend/lower.h"
-#include "transforms/ad/rules.h"
+#include "ops/derivative_rules.h"
 #include "transforms/vmap.h"
 
 namespace funcgen::ad {

@@ -7,8 +7,8 @@
 #include "emitter/cxx_text.h"
 #include "ir/build.h"
 #include "transforms/ad/anf.h"
-#include "transforms/ad/einsum_rules.h"
-#include "transforms/batching_rules.h"
+#include "ops/einsum_rules.h"
+#include "ops/batching_rules.h"
 
 namespace funcgen::ad {
 

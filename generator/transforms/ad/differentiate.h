@@ -11,7 +11,7 @@
 #include "diag/reporter.h"
 #include "frontend/lower.h"
 #include "ir/ir.h"
-#include "transforms/ad/rules.h"
+#include "ops/derivative_rules.h"
 
 namespace funcgen::ad {
 

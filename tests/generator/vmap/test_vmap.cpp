@@ -529,6 +529,15 @@ TEST_F(Vmap, PerExampleFallback) {
   check_vmap(vt::fallback_fn_v0n, vt::fallback_fn, {L({0, None})}, rnd({5, 1, 4}), rnd({3, 4}));
 }
 
+TEST_F(Vmap, UnseenFunctionsRunPerExample) {
+  // unseen_split returns a tuple and reduces over its first dim; unseen_record returns nothing.
+  check_vmap(vt::uses_unseen_v0, vt::uses_unseen, {L({0})}, rnd({5, 3, 4}));
+  check_vmap(vt::uses_unseen_v1, vt::uses_unseen, {L({1}, {1})}, rnd({3, 5, 4}));
+  const int64_t before = vt::unseen_records();
+  vt::uses_unseen_v0(rnd({6, 3, 4}));
+  EXPECT_EQ(vt::unseen_records() - before, 6) << "a function returning void runs once per example";
+}
+
 TEST_F(Vmap, OutputsThatDependOnNoMappedInput) {
   check_vmap(vt::const_out_v0, vt::const_out, {L({0})}, rnd({5, 3}));
   check_vmap(vt::const_out_v0_none, vt::const_out, {L({0}, {0, None})}, rnd({5, 3}));

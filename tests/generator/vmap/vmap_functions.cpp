@@ -482,6 +482,15 @@ fg::Tensor fallback_fn(const fg::Tensor& x, const fg::Tensor& y) {
   return x.expand_as(y) + y.reshape_as(y.t()).t();  // NOLINT(funcgen-vmap-fallback)
 }
 
+// Calls of functions whose bodies funcgen cannot see run once per example, whatever they return.
+FUNCGEN("uses_unseen_v0 = vmap(uses_unseen)")
+FUNCGEN("uses_unseen_v1 = vmap(uses_unseen, in_dims=1, out_dims=1)")
+fg::Tensor uses_unseen(const fg::Tensor& x) {
+  auto [a, b] = unseen_split(x);  // NOLINT(funcgen-vmap-fallback)
+  unseen_record(a);               // NOLINT(funcgen-vmap-fallback)
+  return a * b + std::get<1>(unseen_split(x * 2));  // NOLINT(funcgen-vmap-fallback)
+}
+
 FUNCGEN("const_out_v0 = vmap(const_out)")
 FUNCGEN("const_out_v0_none = vmap(const_out, out_dims=(0, None))")
 std::tuple<fg::Tensor, fg::Tensor> const_out(const fg::Tensor& x) {

@@ -85,6 +85,11 @@ fg::Tensor dims_from_params(const fg::Tensor& x, int d, int64_t e);
 fg::Tensor misc_ops(const fg::Tensor& x);
 fg::Tensor scatter_fn(const fg::Tensor& x, const fg::Tensor& idx, const fg::Tensor& src);
 fg::Tensor fallback_fn(const fg::Tensor& x, const fg::Tensor& y);
+fg::Tensor uses_unseen(const fg::Tensor& x);
+// Defined in unseen_helpers.cpp, which funcgen does not read: under vmap they run per example.
+std::tuple<fg::Tensor, fg::Tensor> unseen_split(const fg::Tensor& x);
+void unseen_record(const fg::Tensor& x);
+int64_t unseen_records();  // how often unseen_record ran
 std::tuple<fg::Tensor, fg::Tensor> const_out(const fg::Tensor& x);
 fg::Tensor branch_return(const fg::Tensor& x, const fg::Tensor& y, int n);
 fg::Tensor branch_assign(const fg::Tensor& x, const fg::Tensor& y, int n);

@@ -1,4 +1,4 @@
-#include "transforms/batching_rules.h"
+#include "ops/batching_rules.h"
 
 #include <map>
 #include <sstream>

@@ -1,4 +1,4 @@
-#include "transforms/ad/einsum_rules.h"
+#include "ops/einsum_rules.h"
 
 #include <algorithm>
 #include <map>

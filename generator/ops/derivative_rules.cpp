@@ -1,11 +1,11 @@
-#include "transforms/ad/rules.h"
+#include "ops/derivative_rules.h"
 
 #include <clang/AST/DeclCXX.h>
 
 #include <cctype>
 #include <sstream>
 
-#include "frontend/lower.h"
+#include "ir/types.h"
 #include "ir/build.h"
 
 namespace funcgen::ad {

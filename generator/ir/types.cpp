@@ -1,0 +1,77 @@
+#include "ir/types.h"
+
+#include <clang/AST/DeclCXX.h>
+#include <clang/AST/DeclTemplate.h>
+
+namespace funcgen {
+
+clang::QualType bare(clang::QualType t) { return t.getNonReferenceType().getUnqualifiedType().getCanonicalType(); }
+
+std::string record_name(clang::QualType t) {
+  const auto* record = bare(t)->getAsCXXRecordDecl();
+  return record == nullptr ? std::string() : record->getQualifiedNameAsString();
+}
+
+// The first template argument's type of a std::vector / std::initializer_list / std::tuple.
+clang::QualType template_arg(clang::QualType t, unsigned i) {
+  const auto* spec = llvm::dyn_cast_or_null<clang::ClassTemplateSpecializationDecl>(bare(t)->getAsCXXRecordDecl());
+  if (spec == nullptr || spec->getTemplateArgs().size() <= i) return {};
+  const auto& arg = spec->getTemplateArgs()[i];
+  return arg.getKind() == clang::TemplateArgument::Type ? arg.getAsType() : clang::QualType();
+}
+
+bool is_fg_tensor(clang::QualType type) { return !type.isNull() && record_name(type) == "fg::Tensor"; }
+
+ir::Type ir_type_of(clang::QualType type) {
+  if (type.isNull()) return ir::Type::Other;
+  const clang::QualType t = bare(type);
+  if (t->isVoidType()) return ir::Type::Void;
+  if (t->isBooleanType()) return ir::Type::Bool;
+  if (t->isEnumeralType()) return ir::Type::Other;
+  if (t->isIntegerType()) return ir::Type::Int;
+  if (t->isRealFloatingType()) return ir::Type::Float;
+  // A braced list passed as IntArrayRef ({0, -1}) or std::vector<fg::Tensor> ({a, b}): once the
+  // conversions are stripped, an array of its elements.
+  if (const auto* array = llvm::dyn_cast<clang::ConstantArrayType>(t.getTypePtr())) {
+    const clang::QualType elem = array->getElementType();
+    if (is_fg_tensor(elem)) return ir::Type::TensorList;
+    if (elem->isIntegerType() && !elem->isBooleanType()) return ir::Type::IntList;
+    return ir::Type::Other;
+  }
+  const std::string name = record_name(t);
+  if (name == "fg::Tensor") return ir::Type::Tensor;
+  if (name == "fg::Scalar") return ir::Type::Float;
+  if (name == "std::tuple" || name == "std::pair") {
+    const auto* spec = llvm::cast<clang::ClassTemplateSpecializationDecl>(t->getAsCXXRecordDecl());
+    for (const auto& pack : spec->getTemplateArgs().asArray())
+      if (pack.getKind() == clang::TemplateArgument::Pack)
+        for (const auto& a : pack.pack_elements())
+          if (a.getKind() == clang::TemplateArgument::Type && is_fg_tensor(a.getAsType())) return ir::Type::TensorTuple;
+    if (name == "std::pair" && (is_fg_tensor(template_arg(t, 0)) || is_fg_tensor(template_arg(t, 1))))
+      return ir::Type::TensorTuple;
+    return ir::Type::Other;
+  }
+  if (name == "std::vector" || name == "std::initializer_list" || name == "fg::ArrayRef" ||
+      name == "std::optional") {
+    const clang::QualType elem = template_arg(t);
+    if (is_fg_tensor(elem)) return name == "std::optional" ? ir::Type::Tensor : ir::Type::TensorList;
+    if (!elem.isNull() && bare(elem)->isIntegerType() && name != "std::optional") return ir::Type::IntList;
+  }
+  return ir::Type::Other;
+}
+
+std::string cxx_spelling(clang::QualType type, const clang::ASTContext& context) {
+  clang::PrintingPolicy policy(context.getLangOpts());
+  policy.SuppressTagKeyword = true;
+  policy.FullyQualifiedName = true;
+  policy.SuppressScope = false;
+  if (is_fg_tensor(type)) {
+    std::string s = type.isLocalConstQualified() || type.getNonReferenceType().isConstQualified() ? "const " : "";
+    s += "fg::Tensor";
+    if (type->isLValueReferenceType()) s += "&";
+    return s;
+  }
+  return type.getAsString(policy);
+}
+
+}  // namespace funcgen

@@ -1,0 +1,28 @@
+// C++ types as the IR sees them: which are fg::Tensor, the IR type of each, how generated code
+// spells them.
+#pragma once
+
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/Type.h>
+
+#include <string>
+
+#include "ir/ir.h"
+
+namespace funcgen {
+
+// Without references, qualifiers and sugar.
+clang::QualType bare(clang::QualType t);
+// The qualified name of a class type ("std::vector"), empty for other types.
+std::string record_name(clang::QualType t);
+// Template argument i's type of a class template specialization (std::vector, std::tuple).
+clang::QualType template_arg(clang::QualType t, unsigned i = 0);
+
+// fg::Tensor, by value or reference, const or not.
+bool is_fg_tensor(clang::QualType type);
+// The IR type of a C++ type.
+ir::Type ir_type_of(clang::QualType type);
+// How a type is spelled in generated code (fully qualified).
+std::string cxx_spelling(clang::QualType type, const clang::ASTContext& context);
+
+}  // namespace funcgen
