@@ -552,6 +552,9 @@ class FunctionLowerer {
   ExprPtr opaque(const clang::Expr* e) {
     ExprPtr x = make_expr(ExprKind::Opaque, e);
     x->text = text_of(e);
+    // strip() took off its parentheses; a comma expression needs them wherever it is printed
+    // (`int k = (i++, j);` is not `int k = i++, j;`).
+    if (const auto* b = llvm::dyn_cast<clang::BinaryOperator>(e); b != nullptr && b->isCommaOp()) x->text = "(" + x->text + ")";
     record_uses(e, *x);
     return x;
   }
@@ -708,7 +711,11 @@ class FunctionLowerer {
     const clang::Expr* object = mc->getImplicitObjectArgument();
     if (method != nullptr && object != nullptr && ir_type_of(object->getType()) == ir::Type::TensorList &&
         (method->getName() == "size" || method->getName() == "empty"))
-      return opaque(mc);  // a list's length is the same in every example
+    {
+      ExprPtr x = opaque(mc);  // a list's length is the same in every example: it reads no batched value
+      x->reads.clear();
+      return x;
+    }
     if (method == nullptr || object == nullptr || !is_fg_tensor(object->getType())) {
       const std::string name = method != nullptr ? "'" + method->getNameAsString() + "'" : "this member function";
       const std::string type = object != nullptr ? cxx_spelling(object->getType().getNonReferenceType().getUnqualifiedType(), context_) : "";

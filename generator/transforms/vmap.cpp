@@ -1312,7 +1312,7 @@ GeneratedFunction emit_vmap(const std::string& name, const ir::Function& fn, con
     if (same)
       d += "  // randomness='same': every chunk draws the values the first one draws, as torch.func does\n"
            "  const uint64_t rng_seed__ = fg::default_generator().seed(), rng_offset__ = fg::default_generator().offset();\n";
-    d += "  const std::vector<fg::Tensor> result = fg::vmap::chunked(" + std::to_string(*levels[k].chunk_size) + ", " +
+    d += "  const std::vector<fg::Tensor> result__ = fg::vmap::chunked(" + std::to_string(*levels[k].chunk_size) + ", " +
          batch_k + ", {" + join(pairs) + "}, {" + join(positions) + "}, [&](const std::vector<fg::Tensor>& chunk__) {\n";
     if (same) {
       d += "    fg::default_generator().manual_seed(rng_seed__);\n";

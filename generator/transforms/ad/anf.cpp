@@ -178,7 +178,7 @@ class Normalizer {
           return;
         }
         if (ir::is_tensor_like(v.type)) {
-          fail(s.range.getBegin(), "lists of tensors cannot be differentiated yet");
+          fail(s.range.getBegin(), "lists of tensors cannot be differentiated yet; keep the tensors in separate variables or a std::tuple");
           return;
         }
         // A scalar: kept, with the tensors it reads as their current versions.
@@ -770,7 +770,9 @@ class Normalizer {
           out.push_back(ir::decl(id, std::move(load)));
           return id;
         }
-        fail(e, "this expression on tensors cannot be differentiated by this version of funcgen");
+        fail(e, e.kind == ExprKind::Conditional
+                    ? "a '?:' that chooses between tensors cannot be differentiated yet; assign the tensor in an if/else instead"
+                    : "this expression on tensors cannot be differentiated yet; compute it with fg ops");
         return 0;
     }
     if (e.form == ir::CallForm::User && !resolver_.has_custom_rule(e.callee)) {

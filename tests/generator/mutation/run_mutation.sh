@@ -19,7 +19,7 @@ failures=0 accepted=() constructs=0
 fail() { echo "FAIL $*"; failures=$((failures + 1)); }
 
 # The words a diagnostic must not use: Clang's class names and the generated code's own names.
-internal='[A-Z][A-Za-z]*(Expr|Stmt|Decl|Type|Operator)\b|__|\b(trips|taken|batch[0-9]+|example|chunk)\b'
+internal='[A-Z][A-Za-z]*(Expr|Stmt|Decl|Type|Operator)\b|\b[A-Za-z_0-9]+__\b|__(batched_body|forward|backward)|\b(trips|taken|batch[0-9]+)\b'
 
 check_rejected() {  # case name, its file, funcgen's output
   local name=$1 file=$2 out=$3 markers
@@ -41,14 +41,29 @@ check_rejected() {  # case name, its file, funcgen's output
   done < <(grep "^[^ ]*$name.cpp:[0-9]*:[0-9]*: error: " "$out")
 }
 
+# The checkable specs of a case: `kind name function` for `name = vmap(function[, chunk_size=N])`
+# and `name = grad(function)`.
+specs() {
+  sed -n 's#.*FUNCGEN("\([A-Za-z_0-9]*\) = \(vmap\|grad\)(\([A-Za-z_0-9]*\)\(, chunk_size=[0-9]*\)\?)").*#\2 \1 \3#p' "$1"
+}
+
+# funcgen on every case, as many at a time as there are cores.
+for file in "$cases_dir"/*.cpp; do
+  name=$(basename "$file" .cpp)
+  mkdir -p "$work/$name"
+  ("$funcgen" "$file" -o "$work/$name" -- -std=c++17 -I"$include_dir" >"$work/$name/out.txt" 2>&1
+   echo $? >"$work/$name/status") &
+  while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do wait -n; done
+done
+wait
+
 for file in "$cases_dir"/*.cpp; do
   name=$(basename "$file" .cpp)
   expect=$(sed -n 's|^// EXPECT: *\([a-z]*\).*|\1|p' "$file")
-  mkdir -p "$work/$name"
-  "$funcgen" "$file" -o "$work/$name" -- -std=c++17 -I"$include_dir" >"$work/$name/out.txt" 2>&1
-  status=$?
+  status=$(cat "$work/$name/status")
   case "$status:$expect" in
     0:accept)
+      [ -n "$(specs "$file")" ] || fail "$name: no spec of the forms the checks know (NAME = vmap(F) or grad(F))"
       accepted+=("$name")
       constructs=$((constructs + 1))
       echo "ok   $name: generated" ;;
@@ -69,6 +84,8 @@ tu=$work/cases.cpp
   for h in array cmath cstddef cstdint cstdio functional iostream numeric sstream stdexcept string tuple utility vector; do
     echo "#include <$h>"
   done
+  echo '#include <funcgen/runtime/ad.h>'
+  echo '#include <funcgen/runtime/vmap.h>'
   echo "#include \"$here/mutation_check.h\""
   for name in "${accepted[@]}"; do
     printf 'namespace mut_%s {\n#include "%s/%s/%s.funcgen.cpp"\n}\n' "$name" "$work" "$name" "$name"
@@ -76,7 +93,7 @@ tu=$work/cases.cpp
   echo 'extern "C" int mutation_run() {'
   for name in "${accepted[@]}"; do
     ns=$(sed -n 's|^// NAMESPACE: *\([A-Za-z_:0-9]*\).*|\1::|p' "$cases_dir/$name.cpp")
-    sed -n 's|.*FUNCGEN("\([A-Za-z_0-9]*\) = \(vmap\|grad\)(\([A-Za-z_0-9]*\)\(, chunk_size=[0-9]*\)\?)").*|\2 \1 \3|p' "$cases_dir/$name.cpp" |
+    specs "$cases_dir/$name.cpp" |
       while read -r kind spec fn; do
         echo "  try { mutation::check_$kind(\"$name: $spec\", &mut_$name::$ns$spec, &mut_$name::$ns$fn); }"
         echo "  catch (const std::exception& e) { mutation::report(false, \"$name: $spec\", e.what()); }"
@@ -86,7 +103,7 @@ tu=$work/cases.cpp
   echo '}'
 } >"$tu"
 if [ ${#accepted[@]} -gt 0 ]; then
-  if ! "$cxx" -std=c++17 -O1 -fPIC -shared -w -I"$include_dir" "$tu" -o "$work/cases.so" 2>"$work/compile.txt"; then
+  if ! "$cxx" -std=c++17 -O0 -fPIC -shared -w -I"$include_dir" "$tu" -o "$work/cases.so" 2>"$work/compile.txt"; then
     fail "the generated code of the accepted cases does not compile:"
     head -60 "$work/compile.txt"
   elif ! "$runner" "$work/cases.so"; then

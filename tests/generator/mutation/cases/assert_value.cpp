@@ -6,6 +6,6 @@
 FUNCGEN("vpositive = vmap(positive)")
 fg::Tensor positive(const fg::Tensor& x) {
   assert(x.sum().item<double>() > 0);
-//       ^
+//               ^
   return x.log();
 }

@@ -4,7 +4,6 @@
 #include <vector>
 
 FUNCGEN("vtotal = vmap(total)")
-FUNCGEN("gtotal = grad(total)")
 fg::Tensor total(const fg::Tensor& x) {
   std::vector<fg::Tensor> terms = {x, x.cos(), x.exp()};
   fg::Tensor sum = x * 0;

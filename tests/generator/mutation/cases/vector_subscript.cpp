@@ -4,7 +4,6 @@
 #include <vector>
 
 FUNCGEN("vpick = vmap(pick)")
-FUNCGEN("gpick = grad(pick)")
 fg::Tensor pick(const fg::Tensor& x) {
   std::vector<fg::Tensor> parts = {x.sin(), fg::ones({3}, x.options()) * 3, x * x};
   return (parts[0] * parts[1] + parts[2]).sum();

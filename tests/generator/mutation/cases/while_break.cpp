@@ -3,7 +3,6 @@
 #include <funcgen/funcgen.h>
 
 FUNCGEN("vloop = vmap(loop)")
-FUNCGEN("gloop = grad(loop)")
 fg::Tensor loop(const fg::Tensor& x) {
   fg::Tensor y = x;
   int i = 0;
