@@ -1,5 +1,7 @@
 #include "frontend/lower.h"
 
+#include <set>
+
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/ExprCXX.h>
 #include <clang/AST/RecursiveASTVisitor.h>
@@ -250,8 +252,25 @@ class FunctionLowerer {
     }
   }
 
+  // A variable whose tensors cannot be followed: reported once, at its declaration; the
+  // expressions that use it are not reported again.
+  void reject_variable(const clang::VarDecl* vd, const clang::Stmt* at, const std::string& why) {
+    unsupported(at, why);
+    rejected_.insert(vd);
+  }
+
+  bool uses_rejected(const clang::Stmt* s) const {
+    if (rejected_.empty() || s == nullptr) return false;
+    if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(s); ref != nullptr && rejected_.count(ref->getDecl()) != 0)
+      return true;
+    for (const clang::Stmt* child : s->children())
+      if (uses_rejected(child)) return true;
+    return false;
+  }
+
   void unsupported(const clang::Stmt* s, const std::string& what) {
     ok_ = false;
+    if (uses_rejected(s)) return;
     reporter_.report("unsupported", s->getBeginLoc(), what) << s->getSourceRange();
   }
 
@@ -341,9 +360,14 @@ class FunctionLowerer {
       return;
     }
     if (const auto* record = bare(vd->getType())->getAsCXXRecordDecl(); record != nullptr && holds_tensors(record)) {
-      unsupported(ds, "'" + vd->getNameAsString() + "' is a '" + record->getNameAsString() +
-                          "' that holds tensors, which cannot be transformed; keep the tensors in fg::Tensor, "
-                          "std::vector or std::tuple variables");
+      reject_variable(vd, ds, "'" + vd->getNameAsString() + "' is a '" + record->getNameAsString() +
+                                  "' that holds tensors, which cannot be transformed; keep the tensors in fg::Tensor, "
+                                  "std::vector or std::tuple variables");
+      return;
+    }
+    if (const auto* array = context_.getAsConstantArrayType(vd->getType()); array != nullptr && is_tensor_type(array->getElementType())) {
+      reject_variable(vd, ds, "'" + vd->getNameAsString() + "' is a C array of tensors, which cannot be transformed; "
+                                  "use a std::vector<fg::Tensor> or separate variables");
       return;
     }
     StmtPtr st = make(StmtKind::Decl, ds);
@@ -740,6 +764,11 @@ class FunctionLowerer {
 
   ExprPtr lower_operator_call(const clang::CXXOperatorCallExpr* oc) {
     const auto* callee = llvm::dyn_cast_or_null<clang::FunctionDecl>(oc->getCalleeDecl());
+    // A free operator function of this file (operator*(const Affine&, const fg::Tensor&)) is a
+    // helper like any other: transformed with its caller.
+    if (callee != nullptr && !llvm::isa<clang::CXXMethodDecl>(callee) && callee->hasBody() &&
+        sm_.isInMainFile(callee->getLocation()))
+      return lower_call(oc);
     const bool unary = oc->getNumArgs() == 1;
     const char* op = operator_op(oc->getOperator(), unary);
     const bool fg_operator = callee != nullptr && compat::starts_with(callee->getQualifiedNameAsString(), "fg::");
@@ -783,7 +812,7 @@ class FunctionLowerer {
   ExprPtr lower_call(const clang::CallExpr* call) {
     const clang::FunctionDecl* callee = call->getDirectCallee();
     if (callee == nullptr) {
-      unsupported(call, "calls through function pointers or lambdas cannot be transformed");
+      unsupported(call, "calls through function pointers or lambdas cannot be transformed; call the function by its name");
       return opaque(call);
     }
     const std::string qname = callee->getQualifiedNameAsString();
@@ -829,7 +858,8 @@ class FunctionLowerer {
   Reporter& reporter_;
   std::map<const clang::ValueDecl*, int> vars_;
   const clang::Stmt* pending_after_label_ = nullptr;
-  std::map<std::string, std::string> template_values_;  // template parameter -> its value's C++ text
+  std::map<std::string, std::string> template_values_;
+  std::set<const clang::ValueDecl*> rejected_;  // reported where they are declared  // template parameter -> its value's C++ text
   bool ok_ = true;
 };
 

@@ -75,7 +75,7 @@ std::optional<std::string> generated_name_problem(const std::string& name, const
   if (const clang::NamedDecl* d = visible_declaration(name, fn)) {
     const auto& sm = fn->getASTContext().getSourceManager();
     const std::string where = sm.isInMainFile(sm.getExpansionLoc(d->getLocation())) ? "in this file" : "by a header this file includes";
-    return "'" + name + "' is already declared " + where + " (" + kind_of(d) + "); the generated function would clash with it" + pick;
+    return "'" + name + "' is already declared " + where + " (" + kind_of(d) + ")" + pick;
   }
   return std::nullopt;
 }

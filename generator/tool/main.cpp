@@ -128,8 +128,10 @@ class Consumer : public clang::ASTConsumer {
       }
       BatchingAnalysis analysis(*fn, params, vl, lowering);
       if (analysis.recursive()) {
-        reporter.report("unsupported", fn->decl->getLocation(),
-                        "'" + fn->name + "' calls itself (directly or through helpers); recursion cannot be vmapped");
+        const ir::Expr* call = analysis.recursive_call();
+        reporter.report("unsupported", call != nullptr ? call->range.getBegin() : fn->decl->getLocation(),
+                        "'" + (call != nullptr ? call->op : fn->name) +
+                            "' calls itself (directly or through helpers); recursion cannot be vmapped; write it as a loop");
         continue;
       }
       const unsigned errors_before = context.getDiagnostics().getClient()->getNumErrors();

@@ -1080,8 +1080,10 @@ class BodyEmitter {
     if (it != ctx_.specializations.end()) {
       name = it->second;
     } else {
-      name = callee->function().name + "__" + ctx_.spec_name;
-      for (int i = 1; ctx_.helper_names.count(name) != 0; ++i) name = callee->function().name + "__" + ctx_.spec_name + std::to_string(i);
+      // An operator function (operator*) has no name that can be extended.
+      const std::string base = (is_identifier(callee->function().name) ? callee->function().name : "user_operator") + "__" + ctx_.spec_name;
+      name = base;
+      for (int i = 1; ctx_.helper_names.count(name) != 0; ++i) name = base + std::to_string(i);
       ctx_.helper_names.insert(name);
       ctx_.specializations[{e.callee, key}] = name;
       BodyEmitter inner(*callee, ctx_, key, true);

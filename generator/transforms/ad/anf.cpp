@@ -781,8 +781,11 @@ class Normalizer {
       return ok_ ? results[0] : 0;
     }
     if (e.form == ir::CallForm::External) {
-      fail(e, "calls of '" + e.op + "' cannot be differentiated: funcgen sees only fg ops and functions defined in "
-              "this file");
+      fail(e, e.op.rfind("operator", 0) == 0
+                  ? "calling an object ('" + e.op + "' of a functor, std::function or container) cannot be "
+                    "differentiated: funcgen sees only fg ops and functions defined in this file; call such a function"
+                  : "calls of '" + e.op + "' cannot be differentiated: funcgen sees only fg ops and functions defined "
+                    "in this file");
       return 0;
     }
     if (is_inplace(e)) return inplace(e, scope, out);

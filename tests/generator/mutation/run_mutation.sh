@@ -76,14 +76,11 @@ for file in "$cases_dir"/*.cpp; do
   esac
 done
 
-# The accepted cases and their checks, in one translation unit. The headers the cases include
-# come first, so that their #includes inside the namespaces are no-ops.
+# The accepted cases and their checks, in one translation unit. The headers the cases and the
+# generated code include come first, so that their #includes inside the namespaces are no-ops.
 tu=$work/cases.cpp
 {
-  echo '#include <cassert>'
-  for h in array cmath cstddef cstdint cstdio functional iostream numeric sstream stdexcept string tuple utility vector; do
-    echo "#include <$h>"
-  done
+  for name in "${accepted[@]}"; do grep -h '^#include <' "$cases_dir/$name.cpp"; done | sort -u
   echo '#include <funcgen/runtime/ad.h>'
   echo '#include <funcgen/runtime/vmap.h>'
   echo "#include \"$here/mutation_check.h\""
