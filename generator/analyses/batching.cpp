@@ -103,12 +103,14 @@ Levels BatchingAnalysis::eval(const ir::Expr& e) {
         for (const auto& a : e.args) params.push_back(of(*a));
         if (active_->count(e.callee) != 0) {
           recursive_ = true;
+          if (recursive_call_ == nullptr) recursive_call_ = &e;
           break;
         }
         const ir::Function* callee = lowering_.lower(e.callee);
         if (callee == nullptr) break;
         auto analysis = std::make_unique<BatchingAnalysis>(*callee, params, vmap_, lowering_, active_);
         recursive_ |= analysis->recursive();
+        if (recursive_call_ == nullptr) recursive_call_ = analysis->recursive_call();
         out = 0;
         for (Levels o : analysis->outputs()) out |= o;
         callees_[&e] = std::move(analysis);
@@ -128,6 +130,7 @@ Levels BatchingAnalysis::eval(const ir::Expr& e) {
         if (e.randomness == ir::Randomness::Same) levels.same |= inner;
         auto analysis = std::make_unique<BatchingAnalysis>(*e.vmapped, params, levels, lowering_, active_);
         recursive_ |= analysis->recursive();
+        if (recursive_call_ == nullptr) recursive_call_ = analysis->recursive_call();
         const auto& outs = analysis->outputs();
         out = static_cast<size_t>(e.index) < outs.size() ? outs[static_cast<size_t>(e.index)] & ~inner : 0;
         callees_[&e] = std::move(analysis);

@@ -40,6 +40,8 @@ class BatchingAnalysis {
   const BatchingAnalysis* callee(const ir::Expr& call) const;
   // Whether the function recursed into itself (reported by the caller as unsupported).
   bool recursive() const { return recursive_; }
+  // The call that closes the cycle (in this function or a helper), where it is reported.
+  const ir::Expr* recursive_call() const { return recursive_call_; }
 
  private:
   Levels eval(const ir::Expr& e);
@@ -55,6 +57,7 @@ class BatchingAnalysis {
   std::map<const ir::Expr*, std::unique_ptr<BatchingAnalysis>> callees_;
   bool changed_ = false;
   bool recursive_ = false;
+  const ir::Expr* recursive_call_ = nullptr;
   std::set<const clang::FunctionDecl*> own_active_;
   std::set<const clang::FunctionDecl*>* active_ = nullptr;
 };

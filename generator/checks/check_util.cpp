@@ -39,7 +39,11 @@ std::vector<const clang::Stmt*> leaf_asts(const std::vector<ir::StmtPtr>& body) 
 
 std::string text_of(const clang::ASTContext& context, clang::SourceRange range) {
   const auto& sm = context.getSourceManager();
-  const clang::CharSourceRange r = clang::CharSourceRange::getTokenRange(sm.getExpansionRange(range).getAsRange());
+  // Inside a macro's argument (assert(x.sum() > 0)): the argument's text, not the whole macro use.
+  const clang::CharSourceRange in_file =
+      clang::Lexer::makeFileCharRange(clang::CharSourceRange::getTokenRange(range), sm, context.getLangOpts());
+  const clang::CharSourceRange r = in_file.isValid() ? in_file
+                                                     : clang::CharSourceRange::getTokenRange(sm.getExpansionRange(range).getAsRange());
   return clang::Lexer::getSourceText(r, sm, context.getLangOpts()).str();
 }
 

@@ -36,6 +36,18 @@ std::string paren(const std::string& s) {
   return s;
 }
 
+// Whether s[at] stands inside [], {} or the <> of template arguments opened after s's first '('.
+bool inside_brackets(const std::string& s, size_t at) {
+  int open = 0;
+  for (size_t i = 1; i < at; ++i) {
+    const char c = s[i];
+    const bool after_name = std::isalnum(static_cast<unsigned char>(s[i - 1])) || s[i - 1] == '_';
+    if (c == '[' || c == '{' || (c == '<' && after_name)) ++open;
+    else if ((c == ']' || c == '}' || c == '>') && open > 0) --open;
+  }
+  return open > 0;
+}
+
 // Drops the parentheses around a whole expression (`(a + b)`), where it stands alone: as an
 // argument, an initializer, a condition or a returned value.
 std::string unparen(const std::string& s) {
@@ -53,6 +65,8 @@ std::string unparen(const std::string& s) {
       ++depth;
     } else if (c == ')' && --depth == 0 && i + 1 != s.size()) {
       return s;  // (a) + (b)
+    } else if (c == ',' && depth == 1 && !inside_brackets(s, i)) {
+      return s;  // (i++, i + j): without them, a list of declarators or of arguments
     }
   }
   return s.substr(1, s.size() - 2);

@@ -9,6 +9,7 @@
 
 #include "compat/clang_compat.h"
 #include "frontend/lower.h"
+#include "frontend/spec_names.h"
 
 namespace funcgen {
 namespace {
@@ -55,6 +56,10 @@ class Collector {
           report(where, spec::Diagnostic{annotation.name_offset,
                                          "the name '" + annotation.name + "' is already defined; give the generated function another name",
                                          {}, std::nullopt});
+          continue;
+        }
+        if (auto problem = generated_name_problem(annotation.name, fn)) {
+          report(where, spec::Diagnostic{annotation.name_offset, *problem, {}, std::nullopt});
           continue;
         }
         result.name = annotation.name;

@@ -1,5 +1,7 @@
 #include "frontend/lower.h"
 
+#include <set>
+
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/ExprCXX.h>
 #include <clang/AST/RecursiveASTVisitor.h>
@@ -7,10 +9,28 @@
 #include <clang/Lex/Lexer.h>
 
 #include "compat/clang_compat.h"
+#include "emitter/cxx_text.h"
 
 namespace funcgen {
 
 namespace {
+
+bool is_tensor_type(clang::QualType t) { return ir::is_tensor_like(ir_type_of(t)); }
+
+// A struct or class of the user's with tensors among its fields (at any depth): its tensors cannot
+// be followed through the object. The runtime's and the standard library's types are not.
+bool holds_tensors(const clang::CXXRecordDecl* record) {
+  record = record != nullptr ? record->getDefinition() : nullptr;
+  if (record == nullptr) return false;
+  const std::string name = record->getQualifiedNameAsString();
+  if (name.rfind("fg::", 0) == 0 || name.rfind("std::", 0) == 0) return false;
+  for (const clang::FieldDecl* f : record->fields()) {
+    if (is_tensor_type(f->getType())) return true;
+    if (const auto* inner = bare(f->getType())->getAsCXXRecordDecl(); inner != nullptr && inner != record && holds_tensors(inner))
+      return true;
+  }
+  return false;
+}
 
 using ir::ExprKind;
 using ir::ExprPtr;
@@ -114,6 +134,7 @@ class FunctionLowerer {
       f_.outputs = spec->getTemplateArgs()[0].getKind() == clang::TemplateArgument::Pack ? spec->getTemplateArgs()[0].pack_size()
                                                                                        : spec->getTemplateArgs().size();
     }
+    bind_template_arguments(decl);
     if (const auto* body = llvm::dyn_cast_or_null<clang::CompoundStmt>(decl->getBody()))
       for (const clang::Stmt* s : body->body()) append(f_.body, s);
     return ok_;
@@ -138,14 +159,50 @@ class FunctionLowerer {
     return v.id;
   }
 
+  // A function template's instance (pow_n<3>): its body's text names the template parameters,
+  // which the generated (non-template) code does not have; their values stand in for them.
+  void bind_template_arguments(const clang::FunctionDecl* decl) {
+    const clang::FunctionTemplateDecl* primary = decl->getPrimaryTemplate();
+    const clang::TemplateArgumentList* args = decl->getTemplateSpecializationArgs();
+    if (primary == nullptr || args == nullptr) return;
+    const clang::TemplateParameterList* params = primary->getTemplateParameters();
+    for (unsigned i = 0; i < params->size() && i < args->size(); ++i) {
+      const clang::TemplateArgument& a = args->get(i);
+      const std::string name = params->getParam(i)->getNameAsString();
+      if (a.getKind() == clang::TemplateArgument::Type) template_values_[name] = cxx_spelling(a.getAsType(), context_);
+      else if (a.getKind() == clang::TemplateArgument::Integral)
+        template_values_[name] = "(" + llvm::toString(a.getAsIntegral(), 10) + ")";
+    }
+  }
+
+  // A variable whose tensors cannot be followed: reported once, at its declaration; the
+  // expressions that use it are not reported again.
+  void reject_variable(const clang::VarDecl* vd, const clang::Stmt* at, const std::string& why) {
+    unsupported(at, why);
+    rejected_.insert(vd);
+  }
+
+  bool uses_rejected(const clang::Stmt* s) const {
+    if (rejected_.empty() || s == nullptr) return false;
+    if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(s); ref != nullptr && rejected_.count(ref->getDecl()) != 0)
+      return true;
+    for (const clang::Stmt* child : s->children())
+      if (uses_rejected(child)) return true;
+    return false;
+  }
+
   void unsupported(const clang::Stmt* s, const std::string& what) {
     ok_ = false;
+    if (uses_rejected(s)) return;
     reporter_.report("unsupported", s->getBeginLoc(), what) << s->getSourceRange();
   }
 
   // The C++ text of a node as written; inside a macro expansion, its spelling (the macro argument
   // or body it came from), or else Clang's printing of it.
   std::string text_of(const clang::Stmt* node) const {
+    return cxx::replace_identifiers(written_text(node), template_values_);
+  }
+  std::string written_text(const clang::Stmt* node) const {
     const clang::SourceRange range = node->getSourceRange();
     const clang::LangOptions& lo = context_.getLangOpts();
     if (!range.getBegin().isMacroID() && !range.getEnd().isMacroID())
@@ -166,6 +223,9 @@ class FunctionLowerer {
 
   void append(std::vector<StmtPtr>& out, const clang::Stmt* s) {
     if (s == nullptr || llvm::isa<clang::NullStmt>(s)) return;
+    // A label is only a goto's target (goto is reported); attributes ([[likely]]) are hints.
+    if (const auto* l = llvm::dyn_cast<clang::LabelStmt>(s)) return append(out, l->getSubStmt());
+    if (const auto* a = llvm::dyn_cast<clang::AttributedStmt>(s)) return append(out, a->getSubStmt());
     if (const auto* ds = llvm::dyn_cast<clang::DeclStmt>(s)) {
       for (const clang::Decl* d : ds->decls()) lower_decl(out, d, ds);
       return;
@@ -220,6 +280,17 @@ class FunctionLowerer {
     if (vd == nullptr) {
       if (involves_tensors(ds)) unsupported(ds, "this declaration cannot be transformed");
       else out.push_back(opaque_stmt(ds));
+      return;
+    }
+    if (const auto* record = bare(vd->getType())->getAsCXXRecordDecl(); record != nullptr && holds_tensors(record)) {
+      reject_variable(vd, ds, "'" + vd->getNameAsString() + "' is a '" + record->getNameAsString() +
+                                  "' that holds tensors, which cannot be transformed; keep the tensors in fg::Tensor, "
+                                  "std::vector or std::tuple variables");
+      return;
+    }
+    if (const auto* array = context_.getAsConstantArrayType(vd->getType()); array != nullptr && is_tensor_type(array->getElementType())) {
+      reject_variable(vd, ds, "'" + vd->getNameAsString() + "' is a C array of tensors, which cannot be transformed; "
+                                  "use a std::vector<fg::Tensor> or separate variables");
       return;
     }
     StmtPtr st = make(StmtKind::Decl, ds);
@@ -311,9 +382,30 @@ class FunctionLowerer {
     if (llvm::isa<clang::BreakStmt>(s)) return make(StmtKind::Break, s);
     if (llvm::isa<clang::ContinueStmt>(s)) return make(StmtKind::Continue, s);
     if (const auto* e = llvm::dyn_cast<clang::Expr>(s)) return lower_expr_stmt(e);
+    // The generated code declares values between statements (temporaries, aligned operands), and
+    // a jump may not skip declarations: goto is reported wherever it is.
+    if (llvm::isa<clang::GotoStmt>(s) || llvm::isa<clang::IndirectGotoStmt>(s)) {
+      unsupported(s, "goto cannot be transformed; use if, a loop with break or continue, or return instead");
+      return nullptr;
+    }
     if (!involves_tensors(s)) return opaque_stmt(s);
-    unsupported(s, std::string("a '") + s->getStmtClassName() + "' statement that uses tensors cannot be transformed");
+    unsupported(s, statement_words(s) + " that uses tensors cannot be transformed; " + statement_advice(s));
     return nullptr;
+  }
+
+  // A statement kind the lowering has no IR for, as a C++ user calls it.
+  static std::string statement_words(const clang::Stmt* s) {
+    if (llvm::isa<clang::CXXForRangeStmt>(s)) return "a range-based for loop";
+    if (llvm::isa<clang::CXXTryStmt>(s)) return "a try block";
+    if (llvm::isa<clang::AsmStmt>(s)) return "inline assembly";
+    if (llvm::isa<clang::CoroutineBodyStmt>(s) || llvm::isa<clang::CoreturnStmt>(s)) return "a coroutine statement";
+    return "this statement";
+  }
+  static std::string statement_advice(const clang::Stmt* s) {
+    if (llvm::isa<clang::CXXForRangeStmt>(s))
+      return "loop over an index instead (for (size_t i = 0; i < v.size(); ++i) ... v[i])";
+    if (llvm::isa<clang::CXXTryStmt>(s)) return "handle errors outside the transformed function";
+    return "write it with if, loops and fg ops";
   }
 
   // `case 1: stmt` becomes a Block holding the label and the statement, so that blocks stay flat.
@@ -329,7 +421,37 @@ class FunctionLowerer {
     return block;
   }
 
+  // assert(cond): the condition is lowered (under vmap, x.dim() is each example's), and the
+  // statement printed as assert(...) again, so that NDEBUG decides when the generated code is built.
+  bool is_assert(const clang::Expr* e) const {
+    for (clang::SourceLocation loc = e->getBeginLoc(); loc.isMacroID(); loc = sm_.getImmediateMacroCallerLoc(loc))
+      if (clang::Lexer::getImmediateMacroName(loc, sm_, context_.getLangOpts()) == "assert") return true;
+    return false;
+  }
+
+  StmtPtr lower_assert(const clang::Expr* e) {
+    // With NDEBUG the macro expands to no condition: nothing to run.
+    const auto* check = llvm::dyn_cast<clang::ConditionalOperator>(strip(e));
+    if (check == nullptr) return nullptr;
+    const clang::Expr* cond = check->getCond()->IgnoreImpCasts();
+    if (const auto* cast = llvm::dyn_cast<clang::CXXStaticCastExpr>(cond)) cond = cast->getSubExpr();
+    if (!sm_.isMacroArgExpansion(cond->getBeginLoc())) {
+      unsupported(e, "this assert cannot be transformed; check the condition with an if before calling the function");
+      return nullptr;
+    }
+    StmtPtr st = make(StmtKind::Eval, e);
+    ExprPtr call = make_expr(ExprKind::Call, e);
+    call->form = ir::CallForm::External;
+    call->op = "assert";
+    call->args.push_back(lower_expr(cond));
+    call->params.push_back("");
+    call->param_types.push_back(call->args.back()->type);
+    st->expr = std::move(call);
+    return st;
+  }
+
   StmtPtr lower_expr_stmt(const clang::Expr* e) {
+    if (is_assert(e)) return involves_tensors(e) ? lower_assert(e) : opaque_stmt(e);
     const clang::Expr* inner = e->IgnoreImplicit();
     if (const auto* w = llvm::dyn_cast<clang::ExprWithCleanups>(inner)) inner = w->getSubExpr()->IgnoreImplicit();
     // var = expr / var op= expr on a local: an assignment, whatever the type.
@@ -377,6 +499,9 @@ class FunctionLowerer {
   ExprPtr opaque(const clang::Expr* e) {
     ExprPtr x = make_expr(ExprKind::Opaque, e);
     x->text = text_of(e);
+    // strip() took off its parentheses; a comma expression needs them wherever it is printed
+    // (`int k = (i++, j);` is not `int k = i++, j;`).
+    if (const auto* b = llvm::dyn_cast<clang::BinaryOperator>(e); b != nullptr && b->isCommaOp()) x->text = "(" + x->text + ")";
     record_uses(e, *x);
     return x;
   }
@@ -412,7 +537,7 @@ class FunctionLowerer {
 
   ExprPtr lower_expr(const clang::Expr* original) {
     const clang::Expr* e = strip(original);
-    if (!involves_tensors(e)) return opaque(e);
+    if (!involves_tensors(e) || llvm::isa<clang::UnaryExprOrTypeTraitExpr>(e)) return opaque(e);
 
     if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(e)) {
       if (auto it = vars_.find(ref->getDecl()); it != vars_.end()) {
@@ -482,8 +607,27 @@ class FunctionLowerer {
       x->args.push_back(lower_expr(ic->getSubExpr()));
       return x;
     }
-    unsupported(e, std::string("this '") + e->getStmtClassName() + "' expression on tensors cannot be transformed");
+    unsupported(e, expression_problem(e));
     return opaque(e);
+  }
+
+  // Why an expression on tensors has no IR, and what to write instead, in C++ words.
+  static std::string expression_problem(const clang::Expr* e) {
+    if (llvm::isa<clang::LambdaExpr>(e))
+      return "a lambda that uses tensors cannot be transformed; write it as a function in this file, which funcgen "
+             "transforms with its caller";
+    if (llvm::isa<clang::ArraySubscriptExpr>(e))
+      return "indexing a C array of tensors cannot be transformed; use a std::vector<fg::Tensor> or separate variables";
+    if (llvm::isa<clang::MemberExpr>(e))
+      return "a member of an object that holds tensors cannot be transformed; pass and return the tensors themselves";
+    if (llvm::isa<clang::CXXNewExpr>(e) || llvm::isa<clang::CXXDeleteExpr>(e))
+      return "new and delete of tensors cannot be transformed; use fg::Tensor values";
+    if (llvm::isa<clang::CXXThrowExpr>(e)) return "throwing a tensor cannot be transformed; throw a message instead";
+    if (llvm::isa<clang::StmtExpr>(e))
+      return "a statement expression ({ ... }) cannot be transformed; write its statements before the expression";
+    if (const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(e); r != nullptr && llvm::isa<clang::FunctionDecl>(r->getDecl()))
+      return "a function used as a value cannot be transformed; call it directly";
+    return "this expression on tensors cannot be transformed; compute it with fg ops on fg::Tensor values";
   }
 
   void add_args(ir::Expr& x, const clang::FunctionDecl* callee, llvm::ArrayRef<const clang::Expr*> args) {
@@ -512,8 +656,20 @@ class FunctionLowerer {
   ExprPtr lower_member_call(const clang::CXXMemberCallExpr* mc) {
     const clang::CXXMethodDecl* method = mc->getMethodDecl();
     const clang::Expr* object = mc->getImplicitObjectArgument();
+    if (method != nullptr && object != nullptr && ir_type_of(object->getType()) == ir::Type::TensorList &&
+        (method->getName() == "size" || method->getName() == "empty"))
+    {
+      ExprPtr x = opaque(mc);  // a list's length is the same in every example: it reads no batched value
+      x->reads.clear();
+      return x;
+    }
     if (method == nullptr || object == nullptr || !is_fg_tensor(object->getType())) {
-      unsupported(mc, "calls of member functions on values other than fg::Tensor cannot be transformed here");
+      const std::string name = method != nullptr ? "'" + method->getNameAsString() + "'" : "this member function";
+      const std::string type = object != nullptr ? cxx_spelling(object->getType().getNonReferenceType().getUnqualifiedType(), context_) : "";
+      const bool vector = type.rfind("std::vector", 0) == 0;
+      unsupported(mc, name + " on a value of type '" + type + "' cannot be transformed; " +
+                      (vector ? "build the vector of tensors with a braced list ({a, b}) and index it with []"
+                              : "funcgen transforms fg::Tensor methods and calls of functions in this file"));
       return opaque(mc);
     }
     ExprPtr x = make_expr(ExprKind::Call, mc);
@@ -531,16 +687,28 @@ class FunctionLowerer {
 
   ExprPtr lower_operator_call(const clang::CXXOperatorCallExpr* oc) {
     const auto* callee = llvm::dyn_cast_or_null<clang::FunctionDecl>(oc->getCalleeDecl());
+    // A free operator function of this file (operator*(const Affine&, const fg::Tensor&)) is a
+    // helper like any other: transformed with its caller.
+    if (callee != nullptr && !llvm::isa<clang::CXXMethodDecl>(callee) && callee->hasBody() &&
+        sm_.isInMainFile(callee->getLocation()))
+      return lower_call(oc);
     const bool unary = oc->getNumArgs() == 1;
     const char* op = operator_op(oc->getOperator(), unary);
     const bool fg_operator = callee != nullptr && compat::starts_with(callee->getQualifiedNameAsString(), "fg::");
     if (op == nullptr || !fg_operator) {
-      // e.g. std::cout << x: an external call (I/O), kept as it is written.
+      // An operator of other types (std::cout << x, v[i] on a std::vector of tensors, a functor's
+      // call f(x)): an external call, printed as the operator (text) it is.
+      const clang::OverloadedOperatorKind k = oc->getOperator();
+      if (k == clang::OO_Arrow || k == clang::OO_ArrowStar || ((k == clang::OO_PlusPlus || k == clang::OO_MinusMinus) && !unary)) {
+        unsupported(oc, std::string("operator") + clang::getOperatorSpelling(k) +
+                            " on an object that holds tensors cannot be transformed; index the tensors directly");
+        return opaque(oc);
+      }
       ExprPtr x = make_expr(ExprKind::Call, oc);
       x->form = ir::CallForm::External;
       x->callee = callee;
-      x->op = clang::getOperatorSpelling(oc->getOperator());
-      x->text = "operator";
+      x->text = clang::getOperatorSpelling(k);
+      x->op = "operator" + x->text;
       std::vector<const clang::Expr*> args(oc->arg_begin(), oc->arg_end());
       add_args(*x, nullptr, args);
       return x;
@@ -567,7 +735,7 @@ class FunctionLowerer {
   ExprPtr lower_call(const clang::CallExpr* call) {
     const clang::FunctionDecl* callee = call->getDirectCallee();
     if (callee == nullptr) {
-      unsupported(call, "calls through function pointers or lambdas cannot be transformed");
+      unsupported(call, "calls through function pointers or lambdas cannot be transformed; call the function by its name");
       return opaque(call);
     }
     const std::string qname = callee->getQualifiedNameAsString();
@@ -613,6 +781,8 @@ class FunctionLowerer {
   Reporter& reporter_;
   std::map<const clang::ValueDecl*, int> vars_;
   const clang::Stmt* pending_after_label_ = nullptr;
+  std::map<std::string, std::string> template_values_;
+  std::set<const clang::ValueDecl*> rejected_;  // reported where they are declared  // template parameter -> its value's C++ text
   bool ok_ = true;
 };
 

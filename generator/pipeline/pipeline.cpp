@@ -112,8 +112,11 @@ std::optional<GeneratedFunction> Pipeline::vmap_stage(const AnnotatedSpec& spec,
   }
   BatchingAnalysis analysis(fn, params, masks, lowering_);
   if (analysis.recursive()) {
-    reporter_.report("unsupported", fn.decl != nullptr ? fn.decl->getLocation() : spec.location,
-                     "'" + fn.name + "' calls itself (directly or through helpers); recursion cannot be vmapped");
+    const ir::Expr* call = analysis.recursive_call();
+    reporter_.report("unsupported",
+                     call != nullptr ? call->range.getBegin() : fn.decl != nullptr ? fn.decl->getLocation() : spec.location,
+                     "'" + (call != nullptr ? call->op : fn.name) +
+                         "' calls itself (directly or through helpers); recursion cannot be vmapped; write it as a loop");
     return std::nullopt;
   }
   const unsigned errors_before = reporter_.errors();

@@ -102,11 +102,16 @@ bool uses_name(const std::string& text, const std::string& word) {
   return false;
 }
 
+// The batch size of vmap level k. Every name the generated code introduces ends in "__": C++
+// reserves names with a double underscore, so no name of the user's (a local, a global the body
+// reads, a keyword) can be one.
+std::string batch_name(int k) { return "batch" + std::to_string(k) + "__"; }
+
 // The batch size parameters of a batched body; those `body` does not use are left unnamed.
 std::string batch_params(int nlevels, const std::string* body = nullptr) {
   std::vector<std::string> p;
   for (int k = 0; k < nlevels; ++k) {
-    const std::string name = "batch" + std::to_string(k);
+    const std::string name = batch_name(k);
     p.push_back(body == nullptr || uses_name(*body, name) ? "int64_t " + name : "int64_t /*" + name + "*/");
   }
   return join(p);
@@ -114,14 +119,14 @@ std::string batch_params(int nlevels, const std::string* body = nullptr) {
 
 std::string batch_args(int nlevels) {
   std::vector<std::string> p;
-  for (int k = 0; k < nlevels; ++k) p.push_back("batch" + std::to_string(k));
+  for (int k = 0; k < nlevels; ++k) p.push_back(batch_name(k));
   return join(p);
 }
 
 std::string batch_sizes_of(Levels l) {
   std::vector<std::string> p;
   for (int k = 0; k < 32; ++k)
-    if (l & (1u << k)) p.push_back("batch" + std::to_string(k));
+    if (l & (1u << k)) p.push_back(batch_name(k));
   return "{" + join(p) + "}";
 }
 
@@ -165,9 +170,11 @@ class BodyEmitter {
  private:
   // ------------------------------------------------------------------ names and preludes
 
-  std::string fresh(const std::string& base) {
-    std::string name = base;
-    for (int i = 1; names_.count(name) != 0; ++i) name = base + std::to_string(i);
+  // A new name, ending in "__" as every generated name does (see batch_name); `base` may be one.
+  std::string fresh(std::string base) {
+    for (size_t at = base.find("__"); at != std::string::npos; at = base.find("__")) base.erase(at, 2);
+    std::string name = base + "__";
+    for (int i = 1; names_.count(name) != 0; ++i) name = base + std::to_string(i) + "__";
     names_.insert(name);
     return name;
   }
@@ -225,10 +232,23 @@ class BodyEmitter {
     }
   }
 
+  // The value of `e` for variable `v`: a braced list stored into a std::vector of tensors has every
+  // element at the vector's levels, as v[i] reads them.
+  std::string stored(const Expr& e, const ir::Var& v) {
+    if (v.type != ir::Type::TensorList || e.kind != ExprKind::List) return coerce(expr(e), v);
+    std::vector<std::string> items;
+    for (const auto& a : e.args) {
+      const Code c = expr(*a);
+      items.push_back(a->type == ir::Type::Tensor ? coerce_levels(c.text, c.levels, an_.var(v.id)) : c.text);
+    }
+    return "{" + join_args(items) + "}";
+  }
+
   // A value as the variable it is stored in holds it: batched at the variable's levels (a variable
   // assigned batched and unbatched values holds the unbatched ones expanded).
   std::string coerce(const Code& c, const ir::Var& v) {
     const Levels want = an_.var(v.id);
+
     if (v.type != ir::Type::Tensor || c.levels == want) return c.text;
     return "fg::vmap::materialize(" + unparen(c.text) + ", " + mask(c.levels) + ", " + mask(want) + ", " + batch_sizes_of(want) + ")";
   }
@@ -460,7 +480,7 @@ class BodyEmitter {
       case StmtKind::Decl: {
         const ir::Var& v = fn_.var(s.var);
         std::string text = (s.is_static_local ? "static " : "") + var_decl(v);
-        if (s.expr) text += " = " + unparen(coerce(expr(*s.expr), v));
+        if (s.expr) text += " = " + unparen(stored(*s.expr, v));
         line(out, indent, text + ";");
         return;
       }
@@ -471,7 +491,7 @@ class BodyEmitter {
         return;
       }
       case StmtKind::Assign:
-        line(out, indent, fn_.var(s.var).name + " " + s.text + " " + unparen(coerce(expr(*s.expr), fn_.var(s.var))) + ";");
+        line(out, indent, fn_.var(s.var).name + " " + s.text + " " + unparen(stored(*s.expr, fn_.var(s.var))) + ";");
         return;
       case StmtKind::Eval:
         line(out, indent, expr(*s.expr).text + ";");
@@ -669,15 +689,16 @@ class BodyEmitter {
                join_args(std::vector<std::string>(args.begin() + 1, args.end())) + ")";
       case ir::CallForm::Operator:
       case ir::CallForm::External:
-        if (e.form == ir::CallForm::External && e.text != "operator") return e.op + e.template_args + "(" + join_args(args) + ")";
+        if (e.form == ir::CallForm::External && e.text.empty()) return e.op + e.template_args + "(" + join_args(args) + ")";
         if (e.text == "[]") return paren(args[0]) + "[" + unparen(args[1]) + "]";
+        if (e.text == "()") return paren(args[0]) + "(" + join_args(std::vector<std::string>(args.begin() + 1, args.end())) + ")";
         if (args.size() == 1) return "(" + e.text + paren(args[0]) + ")";
         if (e.text.size() >= 2 && e.text.back() == '=' && e.text != "==" && e.text != "!=" && e.text != "<=" &&
             e.text != ">=")
           return args[0] + " " + e.text + " " + args[1];
         return "(" + paren(args[0]) + " " + e.text + " " + paren(args[1]) + ")";  // x * (i + 1)
       case ir::CallForm::User:
-        return e.callee->getQualifiedNameAsString() + "(" + join_args(args) + ")";
+        return e.callee->getQualifiedNameAsString() + e.template_args + "(" + join_args(args) + ")";
       case ir::CallForm::Vmapped:
         break;  // emitted by vmapped()
     }
@@ -701,6 +722,9 @@ class BodyEmitter {
       if (tensors == 0) return {plain(e, texts), l};
       return {specialize(e, texts), l};
     }
+    // v[i] on a std::vector of tensors: its elements are stored at the vector's levels.
+    if (e.form == ir::CallForm::External && e.text == "[]" && e.args[0]->type == ir::Type::TensorList)
+      return {plain(e, texts), l};
     const OpRule rule = e.form == ir::CallForm::External ? OpRule{} : find_rule(e.op);
     if (tensors == 0 && rule.rule != BatchRule::Random) return {plain(e, texts), l};
     const int nb = e.args.empty() ? 0 : nbatch(args[0].levels);
@@ -932,9 +956,9 @@ class BodyEmitter {
     for (size_t i = 0; i < args.size(); ++i) {
       if (e.args[i]->type != ir::Type::Tensor) continue;
       operands.push_back(batched(texts[i], args[i].levels));
-      texts[i] = "example[" + std::to_string(k++) + "]";
+      texts[i] = "example__[" + std::to_string(k++) + "]";
     }
-    return {"fg::vmap::per_example({" + join(operands) + "}, [&](const std::vector<fg::Tensor>& example) { return " +
+    return {"fg::vmap::per_example({" + join(operands) + "}, [&](const std::vector<fg::Tensor>& example__) { return " +
                 plain(e, texts) + "; }).value",
             an_.of(e)};
   }
@@ -1005,7 +1029,7 @@ class BodyEmitter {
     const std::string quoted = "\"" + e.op + "\"";
     std::vector<std::string> texts, mapped;
     std::vector<Levels> key;
-    const std::string batch = fresh("batch" + std::to_string(k));
+    const std::string batch = fresh(batch_name(k));
     for (size_t i = 0; i < args.size(); ++i) {
       const bool tensor = e.args[i]->type == ir::Type::Tensor;
       const Levels have = tensor ? args[i].levels : 0;
@@ -1050,7 +1074,7 @@ class BodyEmitter {
                        std::to_string(k) + " is the vmap's).\n";
       *ctx_.helpers += "static " + signature(g, name, true, k + 1, &body) + " {\n" + body + "}\n\n";
     }
-    for (int m = 0; m < k; ++m) texts.push_back("batch" + std::to_string(m));
+    for (int m = 0; m < k; ++m) texts.push_back(batch_name(m));
     const Levels got = inner->outputs()[static_cast<size_t>(e.index)];
     // out_dims=None: the result, the same for every example, without this level's batch dim.
     if (!e.out_dim && (got & level) != 0) {
@@ -1067,7 +1091,7 @@ class BodyEmitter {
       if (got == want) return r;
       std::vector<std::string> sizes;
       for (int m = 0; m < k; ++m)
-        if (want & (1u << m)) sizes.push_back("batch" + std::to_string(m));
+        if (want & (1u << m)) sizes.push_back(batch_name(m));
       sizes.push_back(size);
       return "fg::vmap::materialize(" + r + ", " + mask(got) + ", " + mask(want) + ", {" + join(sizes) + "})";
     };
@@ -1082,14 +1106,14 @@ class BodyEmitter {
         if (e.args[i]->type != ir::Type::Tensor || i >= e.in_dims.size() || !e.in_dims[i]) continue;
         const std::string dim = std::to_string(nbatch(args[i].levels));
         pairs.push_back("{" + texts[i] + ", " + dim + "}");
-        sliced[i] = "chunk[" + std::to_string(c++) + "]";
+        sliced[i] = "chunk__[" + std::to_string(c++) + "]";
         if (first.empty()) first = sliced[i] + ".size(" + dim + ")";
       }
       const std::string rows = fresh(e.op + "_chunks"), size = fresh("chunk" + std::to_string(k));
       pre_.push_back("// chunk_size=" + std::to_string(*e.chunk_size) + ": " + e.op + " runs on at most that many examples at a time");
       pre_.push_back("const std::vector<fg::Tensor> " + rows + " = fg::vmap::chunked(" + std::to_string(*e.chunk_size) +
                      ", " + batch + ", {" + join(pairs) + "}, {" + std::to_string(nbatch(want & (level - 1))) +
-                     "}, [&](const std::vector<fg::Tensor>& chunk) {");
+                     "}, [&](const std::vector<fg::Tensor>& chunk__) {");
       pre_.push_back("  const int64_t " + size + " = " + first + ";");
       pre_.push_back("  return std::vector<fg::Tensor>{" + output(sliced, size) + "};");
       pre_.push_back("});");
@@ -1112,8 +1136,10 @@ class BodyEmitter {
     if (it != ctx_.specializations.end()) {
       name = it->second;
     } else {
-      name = callee->function().name + "__" + ctx_.spec_name;
-      for (int i = 1; ctx_.helper_names.count(name) != 0; ++i) name = callee->function().name + "__" + ctx_.spec_name + std::to_string(i);
+      // An operator function (operator*) has no name that can be extended.
+      const std::string base = (is_identifier(callee->function().name) ? callee->function().name : "user_operator") + "__" + ctx_.spec_name;
+      name = base;
+      for (int i = 1; ctx_.helper_names.count(name) != 0; ++i) name = base + std::to_string(i);
       ctx_.helper_names.insert(name);
       ctx_.specializations[{e.callee, key}] = name;
       BodyEmitter inner(*callee, ctx_, key, true);
@@ -1177,7 +1203,7 @@ GeneratedFunction emit_vmap(const std::string& name, const ir::Function& fn, con
     for (int k = 0; k < nlevels; ++k) {
       const spec::Dim dim = levels[k].in_dims[i];
       if (!dim) continue;
-      const std::string next = v.name + "_in";
+      const std::string next = v.name + "_in__";
       d += "  " + std::string(current == v.name ? "fg::Tensor " : "") + next + " = fg::vmap::move_in(" + current + ", " +
            std::to_string(*dim) + ", " + std::to_string(nbatch(lv)) + ", " + quoted + ", \"" + v.name + "\");" +
            "  // in_dims level " + std::to_string(k) + "\n";
@@ -1194,7 +1220,7 @@ GeneratedFunction emit_vmap(const std::string& name, const ir::Function& fn, con
       const int pos = nbatch(arg_levels[i] & ((1u << k) - 1));
       mapped.push_back("{\"" + fn.var(fn.params[i]).name + "\", &" + arg_names[i] + ", " + std::to_string(pos) + "}");
     }
-    d += "  const int64_t batch" + std::to_string(k) + " = fg::vmap::batch_size(" + quoted + ", {" + join(mapped) + "});\n";
+    d += "  const int64_t " + batch_name(k) + " = fg::vmap::batch_size(" + quoted + ", {" + join(mapped) + "});\n";
   }
 
   // Outputs: every output gets the batch dims its out_dims ask for, then they move into place.
@@ -1227,11 +1253,11 @@ GeneratedFunction emit_vmap(const std::string& name, const ir::Function& fn, con
     if (levels[k].chunk_size) chunk_level = k;
   std::vector<std::string> outs;
   if (chunk_level < 0) {
-    d += "  const auto result = " + body_name + "(" + join(call_args) + ");\n";
-    finish("result", outs);
+    d += "  const auto result__ = " + body_name + "(" + join(call_args) + ");\n";
+    finish("result__", outs);
   } else {
     const int k = chunk_level;
-    const std::string batch_k = "batch" + std::to_string(k);
+    const std::string batch_k = batch_name(k);
     std::vector<std::string> pairs, positions, inner_args;
     int t = 0;
     for (size_t i = 0; i < fn.params.size(); ++i) {
@@ -1241,7 +1267,7 @@ GeneratedFunction emit_vmap(const std::string& name, const ir::Function& fn, con
       }
       const bool mapped = arg_levels[i] & (1u << k);
       pairs.push_back("{" + arg_names[i] + ", " + (mapped ? std::to_string(nbatch(arg_levels[i] & ((1u << k) - 1))) : "-1") + "}");
-      inner_args.push_back("chunk[" + std::to_string(t++) + "]");
+      inner_args.push_back("chunk__[" + std::to_string(t++) + "]");
     }
     // Outputs batched at level k are concatenated along its dim; the others are the same in every
     // chunk and are kept as the chunks compute them.
@@ -1252,15 +1278,15 @@ GeneratedFunction emit_vmap(const std::string& name, const ir::Function& fn, con
         slot[j] = static_cast<int>(positions.size());
         positions.push_back(std::to_string(nbatch(want[j] & ((1u << k) - 1))));
       } else {
-        kept.push_back("output" + std::to_string(j));
+        kept.push_back("output" + std::to_string(j) + "__");
       }
     }
-    for (int m = 0; m < nlevels; ++m) inner_args.push_back("batch" + std::to_string(m));
+    for (int m = 0; m < nlevels; ++m) inner_args.push_back(batch_name(m));
     std::string first_mapped;
     for (size_t i = 0, c = 0; i < fn.params.size(); ++i) {
       if (fn.var(fn.params[i]).type != ir::Type::Tensor) continue;
       if ((arg_levels[i] & (1u << k)) && first_mapped.empty())
-        first_mapped = "chunk[" + std::to_string(c) + "].size(" + std::to_string(nbatch(arg_levels[i] & ((1u << k) - 1))) + ")";
+        first_mapped = "chunk__[" + std::to_string(c) + "].size(" + std::to_string(nbatch(arg_levels[i] & ((1u << k) - 1))) + ")";
       ++c;
     }
     const bool same = levels[k].randomness == spec::Randomness::Same;
@@ -1269,25 +1295,25 @@ GeneratedFunction emit_vmap(const std::string& name, const ir::Function& fn, con
     if (!kept.empty()) d += "  fg::Tensor " + join(kept) + ";  // not batched at level " + std::to_string(k) + "\n";
     if (same)
       d += "  // randomness='same': every chunk draws the values the first one draws, as torch.func does\n"
-           "  const uint64_t rng_seed = fg::default_generator().seed(), rng_offset = fg::default_generator().offset();\n";
-    d += "  const std::vector<fg::Tensor> result = fg::vmap::chunked(" + std::to_string(*levels[k].chunk_size) + ", " +
-         batch_k + ", {" + join(pairs) + "}, {" + join(positions) + "}, [&](const std::vector<fg::Tensor>& chunk) {\n";
+           "  const uint64_t rng_seed__ = fg::default_generator().seed(), rng_offset__ = fg::default_generator().offset();\n";
+    d += "  const std::vector<fg::Tensor> result__ = fg::vmap::chunked(" + std::to_string(*levels[k].chunk_size) + ", " +
+         batch_k + ", {" + join(pairs) + "}, {" + join(positions) + "}, [&](const std::vector<fg::Tensor>& chunk__) {\n";
     if (same) {
-      d += "    fg::default_generator().manual_seed(rng_seed);\n";
-      d += "    fg::default_generator().reserve_blocks(rng_offset);\n";
+      d += "    fg::default_generator().manual_seed(rng_seed__);\n";
+      d += "    fg::default_generator().reserve_blocks(rng_offset__);\n";
     }
     d += "    const int64_t " + batch_k + " = " + first_mapped + ";  // the size of this chunk\n";
-    d += "    const auto part = " + body_name + "(" + join(inner_args) + ");\n";
-    finish("part", chunk_outs);
+    d += "    const auto part__ = " + body_name + "(" + join(inner_args) + ");\n";
+    finish("part__", chunk_outs);
     std::vector<std::string> concatenated;
     for (size_t j = 0; j < fn.outputs; ++j) {
       if (slot[j] >= 0) concatenated.push_back(chunk_outs[j]);
-      else d += "    output" + std::to_string(j) + " = " + chunk_outs[j] + ";\n";
+      else d += "    output" + std::to_string(j) + "__ = " + chunk_outs[j] + ";\n";
     }
     d += "    return std::vector<fg::Tensor>{" + join(concatenated) + "};\n";
     d += "  });\n";
     for (size_t j = 0; j < fn.outputs; ++j)
-      outs.push_back(slot[j] >= 0 ? "result[" + std::to_string(slot[j]) + "]" : "output" + std::to_string(j));
+      outs.push_back(slot[j] >= 0 ? "result__[" + std::to_string(slot[j]) + "]" : "output" + std::to_string(j) + "__");
   }
   std::vector<std::string> finals;
   for (size_t j = 0; j < fn.outputs; ++j) {

@@ -93,3 +93,17 @@ funcgen_ad_test(control_flow)
 funcgen_ad_test(custom_rules)
 # Transforms nested in each other, and vmap inside derivatives.
 funcgen_ad_test(nesting)
+
+# The mutation corpus (issue 14): each case in mutation/cases is either reported at its construct
+# or generated, compiled and checked against the loop over examples / finite differences.
+# mutation_runner holds the runtime (linked whole, its symbols exported) and loads the cases that
+# run_mutation.sh compiles into a shared object, so the script needs no link line of its own.
+add_executable(mutation_runner ${CMAKE_CURRENT_LIST_DIR}/mutation/mutation_runner.cpp)
+target_link_libraries(mutation_runner PRIVATE -Wl,--whole-archive $<TARGET_FILE:funcgen_runtime> -Wl,--no-whole-archive
+                                              funcgen_runtime ${CMAKE_DL_LIBS})
+set_target_properties(mutation_runner PROPERTIES ENABLE_EXPORTS ON)
+add_test(NAME funcgen.mutation
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/mutation/run_mutation.sh $<TARGET_FILE:funcgen> ${CMAKE_CXX_COMPILER}
+                 ${PROJECT_SOURCE_DIR}/runtime/include $<TARGET_FILE:mutation_runner>
+                 ${CMAKE_CURRENT_LIST_DIR}/mutation/cases)
+set_tests_properties(funcgen.mutation PROPERTIES LABELS generator TIMEOUT 600)

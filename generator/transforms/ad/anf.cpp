@@ -178,7 +178,7 @@ class Normalizer {
           return;
         }
         if (ir::is_tensor_like(v.type)) {
-          fail(s.range.getBegin(), "lists of tensors cannot be differentiated yet");
+          fail(s.range.getBegin(), "lists of tensors cannot be differentiated yet; keep the tensors in separate variables or a std::tuple");
           return;
         }
         // A scalar: kept, with the tensors it reads as their current versions.
@@ -770,7 +770,9 @@ class Normalizer {
           out.push_back(ir::decl(id, std::move(load)));
           return id;
         }
-        fail(e, "this expression on tensors cannot be differentiated by this version of funcgen");
+        fail(e, e.kind == ExprKind::Conditional
+                    ? "a '?:' that chooses between tensors cannot be differentiated yet; assign the tensor in an if/else instead"
+                    : "this expression on tensors cannot be differentiated yet; compute it with fg ops");
         return 0;
     }
     if (e.form == ir::CallForm::User && !resolver_.has_custom_rule(e.callee)) {
@@ -779,8 +781,11 @@ class Normalizer {
       return ok_ ? results[0] : 0;
     }
     if (e.form == ir::CallForm::External) {
-      fail(e, "calls of '" + e.op + "' cannot be differentiated: funcgen sees only fg ops and functions defined in "
-              "this file");
+      fail(e, e.op.rfind("operator", 0) == 0
+                  ? "calling an object ('" + e.op + "' of a functor, std::function or container) cannot be "
+                    "differentiated: funcgen sees only fg ops and functions defined in this file; call such a function"
+                  : "calls of '" + e.op + "' cannot be differentiated: funcgen sees only fg ops and functions defined "
+                    "in this file");
       return 0;
     }
     if (is_inplace(e)) return inplace(e, scope, out);

@@ -27,7 +27,7 @@ fg::Tensor scatter_in_place(const fg::Tensor& x, const fg::Tensor& index, const 
 
 FUNCGEN("batched_recursive = vmap(recursive, in_dims=(0, None))")
 fg::Tensor recursive(const fg::Tensor& x, int n) { return n == 0 ? x : recursive(x.sin(), n - 1); }
-// CHECK: vmap_diagnostics.cpp:[[@LINE-1]]:12: error: 'recursive' calls itself (directly or through helpers); recursion cannot be vmapped [funcgen-unsupported]
+// CHECK: vmap_diagnostics.cpp:[[@LINE-1]]:72: error: 'recursive' calls itself (directly or through helpers); recursion cannot be vmapped; write it as a loop [funcgen-unsupported]
 
 
 FUNCGEN("silenced = vmap(reads_item)")

@@ -1,0 +1,15 @@
+// The names a spec may give its generated function.
+#pragma once
+
+#include <clang/AST/Decl.h>
+
+#include <optional>
+#include <string>
+
+namespace funcgen {
+
+// Why `name` cannot name the function generated for a spec on `fn` (a keyword, `main`, a reserved
+// name, or a name already declared where the generated function goes), or nothing when it can.
+std::optional<std::string> generated_name_problem(const std::string& name, const clang::FunctionDecl* fn);
+
+}  // namespace funcgen
