@@ -3,22 +3,30 @@
 #   scripts/run.sh main   install what is missing, build funcgen and the runtime, install them, and
 #                         build and run the samples that use them as a user's project would
 #                         (per-sample gradients first)
-#   scripts/run.sh test   install what is missing, build, run the whole test suite
+#   scripts/run.sh test   install what is missing, build, run the whole test suite; then build it
+#                         again under AddressSanitizer and UndefinedBehaviorSanitizer (in
+#                         build-asan, without the parts FUNCGEN_SANITIZE leaves out) and run it
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build_dir=${FUNCGEN_BUILD_DIR:-build}
+sanitize_dir=${FUNCGEN_SANITIZE_BUILD_DIR:-build-asan}
 jobs=$(nproc)
 
+# configure_and_build <dir> [cmake -D options...] [-- build options...]
 configure_and_build() {
+  local dir=$1 options=()
+  shift
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do options+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
   bash scripts/setup.sh
-  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$build_dir" -j "$jobs" "$@"
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "${options[@]}" >/dev/null
+  cmake --build "$dir" -j "$jobs" "$@"
 }
 
 case "${1:-}" in
   main)
-    configure_and_build --target funcgen funcgen_runtime
+    configure_and_build "$build_dir" -- --target funcgen funcgen_runtime
     install_dir="$(cd "$build_dir" && pwd)/install"
     cmake --install "$build_dir" --prefix "$install_dir" >/dev/null
     for sample in per_sample_grads jacobians_hessians model_ensembling; do
@@ -30,8 +38,11 @@ case "${1:-}" in
     done
     ;;
   test)
-    configure_and_build
+    configure_and_build "$build_dir"
     ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
+    configure_and_build "$sanitize_dir" -DFUNCGEN_SANITIZE=ON
+    # Any finding fails its test, with the stack of the bad access or of the undefined operation.
+    UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir "$sanitize_dir" --output-on-failure -j "$jobs"
     ;;
   *)
     echo "usage: scripts/run.sh main|test" >&2

@@ -21,14 +21,41 @@ struct OutputFiles {
 };
 
 // `source` is the annotated file; the generated .cpp includes it (so that generated code may call
-// its static helpers) and is compiled instead of it.
+// its static helpers) and is compiled instead of it. It includes it by a path relative to
+// `output_dir` (absolute, like `source`), so that the output does not depend on where the tree is.
 OutputFiles assemble(const std::string& source, const std::string& output_dir, const std::vector<OutputFunction>& functions);
 
 // clang-format with funcgen's style (LLVM, 100 columns); the input when formatting fails.
 std::string format_cpp(const std::string& code, const std::string& file_name);
 
-// Writes through a temporary file in the same directory and a rename, so that readers never see a
-// partial file; leaves the file untouched when the content is the same (no needless rebuilds).
+// Replaces files together or not at all. stage() writes each content to a temporary file beside
+// its target; commit() renames them all over their targets once every one was written. A failed
+// stage or commit, or a transaction dropped without commit, removes the temporaries and leaves the
+// targets as they were, so a full disk never leaves a new header beside an old source. A target
+// whose content is already the same is left untouched (no needless rebuilds). A target that exists
+// and is not a regular file (/dev/stdout, a FIFO) is written in place at commit, before any rename.
+class OutputTransaction {
+ public:
+  OutputTransaction() = default;
+  OutputTransaction(const OutputTransaction&) = delete;
+  OutputTransaction& operator=(const OutputTransaction&) = delete;
+  ~OutputTransaction();
+
+  // False, with `error` set ("cannot write 'path': reason"), when the content cannot be staged.
+  bool stage(const std::string& path, const std::string& content, std::string& error);
+  bool commit(std::string& error);
+
+ private:
+  struct Staged {
+    std::string path;
+    std::string temp;     // empty: written in place at commit
+    std::string content;  // only for a target written in place
+  };
+  void discard();
+  std::vector<Staged> staged_;
+};
+
+// One file through an OutputTransaction: readers never see a partial file.
 bool write_atomically(const std::string& path, const std::string& content, std::string& error);
 
 // Make-style dependency file: `target: dep dep ...` with spaces escaped.

@@ -16,6 +16,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include "checks/checks.h"
@@ -155,6 +156,48 @@ int print_explanation(const std::string& id) {
   return 0;
 }
 
+using Outputs = std::vector<std::pair<std::string, std::string>>;  // path, content
+
+// The files of every source, and the depfile; none after an internal error (reported).
+std::optional<Outputs> render_outputs(const std::vector<std::string>& sources) {
+  Outputs writes;
+  std::vector<std::string> targets, deps;
+  for (const std::string& source : sources) {
+    llvm::SmallString<256> absolute(source);
+    llvm::sys::fs::make_absolute(absolute);
+    llvm::sys::path::remove_dots(absolute, true);
+    auto it = results.find(absolute.str().str());
+    if (it == results.end()) {
+      llvm::errs() << "funcgen: internal error: no result for '" << source << "'\n";
+      return std::nullopt;
+    }
+    llvm::SmallString<256> dir(output_dir.empty() ? llvm::sys::path::parent_path(absolute) : llvm::StringRef(output_dir));
+    llvm::sys::fs::make_absolute(dir);
+    llvm::sys::path::remove_dots(dir, true);
+    const funcgen::OutputFiles files = funcgen::assemble(absolute.str().str(), dir.str().str(), it->second.functions);
+    writes.emplace_back(files.header_path, files.header);
+    writes.emplace_back(files.source_path, files.source);
+    targets.push_back(files.header_path);
+    targets.push_back(files.source_path);
+    deps.insert(deps.end(), it->second.dependencies.begin(), it->second.dependencies.end());
+  }
+  if (!depfile.empty()) writes.emplace_back(depfile, funcgen::depfile_text(targets, deps));
+  return writes;
+}
+
+// All outputs are replaced together or not at all: a header that no longer matches the old source
+// beside it, or a depfile that names stale targets, would break the user's next build.
+int write_outputs(const std::optional<Outputs>& writes) {
+  if (!writes) return 1;  // render_outputs reported why
+  funcgen::OutputTransaction transaction;
+  std::string error;
+  bool staged = true;
+  for (const auto& [path, content] : *writes) staged = staged && transaction.stage(path, content, error);
+  if (staged && transaction.commit(error)) return 0;
+  llvm::errs() << "funcgen: " << error << "\n";
+  return 1;
+}
+
 }  // namespace
 
 int main(int argc, const char** argv) {
@@ -208,35 +251,5 @@ int main(int argc, const char** argv) {
   }
   if (status != 0) return 1;  // errors were reported: write nothing, keep the old outputs
 
-  // Every source succeeded: render all outputs first, then write them.
-  std::vector<std::pair<std::string, std::string>> writes;
-  std::vector<std::string> targets, deps;
-  for (const std::string& source : parser->getSourcePathList()) {
-    llvm::SmallString<256> absolute(source);
-    llvm::sys::fs::make_absolute(absolute);
-    llvm::sys::path::remove_dots(absolute, true);
-    auto it = results.find(absolute.str().str());
-    if (it == results.end()) {
-      llvm::errs() << "funcgen: internal error: no result for '" << source << "'\n";
-      return 1;
-    }
-    llvm::SmallString<256> dir(output_dir.empty() ? llvm::sys::path::parent_path(absolute) : llvm::StringRef(output_dir));
-    llvm::sys::fs::make_absolute(dir);
-    llvm::sys::path::remove_dots(dir, true);
-    const funcgen::OutputFiles files = funcgen::assemble(absolute.str().str(), dir.str().str(), it->second.functions);
-    writes.emplace_back(files.header_path, files.header);
-    writes.emplace_back(files.source_path, files.source);
-    targets.push_back(files.header_path);
-    targets.push_back(files.source_path);
-    deps.insert(deps.end(), it->second.dependencies.begin(), it->second.dependencies.end());
-  }
-  if (!depfile.empty()) writes.emplace_back(depfile, funcgen::depfile_text(targets, deps));
-  for (const auto& [path, content] : writes) {
-    std::string error;
-    if (!funcgen::write_atomically(path, content, error)) {
-      llvm::errs() << "funcgen: " << error << "\n";
-      return 1;
-    }
-  }
-  return 0;
+  return write_outputs(render_outputs(parser->getSourcePathList()));
 }

@@ -142,6 +142,9 @@ void cast_run(char* const* p, const int64_t* s, int64_t n) {
 
 // Copies src (broadcast to dst's shape) into dst, converting dtypes; no aliasing checks.
 void copy_strided(const Tensor& dst, const Tensor& src) {
+  // Nothing to copy; and the data of an empty tensor may be null (fg::tensor of an empty vector),
+  // which memcpy must not be given even for no bytes.
+  if (dst.numel() == 0) return;
   const auto bs = broadcast_byte_strides(src.sizes(), src.strides(), src.element_size(), dst.sizes());
   std::vector<int64_t> ds(dst.dim());
   for (int64_t i = 0; i < dst.dim(); ++i) ds[i] = dst.stride(i) * static_cast<int64_t>(dst.element_size());

@@ -154,6 +154,23 @@ TEST(Factories, TensorFromValues) {
   EXPECT_FG_ERROR(fg::tensor({{1.0, 2.0}, {3.0}}), "fg::tensor: rows have different lengths (2 and 1)");
 }
 
+// Empty containers have null data(): every way of building a tensor from one copies nothing and
+// passes no null pointer to memcpy (the sanitized build, scripts/run.sh test, stops on that).
+TEST(Factories, TensorFromEmptyContainers) {
+  EXPECT_TENSOR_EQ(fg::tensor(std::vector<double>{}), Array({0}), fg::kFloat);
+  EXPECT_TENSOR_EQ(fg::tensor(std::vector<double>{}, fg::kDouble), Array({0}), fg::kDouble);
+  EXPECT_TENSOR_EQ(fg::tensor(std::vector<float>{}), Array({0}), fg::kFloat);
+  EXPECT_TENSOR_EQ(fg::tensor(std::vector<int64_t>{}), Array({0}), fg::kLong);
+  EXPECT_TENSOR_EQ(fg::tensor(std::vector<int>{}), Array({0}), fg::kLong);
+  EXPECT_TENSOR_EQ(fg::tensor(std::vector<bool>{}), Array({0}), fg::kBool);
+  EXPECT_TENSOR_EQ(fg::tensor(std::initializer_list<double>{}), Array({0}), fg::kFloat);
+  EXPECT_TENSOR_EQ(fg::tensor(std::initializer_list<std::initializer_list<double>>{}), Array({0, 0}), fg::kFloat);
+  const Tensor borrowed = fg::from_blob(nullptr, {2, 0}, fg::kDouble);
+  EXPECT_TENSOR_EQ(borrowed.clone(), Array({2, 0}), fg::kDouble);
+  EXPECT_TENSOR_EQ(borrowed.to(fg::kFloat), Array({2, 0}), fg::kFloat);
+  EXPECT_TENSOR_EQ(fg::empty({2, 0}, fg::kDouble).copy_(borrowed), Array({2, 0}), fg::kDouble);
+}
+
 TEST(Factories, ScalarTensor) {
   EXPECT_TENSOR_NEAR(fg::scalar_tensor(2.5), Array({}, {2.5}), fg::kFloat, ref::exact());
   EXPECT_TENSOR_NEAR(fg::scalar_tensor(2.5, fg::kDouble), Array({}, {2.5}), fg::kDouble, ref::exact());
