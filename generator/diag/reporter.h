@@ -19,7 +19,7 @@ struct CheckInfo {
   const char* summary;
   const char* help;
 };
-// Sorted by id. The limitation checks add themselves (checks/checks.h's CheckRegistration).
+// In API.md's order. The limitation checks add themselves (checks/checks.h's CheckRegistration).
 const std::vector<CheckInfo>& all_checks();
 const CheckInfo* find_check(const std::string& id);
 void register_check_info(const CheckInfo& info);
@@ -50,7 +50,8 @@ class Reporter {
   unsigned errors() const { return errors_; }
 
   // While it lives, reports come with a note at `where` (after their own notes) saying which spec
-  // reached the construct, and a report at no location (code funcgen wrote) is made at `where`.
+  // reached the construct (unless `note` is empty), and a report at no location (code funcgen
+  // wrote) is made at `where`.
   class Context {
    public:
     Context(Reporter& reporter, clang::SourceLocation where, std::string note);

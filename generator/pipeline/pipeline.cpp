@@ -65,6 +65,8 @@ std::optional<OutputFunction> Pipeline::generate(const AnnotatedSpec& spec) {
     stages.plain = [&](const ir::Function& f, const std::string& name, size_t link, std::string& helpers) {
       return plain_stage(spec, f, name, chain_text(chain, link), helpers);
     };
+    // What goes wrong in code AD made has no place in the source: it is reported at the spec.
+    Reporter::Context at_spec(reporter_, spec.location, "");
     g = ad::emit_ad_spec(spec, chain, lowering_, reporter_, resolver_, stages);
   } else {
     std::vector<VmapLevel> levels;

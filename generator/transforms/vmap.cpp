@@ -768,7 +768,7 @@ class BodyEmitter {
       case BatchRule::None:
         break;
     }
-    if (e.form == ir::CallForm::External && e.text != "operator") return unseen(e, args, texts);
+    if (e.form == ir::CallForm::External && e.text.empty()) return unseen(e, args, texts);  // a function, not an operator
     if (e.type != ir::Type::Tensor) return {plain(e, texts), l};  // side effects: diagnosed by the checks
     if (!e.op.empty() && e.op.back() == '_') {
       // A loop of per-example calls would write into slices of copies, not into the tensor.

@@ -22,7 +22,7 @@ FUNCGEN("grad_x = grad(f_of_scalar)")
 fg::Tensor f_of_scalar(const fg::Tensor& x) {
   intermediate = x.sin();
 // CHECK: global_assignment.cpp:[[@LINE-1]]:3: error: assignment to global variable 'intermediate' inside 'f_of_scalar', which 'grad_x' transforms; return the value as an extra output instead [funcgen-global-assignment]
-// CHECK: global_assignment.cpp:[[@LINE-27]]:12: note: 'intermediate' is declared here; a transform sees only what the function returns, so the value stored there is not transformed (with grad, return it beside the loss and use has_aux=True)
+// CHECK: global_assignment.cpp:[[@LINE-17]]:12: note: 'intermediate' is declared here; a transform sees only what the function returns, so the value stored there is not transformed (with grad, return it beside the loss and use has_aux=True)
   fg::Tensor z = intermediate.sin();
   return z;
 }

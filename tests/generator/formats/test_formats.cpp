@@ -75,10 +75,10 @@ class TempDir {
 };
 
 // funcgen <args> -- -std=c++17 -I<runtime>; stdout and stderr kept apart.
-RunResult funcgen(const std::vector<std::string>& args, const fs::path& scratch) {
+RunResult funcgen(const std::vector<std::string>& args, const fs::path& scratch, const std::string& flags = "") {
   std::string command = quote(FUNCGEN_EXE);
   for (const auto& a : args) command += " " + quote(a);
-  command += " -- -std=c++17 " + quote("-I" + kInclude);
+  command += " -- -std=c++17 " + quote("-I" + kInclude) + (flags.empty() ? "" : " " + flags);
   const fs::path out = scratch / "stdout.txt", err = scratch / "stderr.txt";
   command += " >" + quote(out.string()) + " 2>" + quote(err.string());
   const int raw = std::system(command.c_str());
@@ -106,6 +106,7 @@ struct Expected {
   std::vector<std::string> lines;         // canonical forms, in order (see flatten())
   std::vector<std::string> unrecognized;  // CHECK lines that are neither a diagnostic nor a fix-it
   int exit = 0;
+  std::string flags;  // `// FLAGS:`: more compiler flags
 };
 
 int line_of(const std::string& expr, int check_line) {
@@ -120,6 +121,7 @@ Expected expected_of(const fs::path& input) {
   static const std::regex fixit(
       R"re(^// CHECK: fix-it:"\{\{\.\*\}\}([\w.]+)":\{\{\[\{\]\}\}(\[\[@LINE[+-]?\d*\]\]|\d+):(\d+)-(\[\[@LINE[+-]?\d*\]\]|\d+):(\d+)\{\{\[\}\]\}\}:"(.*)"$)re");
   static const std::regex exit(R"(^// EXIT: *(\d+))");
+  static const std::regex flags(R"(^// FLAGS: *(.*)$)");
   Expected e;
   std::ifstream in(input);
   std::string text;
@@ -127,6 +129,8 @@ Expected expected_of(const fs::path& input) {
     std::smatch m;
     if (std::regex_search(text, m, exit)) {
       e.exit = std::stoi(m[1].str());
+    } else if (std::regex_match(text, m, flags)) {
+      e.flags = m[1].str();
     } else if (std::regex_match(text, m, diag)) {
       e.lines.push_back(m[1].str() + ":" + std::to_string(line_of(m[2].str(), n)) + ":" + m[3].str() + ": " +
                         m[4].str() + ": " + m[5].str());
@@ -152,12 +156,17 @@ std::string fixit_line(const json& f) {
          "}:\"" + f.at("replacement").get<std::string>() + "\"";
 }
 
+// As Clang prints it: " [funcgen-id]" after funcgen's messages, nothing after Clang's own errors.
+std::string check_suffix(const std::string& check) {
+  return check.rfind("clang-", 0) == 0 ? "" : " [" + check + "]";
+}
+
 std::vector<std::string> flatten(const json& doc, bool with_fixits) {
   std::vector<std::string> out;
   for (const json& d : doc.at("diagnostics")) {
     out.push_back(basename(d.at("file").get<std::string>()) + ":" + std::to_string(d.at("line").get<int>()) + ":" +
                   std::to_string(d.at("column").get<int>()) + ": " + d.at("severity").get<std::string>() + ": " +
-                  d.at("message").get<std::string>() + " [" + d.at("check").get<std::string>() + "]");
+                  d.at("message").get<std::string>() + check_suffix(d.at("check").get<std::string>()));
     if (with_fixits)
       for (const json& f : d.at("fixits")) out.push_back(fixit_line(f));
     for (const json& n : d.at("notes")) {
@@ -257,7 +266,8 @@ TEST_P(JsonMatchesChecks, DiagnosticsNotesFixits) {
     EXPECT_EQ(expected.unrecognized, std::vector<std::string>{}) << "a CHECK line this test cannot read";
   }
   TempDir tmp;
-  const RunResult r = funcgen({input.path, "-o", (tmp.path() / "out").string(), "--format=json"}, tmp.path());
+  const RunResult r =
+      funcgen({input.path, "-o", (tmp.path() / "out").string(), "--format=json"}, tmp.path(), expected.flags);
   EXPECT_EQ(r.status, expected.exit) << r.err;
   expect_no_clang_text(r.err);
   json doc;
