@@ -30,30 +30,11 @@ clang::QualType template_arg(clang::QualType t, unsigned i = 0) {
   return arg.getKind() == clang::TemplateArgument::Type ? arg.getAsType() : clang::QualType();
 }
 
-bool is_tensor_type(clang::QualType t);
-
-// A struct or class of the user's with tensors among its fields (at any depth): its tensors cannot
-// be followed through the object. The runtime's and the standard library's types are not.
-bool holds_tensors(const clang::CXXRecordDecl* record) {
-  record = record != nullptr ? record->getDefinition() : nullptr;
-  if (record == nullptr) return false;
-  const std::string name = record->getQualifiedNameAsString();
-  if (name.rfind("fg::", 0) == 0 || name.rfind("std::", 0) == 0) return false;
-  for (const clang::FieldDecl* f : record->fields()) {
-    if (is_tensor_type(f->getType())) return true;
-    if (const auto* inner = bare(f->getType())->getAsCXXRecordDecl(); inner != nullptr && inner != record && holds_tensors(inner))
-      return true;
-  }
-  return false;
-}
 
 }  // namespace
 
 bool is_fg_tensor(clang::QualType type) { return !type.isNull() && record_name(type) == "fg::Tensor"; }
 
-namespace {
-bool is_tensor_type(clang::QualType t) { return ir::is_tensor_like(ir_type_of(t)); }
-}  // namespace
 
 ir::Type ir_type_of(clang::QualType type) {
   if (type.isNull()) return ir::Type::Other;
@@ -108,6 +89,23 @@ std::string cxx_spelling(clang::QualType type, const clang::ASTContext& context)
 }
 
 namespace {
+
+bool is_tensor_type(clang::QualType t) { return ir::is_tensor_like(ir_type_of(t)); }
+
+// A struct or class of the user's with tensors among its fields (at any depth): its tensors cannot
+// be followed through the object. The runtime's and the standard library's types are not.
+bool holds_tensors(const clang::CXXRecordDecl* record) {
+  record = record != nullptr ? record->getDefinition() : nullptr;
+  if (record == nullptr) return false;
+  const std::string name = record->getQualifiedNameAsString();
+  if (name.rfind("fg::", 0) == 0 || name.rfind("std::", 0) == 0) return false;
+  for (const clang::FieldDecl* f : record->fields()) {
+    if (is_tensor_type(f->getType())) return true;
+    if (const auto* inner = bare(f->getType())->getAsCXXRecordDecl(); inner != nullptr && inner != record && holds_tensors(inner))
+      return true;
+  }
+  return false;
+}
 
 using ir::ExprKind;
 using ir::ExprPtr;
@@ -196,6 +194,18 @@ class FunctionLowerer {
     f_.decl = decl;
     f_.name = decl->getNameAsString();
     f_.qualified_name = decl->getQualifiedNameAsString();
+    // The generated code is free functions: a template's parameters and a member function's
+    // members would be undeclared there.
+    if (decl->isDependentContext()) {
+      unsupported_at(decl->getLocation(), "'" + f_.name + "' is a template, which cannot be transformed; annotate a "
+                                          "function that calls the instance it needs (" + f_.name + "<...>(x))");
+      return false;
+    }
+    if (llvm::isa<clang::CXXMethodDecl>(decl)) {
+      unsupported_at(decl->getLocation(), "'" + f_.name + "' is a member function, which cannot be transformed; "
+                                          "annotate a free function and pass it the members it reads");
+      return false;
+    }
     for (const clang::DeclContext* dc = decl->getDeclContext(); dc != nullptr; dc = dc->getParent())
       if (const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(dc))
         f_.namespaces.insert(f_.namespaces.begin(), ns->isAnonymousNamespace() ? "" : ns->getNameAsString());
@@ -266,6 +276,11 @@ class FunctionLowerer {
     for (const clang::Stmt* child : s->children())
       if (uses_rejected(child)) return true;
     return false;
+  }
+
+  void unsupported_at(clang::SourceLocation at, const std::string& what) {
+    ok_ = false;
+    reporter_.report("unsupported", at, what);
   }
 
   void unsupported(const clang::Stmt* s, const std::string& what) {
@@ -363,6 +378,11 @@ class FunctionLowerer {
       reject_variable(vd, ds, "'" + vd->getNameAsString() + "' is a '" + record->getNameAsString() +
                                   "' that holds tensors, which cannot be transformed; keep the tensors in fg::Tensor, "
                                   "std::vector or std::tuple variables");
+      return;
+    }
+    if (vd->getType()->isPointerType() && is_tensor_type(vd->getType()->getPointeeType())) {
+      reject_variable(vd, ds, "'" + vd->getNameAsString() + "' is a pointer to a tensor, which cannot be transformed; "
+                                  "use the tensor itself (fg::Tensor is a handle: copies share its storage) or a reference");
       return;
     }
     if (const auto* array = context_.getAsConstantArrayType(vd->getType()); array != nullptr && is_tensor_type(array->getElementType())) {
@@ -500,6 +520,7 @@ class FunctionLowerer {
 
   // assert(cond): the condition is lowered (under vmap, x.dim() is each example's), and the
   // statement printed as assert(...) again, so that NDEBUG decides when the generated code is built.
+  // (Its text as written would read the batched tensors if funcgen saw NDEBUG and the build not.)
   bool is_assert(const clang::Expr* e) const {
     for (clang::SourceLocation loc = e->getBeginLoc(); loc.isMacroID(); loc = sm_.getImmediateMacroCallerLoc(loc))
       if (clang::Lexer::getImmediateMacroName(loc, sm_, context_.getLangOpts()) == "assert") return true;
@@ -528,7 +549,7 @@ class FunctionLowerer {
   }
 
   StmtPtr lower_expr_stmt(const clang::Expr* e) {
-    if (is_assert(e)) return involves_tensors(e) ? lower_assert(e) : opaque_stmt(e);
+    if (is_assert(e)) return lower_assert(e);
     const clang::Expr* inner = e->IgnoreImplicit();
     if (const auto* w = llvm::dyn_cast<clang::ExprWithCleanups>(inner)) inner = w->getSubExpr()->IgnoreImplicit();
     // var = expr / var op= expr on a local: an assignment, whatever the type.
@@ -628,6 +649,12 @@ class FunctionLowerer {
     if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(e)) return lower_member_call(mc);
     if (const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(e)) return lower_operator_call(oc);
     if (const auto* call = llvm::dyn_cast<clang::CallExpr>(e)) return lower_call(call);
+    if (const auto* u = llvm::dyn_cast<clang::UnaryOperator>(e);
+        u != nullptr && (u->getOpcode() == clang::UO_AddrOf || u->getOpcode() == clang::UO_Deref)) {
+      unsupported(e, "a pointer to a tensor cannot be transformed; use the tensor itself (fg::Tensor is a handle: "
+                     "copies share its storage) or a reference");
+      return opaque(e);
+    }
     if (const auto* u = llvm::dyn_cast<clang::UnaryOperator>(e)) {
       ExprPtr x = make_expr(ExprKind::Unary, e);
       x->text = clang::UnaryOperator::getOpcodeStr(u->getOpcode()).str();
