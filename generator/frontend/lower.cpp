@@ -734,10 +734,14 @@ class FunctionLowerer {
     return "this expression on tensors cannot be transformed; compute it with fg ops on fg::Tensor values";
   }
 
-  void add_args(ir::Expr& x, const clang::FunctionDecl* callee, llvm::ArrayRef<const clang::Expr*> args) {
+  // `fill_defaults`: a helper of the file is called with every argument, defaults written out (its
+  // generated versions have no defaults); an fg op's defaults are left to it.
+  void add_args(ir::Expr& x, const clang::FunctionDecl* callee, llvm::ArrayRef<const clang::Expr*> args,
+                bool fill_defaults = false) {
     for (unsigned i = 0; i < args.size(); ++i) {
-      if (llvm::isa<clang::CXXDefaultArgExpr>(args[i])) break;  // defaults are left to the callee
-      x.args.push_back(lower_expr(args[i]));
+      const auto* given_default = llvm::dyn_cast<clang::CXXDefaultArgExpr>(args[i]);
+      if (given_default != nullptr && !fill_defaults) break;
+      x.args.push_back(lower_expr(given_default != nullptr ? given_default->getExpr() : args[i]));
       const clang::ParmVarDecl* p = callee != nullptr && i < callee->getNumParams() ? callee->getParamDecl(i) : nullptr;
       x.params.push_back(p != nullptr ? p->getNameAsString() : "");
       x.param_types.push_back(p != nullptr ? ir_type_of(p->getType()) : x.args.back()->type);
@@ -875,7 +879,7 @@ class FunctionLowerer {
       x->form = ir::CallForm::External;
       x->op = qname;
     }
-    add_args(*x, callee, args);
+    add_args(*x, callee, args, x->form == ir::CallForm::User);
     return x;
   }
 
