@@ -119,6 +119,18 @@ class FunctionLowerer {
     f_.decl = decl;
     f_.name = decl->getNameAsString();
     f_.qualified_name = decl->getQualifiedNameAsString();
+    // The generated code is free functions: a template's parameters and a member function's
+    // members would be undeclared there.
+    if (decl->isDependentContext()) {
+      unsupported_at(decl->getLocation(), "'" + f_.name + "' is a template, which cannot be transformed; annotate a "
+                                          "function that calls the instance it needs (" + f_.name + "<...>(x))");
+      return false;
+    }
+    if (llvm::isa<clang::CXXMethodDecl>(decl)) {
+      unsupported_at(decl->getLocation(), "'" + f_.name + "' is a member function, which cannot be transformed; "
+                                          "annotate a free function and pass it the members it reads");
+      return false;
+    }
     for (const clang::DeclContext* dc = decl->getDeclContext(); dc != nullptr; dc = dc->getParent())
       if (const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(dc))
         f_.namespaces.insert(f_.namespaces.begin(), ns->isAnonymousNamespace() ? "" : ns->getNameAsString());
@@ -189,6 +201,11 @@ class FunctionLowerer {
     for (const clang::Stmt* child : s->children())
       if (uses_rejected(child)) return true;
     return false;
+  }
+
+  void unsupported_at(clang::SourceLocation at, const std::string& what) {
+    ok_ = false;
+    reporter_.report("unsupported", at, what);
   }
 
   void unsupported(const clang::Stmt* s, const std::string& what) {
@@ -286,6 +303,11 @@ class FunctionLowerer {
       reject_variable(vd, ds, "'" + vd->getNameAsString() + "' is a '" + record->getNameAsString() +
                                   "' that holds tensors, which cannot be transformed; keep the tensors in fg::Tensor, "
                                   "std::vector or std::tuple variables");
+      return;
+    }
+    if (vd->getType()->isPointerType() && is_tensor_type(vd->getType()->getPointeeType())) {
+      reject_variable(vd, ds, "'" + vd->getNameAsString() + "' is a pointer to a tensor, which cannot be transformed; "
+                                  "use the tensor itself (fg::Tensor is a handle: copies share its storage) or a reference");
       return;
     }
     if (const auto* array = context_.getAsConstantArrayType(vd->getType()); array != nullptr && is_tensor_type(array->getElementType())) {
@@ -423,6 +445,7 @@ class FunctionLowerer {
 
   // assert(cond): the condition is lowered (under vmap, x.dim() is each example's), and the
   // statement printed as assert(...) again, so that NDEBUG decides when the generated code is built.
+  // (Its text as written would read the batched tensors if funcgen saw NDEBUG and the build not.)
   bool is_assert(const clang::Expr* e) const {
     for (clang::SourceLocation loc = e->getBeginLoc(); loc.isMacroID(); loc = sm_.getImmediateMacroCallerLoc(loc))
       if (clang::Lexer::getImmediateMacroName(loc, sm_, context_.getLangOpts()) == "assert") return true;
@@ -451,7 +474,7 @@ class FunctionLowerer {
   }
 
   StmtPtr lower_expr_stmt(const clang::Expr* e) {
-    if (is_assert(e)) return involves_tensors(e) ? lower_assert(e) : opaque_stmt(e);
+    if (is_assert(e)) return lower_assert(e);
     const clang::Expr* inner = e->IgnoreImplicit();
     if (const auto* w = llvm::dyn_cast<clang::ExprWithCleanups>(inner)) inner = w->getSubExpr()->IgnoreImplicit();
     // var = expr / var op= expr on a local: an assignment, whatever the type.
@@ -551,6 +574,12 @@ class FunctionLowerer {
     if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(e)) return lower_member_call(mc);
     if (const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(e)) return lower_operator_call(oc);
     if (const auto* call = llvm::dyn_cast<clang::CallExpr>(e)) return lower_call(call);
+    if (const auto* u = llvm::dyn_cast<clang::UnaryOperator>(e);
+        u != nullptr && (u->getOpcode() == clang::UO_AddrOf || u->getOpcode() == clang::UO_Deref)) {
+      unsupported(e, "a pointer to a tensor cannot be transformed; use the tensor itself (fg::Tensor is a handle: "
+                     "copies share its storage) or a reference");
+      return opaque(e);
+    }
     if (const auto* u = llvm::dyn_cast<clang::UnaryOperator>(e)) {
       ExprPtr x = make_expr(ExprKind::Unary, e);
       x->text = clang::UnaryOperator::getOpcodeStr(u->getOpcode()).str();
@@ -630,10 +659,14 @@ class FunctionLowerer {
     return "this expression on tensors cannot be transformed; compute it with fg ops on fg::Tensor values";
   }
 
-  void add_args(ir::Expr& x, const clang::FunctionDecl* callee, llvm::ArrayRef<const clang::Expr*> args) {
+  // `fill_defaults`: a helper of the file is called with every argument, defaults written out (its
+  // generated versions have no defaults); an fg op's defaults are left to it.
+  void add_args(ir::Expr& x, const clang::FunctionDecl* callee, llvm::ArrayRef<const clang::Expr*> args,
+                bool fill_defaults = false) {
     for (unsigned i = 0; i < args.size(); ++i) {
-      if (llvm::isa<clang::CXXDefaultArgExpr>(args[i])) break;  // defaults are left to the callee
-      x.args.push_back(lower_expr(args[i]));
+      const auto* given_default = llvm::dyn_cast<clang::CXXDefaultArgExpr>(args[i]);
+      if (given_default != nullptr && !fill_defaults) break;
+      x.args.push_back(lower_expr(given_default != nullptr ? given_default->getExpr() : args[i]));
       const clang::ParmVarDecl* p = callee != nullptr && i < callee->getNumParams() ? callee->getParamDecl(i) : nullptr;
       x.params.push_back(p != nullptr ? p->getNameAsString() : "");
       x.param_types.push_back(p != nullptr ? ir_type_of(p->getType()) : x.args.back()->type);
@@ -771,7 +804,7 @@ class FunctionLowerer {
       x->form = ir::CallForm::External;
       x->op = qname;
     }
-    add_args(*x, callee, args);
+    add_args(*x, callee, args, x->form == ir::CallForm::User);
     return x;
   }
 

@@ -1,5 +1,7 @@
 #include "ir/ir.h"
 
+#include <cctype>
+
 namespace funcgen::ir {
 
 const char* name_of(Type type) {
@@ -29,6 +31,38 @@ void for_each_stmt(const std::vector<StmtPtr>& body, const std::function<void(co
     for_each_stmt(s->body, fn);
     for_each_stmt(s->else_body, fn);
   }
+}
+
+namespace {
+
+void add_identifiers(const std::string& text, std::set<std::string>& out) {
+  for (size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == '"' || c == '\'') {  // literals name nothing
+      size_t j = i + 1;
+      while (j < text.size() && text[j] != c) j += text[j] == '\\' ? 2 : 1;
+      i = j + 1;
+    } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+      size_t j = i;
+      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
+      out.insert(text.substr(i, j - i));
+      i = j;
+    } else {
+      ++i;
+    }
+  }
+}
+
+}  // namespace
+
+std::set<std::string> text_names(const Function& fn) {
+  std::set<std::string> out;
+  for_each_stmt(fn.body, [&](const Stmt& s) { add_identifiers(s.text, out); });
+  for_each_expr(fn.body, [&](const Expr& e) {
+    add_identifiers(e.text, out);
+    if (e.kind == ExprKind::Call && e.form != CallForm::Free && e.form != CallForm::Method) add_identifiers(e.op, out);
+  });
+  return out;
 }
 
 std::vector<const Stmt*> switch_items(const std::vector<StmtPtr>& body) {

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -164,6 +165,11 @@ struct Function {
 void for_each_expr(const std::vector<StmtPtr>& body, const std::function<void(const Expr&)>& fn);
 void for_each_expr(const Expr& expr, const std::function<void(const Expr&)>& fn);
 void for_each_stmt(const std::vector<StmtPtr>& body, const std::function<void(const Stmt&)>& fn);
+
+// The names that a function's C++ text (opaque statements and expressions, case labels, calls
+// of other code) uses, its locals' included: a name the transforms introduce must be none of
+// them, or it would hide the global or function the text means.
+std::set<std::string> text_names(const Function& fn);
 
 // A switch body's statements in order, with the blocks that the lowering makes of `case x: stmt`
 // opened: Case labels and the statements after them, side by side.

@@ -248,7 +248,6 @@ class BodyEmitter {
   // assigned batched and unbatched values holds the unbatched ones expanded).
   std::string coerce(const Code& c, const ir::Var& v) {
     const Levels want = an_.var(v.id);
-
     if (v.type != ir::Type::Tensor || c.levels == want) return c.text;
     return "fg::vmap::materialize(" + unparen(c.text) + ", " + mask(c.levels) + ", " + mask(want) + ", " + batch_sizes_of(want) + ")";
   }

@@ -340,7 +340,7 @@ class AdEmitter {
   // A new local of `fn` named `base` (made unique).
   static int local(ir::Function& fn, const std::string& base, ir::Type type = ir::Type::Tensor,
                    const std::string& cxx_type = "fg::Tensor") {
-    std::set<std::string> names;
+    std::set<std::string> names = ir::text_names(fn);  // and the globals its text reads
     for (const auto& v : fn.vars) names.insert(v.name);
     std::string name = base;
     for (int i = 1; names.count(name) != 0; ++i) name = base + std::to_string(i);
@@ -686,8 +686,10 @@ class AdEmitter {
     std::string d = ret + " " + type + "::operator()(" + join(call_params) + ") const {\n  return " + second + "(" +
                     join(member_names) + ");\n}\n\n";
     d += "// " + description(0) + ": the outputs and " + what + ".\n";
-    d += signature + " {\n  auto forward = " + first + "(" + param_list(*s.first) + ");\n";
-    const auto get = [](size_t k) { return "std::move(std::get<" + std::to_string(k) + ">(forward))"; };
+    // The wrapper's locals end in "__", as every generated name (vmap.cpp's batch_name): the
+    // parameters keep the user's names, which these must not hide.
+    d += signature + " {\n  auto forward__ = " + first + "(" + param_list(*s.first) + ");\n";
+    const auto get = [](size_t k) { return "std::move(std::get<" + std::to_string(k) + ">(forward__))"; };
     std::vector<std::string> outs;
     for (size_t k = 0; k < differentiated; ++k) outs.push_back(get(k));
     std::vector<std::string> held;
@@ -771,22 +773,22 @@ class AdEmitter {
     out.declaration = signature + ";";
     std::string d = "// " + description(0) + ": the pullback of each output element, all at once (vmap over the basis).\n";
     d += signature + " {\n";
-    d += "  const auto forward = " + first + "(" + param_list(*s.first) + ");\n";
-    d += "  const fg::Tensor& out = std::get<0>(forward);\n";
+    d += "  const auto forward__ = " + first + "(" + param_list(*s.first) + ");\n";  // "__": see the vjp wrapper
+    d += "  const fg::Tensor& out__ = std::get<0>(forward__);\n";
     const std::string kk = std::to_string(k);
-    d += "  const fg::Tensor basis = fg::ad::basis(out, fg::vmap::logical_sizes(out, " + kk + "));\n";
+    d += "  const fg::Tensor basis__ = fg::ad::basis(out__, fg::vmap::logical_sizes(out__, " + kk + "));\n";
     std::vector<std::string> args;
-    for (size_t p = 0; p < s.residuals.size(); ++p) args.push_back("std::get<" + std::to_string(r.outputs.size() + p) + ">(forward)");
-    args.push_back("basis");
-    d += "  const auto rows = " + rows + "(" + join(args) + ");\n";
+    for (size_t p = 0; p < s.residuals.size(); ++p) args.push_back("std::get<" + std::to_string(r.outputs.size() + p) + ">(forward__)");
+    args.push_back("basis__");
+    d += "  const auto rows__ = " + rows + "(" + join(args) + ");\n";
     std::vector<std::string> jacs;
     for (size_t a = 0; a < wrt.size(); ++a)
-      jacs.push_back("fg::ad::unflatten(std::get<" + std::to_string(a) + ">(rows), " + kk +
-                     ", fg::vmap::logical_sizes(out, " + kk + "))");
+      jacs.push_back("fg::ad::unflatten(std::get<" + std::to_string(a) + ">(rows__), " + kk +
+                     ", fg::vmap::logical_sizes(out__, " + kk + "))");
     std::string result = l.t->argnums.is_tuple ? "std::make_tuple(" + join(jacs) + ")" : jacs[0];
     if (l.t->has_aux) {
       std::vector<std::string> aux;
-      for (size_t a = 1; a <= naux; ++a) aux.push_back("std::get<" + std::to_string(a) + ">(forward)");
+      for (size_t a = 1; a <= naux; ++a) aux.push_back("std::get<" + std::to_string(a) + ">(forward__)");
       result = "std::make_tuple(" + result + ", " + (naux == 1 ? aux[0] : "std::make_tuple(" + join(aux) + ")") + ")";
     }
     d += "  return " + result + ";\n}\n";
@@ -860,7 +862,8 @@ class AdEmitter {
         const spec::Dim dim = t.in_dims.per_item ? t.in_dims.dims[static_cast<size_t>(wrt[a])] : t.in_dims.dims[0];
         if (dim) logical += ".select(" + std::to_string(*dim) + ", 0)";
       }
-      const std::string as = std::to_string(a), shape = "shape" + as;
+      // The wrapper's locals end in "__" (see the vjp wrapper).
+      const std::string as = std::to_string(a) + "__", shape = "shape" + as;
       if (logical != x.name) {  // a view without the batch dims, kept alive for its sizes
         d += "  const fg::Tensor example" + as + " = " + logical + ";\n";
         logical = "example" + as;

@@ -71,6 +71,7 @@ class Normalizer {
       scope.vars[p.id] = id;
     }
     for (const auto& v : src.vars) names_.insert(v.name);
+    avoid_text_names(src);
     std::vector<ExprPtr> results;
     scope.results = &results;
     active_.insert(src.decl);
@@ -122,9 +123,19 @@ class Normalizer {
   // name of the source functions, which their C++ text may use).
   std::string claim(const std::string& base) {
     std::string n = base;
-    for (int i = 1; emitted_.count(n) != 0 || (n != base && names_.count(n) != 0); ++i) n = base + "_" + std::to_string(i);
+    for (int i = 1; emitted_.count(n) != 0 || text_names_.count(n) != 0 || (n != base && names_.count(n) != 0); ++i)
+      n = base + "_" + std::to_string(i);
     emitted_.insert(n);
     return n;
+  }
+
+  // The names fn's text uses that are not its locals': a global `trips` the body reads must not
+  // be hidden by a loop counter named so.
+  void avoid_text_names(const ir::Function& fn) {
+    std::set<std::string> locals;
+    for (const auto& v : fn.vars) locals.insert(v.name);
+    for (const auto& n : ir::text_names(fn))
+      if (locals.count(n) == 0) text_names_.insert(n);
   }
 
   // A new version of a tensor: the source's name for the first one, then name_1, ...
@@ -952,6 +963,7 @@ class Normalizer {
       out.push_back(ir::decl(id, scalar(e.arg(i), scope, out)));
     }
     for (const auto& v : callee->vars) names_.insert(v.name);
+    avoid_text_names(*callee);
     active_.insert(e.callee);
     body(callee->body, inner, out);
     active_.erase(e.callee);
@@ -971,6 +983,7 @@ class Normalizer {
   const OpResolver& resolver_;
   std::unique_ptr<ir::Function> out_;
   std::set<std::string> names_, emitted_;
+  std::set<std::string> text_names_;  // what fn's C++ text names besides its locals (globals, functions)
   std::map<int, int> view_of_;        // version -> the version it is a view of
   std::map<int, ExprPtr> view_call_;  // version -> the view call that made it
   std::map<int, std::set<int>> detached_;  // a merged or carried view -> the source vars of its base

@@ -43,6 +43,7 @@ class Differentiator {
     fn_->vars = n.vars;
     fn_->params = n.params;
     for (const auto& v : n.vars) names_.insert(v.name);
+    for (const auto& name : ir::text_names(n)) names_.insert(name);  // globals the text reads: not to be hidden
     for (const auto* e : returned(n)) outputs_.push_back(e->var);
   }
 

@@ -41,10 +41,12 @@ check_rejected() {  # case name, its file, funcgen's output
   done < <(grep "^[^ ]*$name.cpp:[0-9]*:[0-9]*: error: " "$out")
 }
 
-# The checkable specs of a case: `kind name function` for `name = vmap(function[, chunk_size=N])`
-# and `name = grad(function)`.
+# The checkable specs of a case: `kind name function` for `name = vmap(function[, chunk_size=N])`,
+# `name = grad(function)` and jacrev / jacfwd of a function with one output element, whose
+# jacobian is its gradient (checked as one).
 specs() {
-  sed -n 's#.*FUNCGEN("\([A-Za-z_0-9]*\) = \(vmap\|grad\)(\([A-Za-z_0-9]*\)\(, chunk_size=[0-9]*\)\?)").*#\2 \1 \3#p' "$1"
+  sed -n 's#.*FUNCGEN("\([A-Za-z_0-9]*\) = \(vmap\|grad\|jacrev\|jacfwd\)(\([A-Za-z_0-9]*\)\(, chunk_size=[0-9]*\)\?)").*#\2 \1 \3#p' "$1" |
+    sed 's#^jac[a-z]* #grad #'
 }
 
 # funcgen on every case, as many at a time as there are cores.
@@ -63,7 +65,7 @@ for file in "$cases_dir"/*.cpp; do
   status=$(cat "$work/$name/status")
   case "$status:$expect" in
     0:accept)
-      [ -n "$(specs "$file")" ] || fail "$name: no spec of the forms the checks know (NAME = vmap(F) or grad(F))"
+      [ -n "$(specs "$file")" ] || fail "$name: no spec of the forms the checks know (NAME = vmap(F), grad(F), jacrev(F), jacfwd(F))"
       accepted+=("$name")
       constructs=$((constructs + 1))
       echo "ok   $name: generated" ;;
