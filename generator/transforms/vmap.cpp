@@ -946,10 +946,9 @@ class BodyEmitter {
     return {plain(e, texts), l};
   }
 
-  Code fallback(const Expr& e, const std::vector<Code>& args, std::vector<std::string> texts) {
-    ctx_.reporter->report("vmap-fallback", e.range.getBegin(),
-                          "'" + e.op + "' has no batching rule; under vmap it runs once per example and the results are stacked")
-        << e.range;
+  // The batched tensor operands of a per-example call; `texts` then name each one's example.
+  static std::vector<std::string> per_example_operands(const Expr& e, const std::vector<Code>& args,
+                                                       std::vector<std::string>& texts) {
     std::vector<std::string> operands;
     int k = 0;
     for (size_t i = 0; i < args.size(); ++i) {
@@ -957,6 +956,14 @@ class BodyEmitter {
       operands.push_back(batched(texts[i], args[i].levels));
       texts[i] = "example__[" + std::to_string(k++) + "]";
     }
+    return operands;
+  }
+
+  Code fallback(const Expr& e, const std::vector<Code>& args, std::vector<std::string> texts) {
+    ctx_.reporter->report("vmap-fallback", e.range.getBegin(),
+                          "'" + e.op + "' has no batching rule; under vmap it runs once per example and the results are stacked")
+        << e.range;
+    const std::vector<std::string> operands = per_example_operands(e, args, texts);
     return {"fg::vmap::per_example({" + join(operands) + "}, [&](const std::vector<fg::Tensor>& example__) { return " +
                 plain(e, texts) + "; }).value",
             an_.of(e)};
@@ -980,15 +987,9 @@ class BodyEmitter {
                           "'" + e.op + "' is defined where funcgen cannot see it; under vmap it runs once per example" +
                               (*outputs > 0 ? " and its results are stacked" : ""))
         << e.range;
-    std::vector<std::string> operands;
-    int k = 0;
-    for (size_t i = 0; i < args.size(); ++i) {
-      if (e.args[i]->type != ir::Type::Tensor) continue;
-      operands.push_back(batched(texts[i], args[i].levels));
-      texts[i] = "example[" + std::to_string(k++) + "]";
-    }
+    const std::vector<std::string> operands = per_example_operands(e, args, texts);
     const std::string run = "fg::vmap::per_example_outputs({" + join(operands) +
-                            "}, [&](const std::vector<fg::Tensor>& example) { return ";
+                            "}, [&](const std::vector<fg::Tensor>& example__) { return ";
     if (*outputs == 0)
       return {run + "(" + plain(e, texts) + "), std::vector<fg::Tensor>{}; })", an_.of(e)};
     return {"fg::vmap::values_tuple<" + std::to_string(*outputs) + ">(" + run + "fg::vmap::tensors_of(" +
