@@ -9,7 +9,7 @@
 #include <clang/Lex/Lexer.h>
 
 #include "compat/clang_compat.h"
-#include "emitter/cxx_text.h"
+#include "ir/cxx_text.h"
 
 namespace funcgen {
 

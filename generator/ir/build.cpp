@@ -36,6 +36,9 @@ ExprPtr clone(const Expr& e, const std::function<int(int)>& remap) {
   x->out_dim = e.out_dim;
   x->chunk_size = e.chunk_size;
   x->randomness = e.randomness;
+  for (const auto& b : e.body) x->body.push_back(clone(*b, remap));
+  x->invoked = e.invoked;
+  x->levels = e.levels;
   return x;
 }
 
@@ -56,6 +59,7 @@ StmtPtr clone(const Stmt& s, const std::function<int(int)>& remap) {
   x->reads = mapped(remap, s.reads);
   x->writes = mapped(remap, s.writes);
   x->is_static_local = s.is_static_local;
+  x->comment = s.comment;
   return x;
 }
 

@@ -21,6 +21,7 @@ const char* name_of(Type type) {
 
 void for_each_expr(const Expr& expr, const std::function<void(const Expr&)>& fn) {
   for (const auto& a : expr.args) for_each_expr(*a, fn);
+  if (!expr.body.empty()) for_each_expr(expr.body, fn);  // a lambda's statements
   fn(expr);
 }
 

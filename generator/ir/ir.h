@@ -43,6 +43,7 @@ struct Var {
   std::string cxx_type;  // as it is spelled in generated code
   int param_index = -1;  // >= 0 for parameters
   const clang::ValueDecl* decl = nullptr;
+  bool unnamed_if_unused = false;  // a generated parameter: printed without its name where unused
 };
 
 enum class ExprKind {
@@ -56,6 +57,10 @@ enum class ExprKind {
   Tuple,        // std::make_tuple(a, b), std::tuple<...>{a, b}, `return {a, b}`
   Get,          // std::get<I>(tuple)
   Cast,         // a scalar conversion of a tensor-derived value: (double)..., static_cast, implicit bool
+  // Made by the transforms, never by the lowering:
+  Lambda,       // text: the introducer ("[&]", "[=]() mutable -> fg::Tensor"); body: its statements;
+                // `invoked`: called where it stands (`[&] { ... }()`)
+  Member,       // args[0].text: a data member (fg::vmap::Batched's `value`)
 };
 
 enum class CallForm {
@@ -74,6 +79,8 @@ enum class Randomness { Error, Different, Same };
 
 struct Expr;
 using ExprPtr = std::unique_ptr<Expr>;
+struct Stmt;
+using StmtPtr = std::unique_ptr<Stmt>;
 struct Function;
 
 struct Expr {
@@ -102,6 +109,11 @@ struct Expr {
   std::optional<int64_t> out_dim = 0;
   Randomness randomness = Randomness::Error;  // Vmapped
   std::optional<int64_t> chunk_size;  // Vmapped: the batch runs in chunks of this many (jacrev's chunk_size)
+  std::vector<StmtPtr> body;    // Lambda
+  bool invoked = false;         // Lambda
+  // Batched IR (what vmap makes): the vmap levels the value is batched at, bit k for level k
+  // (analyses/batching.h's Levels); 0 in unbatched code.
+  uint32_t levels = 0;
 
   const Expr& arg(size_t i) const { return *args[i]; }
 };
@@ -124,9 +136,6 @@ enum class StmtKind {
   Opaque,    // a statement without tensors, kept as C++ text
 };
 
-struct Stmt;
-using StmtPtr = std::unique_ptr<Stmt>;
-
 struct Stmt {
   StmtKind kind = StmtKind::Opaque;
   clang::SourceRange range;
@@ -143,6 +152,7 @@ struct Stmt {
   std::vector<int> reads;          // Opaque: the locals it reads
   std::vector<int> writes;         // Opaque: the locals it assigns or increments
   bool is_static_local = false;    // Decl of a `static` local (state that outlives the call)
+  std::string comment;             // printed after the statement, for readers of generated code
 };
 
 // One function of the user's, lowered.

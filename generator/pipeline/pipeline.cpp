@@ -4,6 +4,7 @@
 
 #include "analyses/batching.h"
 #include "checks/checks.h"
+#include "emitter/printer.h"
 #include "transforms/ad/ad_transforms.h"
 
 namespace funcgen {
@@ -132,7 +133,9 @@ std::optional<GeneratedFunction> Pipeline::vmap_stage(const AnnotatedSpec& spec,
     run_vmap_checks(VmapCheckContext{analysis, levels, spec, reporter_, context_, !made_by.empty()});
   }
   if (reporter_.errors() != errors_before) return std::nullopt;
-  return emit_vmap(name, fn, levels, analysis, reporter_, made_by.empty() ? "" : "the code that " + made_by + " makes");
+  const ir::Program program =
+      emit_vmap(name, fn, levels, analysis, reporter_, made_by.empty() ? "" : "the code that " + made_by + " makes");
+  return emitter::print_program(program);
 }
 
 std::string Pipeline::plain_stage(const AnnotatedSpec& spec, const ir::Function& fn, const std::string& name,
@@ -147,7 +150,9 @@ std::string Pipeline::plain_stage(const AnnotatedSpec& spec, const ir::Function&
     const std::vector<VmapLevel> none;
     run_vmapped_call_checks(VmapCheckContext{analysis, none, spec, reporter_, context_, true});
   }
-  return emit_plain_body(fn, name, analysis, reporter_, helpers);
+  const ir::Program program = emit_plain(fn, name, analysis, reporter_);
+  for (const auto& h : program.helpers) helpers += emitter::print_function(h) + "\n";
+  return emitter::print_body(*program.entry.fn);
 }
 
 // vmap(grad(f)), vmap(jvp(f)), vmap(jacrev(f)): the outer vmaps batch f's own code as they

@@ -1,9 +1,7 @@
-// vmap: emits the batched version of a lowered function. Batched values keep one batch dim per vmap
-// level in front (fg/runtime/vmap.h's layout); each op is rewritten by its batching rule
-// (templates/batching_rules.def) into ops over the whole batch.
+// vmap: the batched version of a lowered function, as IR. Batched values keep one batch dim per
+// vmap level in front (fg/runtime/vmap.h's layout); each op becomes the call its batching rule
+// (templates/batching_rules.def) makes over the whole batch. The printer (emitter/) prints it.
 #pragma once
-
-#include <clang/AST/ASTContext.h>
 
 #include <string>
 #include <vector>
@@ -11,29 +9,22 @@
 #include "analyses/batching.h"
 #include "analyses/levels.h"
 #include "diag/reporter.h"
-#include "frontend/annotations.h"
-#include "frontend/lower.h"
+#include "ir/program.h"
 
 namespace funcgen {
 
-struct GeneratedFunction {
-  std::string declaration;  // for the .funcgen.h
-  std::string helpers;      // static functions the definition calls (bodies, batched helpers)
-  std::string definition;
-};
+using ir::GeneratedFunction;
 
-// Emits the vmap of `fn`; the analysis must be of `fn` with the levels' in_dims.
-// `what` names the function in the generated comments (default: fn's name).
-GeneratedFunction emit_vmap(const std::string& name, const ir::Function& fn, const std::vector<VmapLevel>& levels,
-                            const BatchingAnalysis& analysis, Reporter& reporter, const std::string& what = "");
+// The vmap of `fn` named `name`: its helpers (the batched body, batched user helpers, vmapped
+// calls) and the entry that moves the arguments' batch dims in front, calls the body and moves the
+// outputs' batch dims to out_dims. The analysis must be of `fn` with the levels' in_dims. `what`
+// names the function in the generated comments (default: fn's name).
+ir::Program emit_vmap(const std::string& name, const ir::Function& fn, const std::vector<VmapLevel>& levels,
+                      const BatchingAnalysis& analysis, Reporter& reporter, const std::string& what = "");
 
-// The body of `fn` as C++ statements, unbatched (the printer of functions that transforms other
-// than vmap produce), emitted as `name`; `helpers` receives what it needs beside the body.
-// `analysis` is of `fn` with no batched parameters (it holds the analyses of its vmapped calls).
-std::string emit_plain_body(const ir::Function& fn, const std::string& name, const BatchingAnalysis& analysis,
-                            Reporter& reporter, std::string& helpers);
-
-// The C++ signature of `fn` under `name` (parameters as fn spells their types).
-std::string function_signature(const ir::Function& fn, const std::string& name);
+// `fn` unbatched, named `name` (the functions that transforms other than vmap make): its vmapped
+// calls become batched helpers. `analysis` is of `fn` with no batched parameters.
+ir::Program emit_plain(const ir::Function& fn, const std::string& name, const BatchingAnalysis& analysis,
+                       Reporter& reporter);
 
 }  // namespace funcgen

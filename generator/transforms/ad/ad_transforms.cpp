@@ -5,7 +5,7 @@
 #include <set>
 
 #include "analyses/batching.h"
-#include "emitter/cxx_text.h"
+#include "ir/cxx_text.h"
 #include "ir/build.h"
 #include "transforms/ad/anf.h"
 #include "transforms/ad/differentiate.h"
@@ -539,7 +539,7 @@ class AdEmitter {
                           size_t link) {
     GeneratedFunction out;
     const std::string body = stages_.plain(g, name, link, out.helpers);
-    const std::string signature = function_signature(g, name);
+    const std::string signature = ir::signature(g, name);
     out.declaration = signature + ";";
     out.definition = "// " + what + ": generated derivative code (rules: templates/derivatives.def).\n" +
                      (is_static ? "static " : "") + signature + " {\n" + body + "}\n";
@@ -769,7 +769,7 @@ class AdEmitter {
     std::vector<std::string> aux_types(naux, "fg::Tensor");
     const std::string aux_type = naux == 1 ? "fg::Tensor" : "std::tuple<" + join(aux_types) + ">";
     ir::Function sig_fn = signature_of(*n, l.t->has_aux ? "std::tuple<" + jac_type + ", " + aux_type + ">" : jac_type);
-    const std::string signature = function_signature(sig_fn, spec_.name);
+    const std::string signature = ir::signature(sig_fn, spec_.name);
     out.declaration = signature + ";";
     std::string d = "// " + description(0) + ": the pullback of each output element, all at once (vmap over the basis).\n";
     d += signature + " {\n";
@@ -900,7 +900,7 @@ class AdEmitter {
       ret = "std::tuple<" + ret + ", " + (aux.size() == 1 ? "fg::Tensor" : "std::tuple<" + join(aux_types) + ">") + ">";
     }
     ir::Function sig_fn = signature_of(*n, ret);
-    const std::string signature = function_signature(sig_fn, spec_.name);
+    const std::string signature = ir::signature(sig_fn, spec_.name);
     out.declaration = signature + ";";
     std::string def = "// " + description(0) + ": " + how + ".\n";
     def += signature + " {\n" + d;

@@ -3,7 +3,7 @@
 #include <map>
 #include <set>
 
-#include "emitter/cxx_text.h"
+#include "ir/cxx_text.h"
 #include "ir/build.h"
 
 namespace funcgen::ad {

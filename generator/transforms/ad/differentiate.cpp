@@ -4,7 +4,7 @@
 #include <map>
 #include <set>
 
-#include "emitter/cxx_text.h"
+#include "ir/cxx_text.h"
 #include "ir/build.h"
 #include "transforms/ad/anf.h"
 #include "ops/einsum_rules.h"

@@ -29,6 +29,13 @@ using Levels = uint32_t;
 
 inline int64_t nbatch(Levels levels) { return __builtin_popcount(levels); }
 
+// The mask of the given vmap levels, as generated code names them: at_levels(0, 2) is batched at
+// levels 0 and 2 (bit k: level k, 0 the outermost); at_levels() is not batched.
+template <typename... K>
+constexpr Levels at_levels(K... k) {
+  return (Levels{0} | ... | (Levels{1} << k));
+}
+
 // A physical tensor with the vmap levels it is batched at.
 struct Batched {
   Tensor value;

@@ -1,4 +1,4 @@
-#include "emitter/cxx_text.h"
+#include "ir/cxx_text.h"
 
 #include <algorithm>
 #include <cctype>

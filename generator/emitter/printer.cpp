@@ -1,0 +1,274 @@
+#include "emitter/printer.h"
+
+#include <clang/AST/Expr.h>
+#include <llvm/Support/ErrorHandling.h>
+
+#include "ir/cxx_text.h"
+
+namespace funcgen::emitter {
+
+namespace {
+
+using cxx::join;
+using cxx::join_args;
+using cxx::paren;
+using cxx::unparen;
+using ir::Expr;
+using ir::ExprKind;
+using ir::Stmt;
+using ir::StmtKind;
+
+class Printer {
+ public:
+  explicit Printer(const ir::Function& fn) : fn_(fn) {}
+
+  std::string body() {
+    std::string out;
+    block(fn_.body, out, 1);
+    return out;
+  }
+
+ private:
+  static std::string pad(int indent) { return std::string(static_cast<size_t>(indent) * 2, ' '); }
+
+  void line(std::string& out, int indent, const std::string& text, const std::string& comment = "") {
+    out += pad(indent) + text + (comment.empty() ? "" : "  // " + comment) + "\n";
+  }
+
+  void block(const std::vector<ir::StmtPtr>& body, std::string& out, int indent) {
+    for (const auto& s : body) stmt(*s, out, indent);
+  }
+
+  std::string var_decl(const ir::Var& v) const {
+    const std::string& t = v.cxx_type;
+    return t + (t.back() == '&' ? "" : " ") + v.name;
+  }
+
+  // A statement of a for loop's init, on one line without its newline ("" when it needs several).
+  std::string for_init(const Stmt& s) {
+    std::string text;
+    const int saved = indent_;
+    stmt(s, text, 0);
+    indent_ = saved;
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    return text;
+  }
+
+  void stmt(const Stmt& s, std::string& out, int indent) {
+    indent_ = indent;
+    switch (s.kind) {
+      case StmtKind::Decl: {
+        const ir::Var& v = fn_.var(s.var);
+        std::string text = (s.is_static_local ? "static " : "") + var_decl(v);
+        if (s.expr) text += " = " + unparen(expr(*s.expr));
+        line(out, indent, text + ";", s.comment);
+        return;
+      }
+      case StmtKind::Bind: {
+        std::vector<std::string> names;
+        for (int v : s.vars) names.push_back(fn_.var(v).name);
+        line(out, indent, s.text + " [" + join(names) + "] = " + unparen(expr(*s.expr)) + ";", s.comment);
+        return;
+      }
+      case StmtKind::Assign:
+        line(out, indent, fn_.var(s.var).name + " " + s.text + " " + unparen(expr(*s.expr)) + ";", s.comment);
+        return;
+      case StmtKind::Eval:
+        line(out, indent, unparen(expr(*s.expr)) + ";", s.comment);
+        return;
+      case StmtKind::If:
+        line(out, indent, "if (" + unparen(expr(*s.expr)) + ") {", s.comment);
+        block(s.body, out, indent + 1);
+        if (s.has_else) {
+          line(out, indent, "} else {");
+          block(s.else_body, out, indent + 1);
+        }
+        line(out, indent, "}");
+        return;
+      case StmtKind::For: {
+        std::string init = s.init.empty() ? ";" : for_init(*s.init[0]);
+        indent_ = indent;
+        const std::string cond = s.expr ? unparen(expr(*s.expr)) : "";
+        const std::string step = s.step ? unparen(expr(*s.step)) : "";
+        if (s.init.size() > 1 || init.find('\n') != std::string::npos) {
+          // An init of several statements: the loop goes in a block of its own, after them.
+          line(out, indent, "{");
+          block(s.init, out, indent + 1);
+          line(out, indent + 1, "for (; " + cond + "; " + step + ") {", s.comment);
+          block(s.body, out, indent + 2);
+          line(out, indent + 1, "}");
+          line(out, indent, "}");
+          return;
+        }
+        line(out, indent, "for (" + init + " " + cond + "; " + step + ") {", s.comment);
+        block(s.body, out, indent + 1);
+        line(out, indent, "}");
+        return;
+      }
+      case StmtKind::While:
+        line(out, indent, "while (" + unparen(expr(*s.expr)) + ") {", s.comment);
+        block(s.body, out, indent + 1);
+        line(out, indent, "}");
+        return;
+      case StmtKind::DoWhile:
+        line(out, indent, "do {", s.comment);
+        block(s.body, out, indent + 1);
+        indent_ = indent;
+        line(out, indent, "} while (" + unparen(expr(*s.expr)) + ");");
+        return;
+      case StmtKind::Switch:
+        switch_stmt(s, out, indent);
+        return;
+      case StmtKind::Case:
+        line(out, indent - 1, s.text + ":");
+        return;
+      case StmtKind::Break:
+        line(out, indent, "break;", s.comment);
+        return;
+      case StmtKind::Continue:
+        line(out, indent, "continue;", s.comment);
+        return;
+      case StmtKind::Return:
+        line(out, indent, s.expr ? "return " + unparen(expr(*s.expr)) + ";" : "return;", s.comment);
+        return;
+      case StmtKind::Block:
+        if (s.text == "label") {  // the statement after a label: no scope of its own
+          block(s.body, out, indent);
+          return;
+        }
+        line(out, indent, "{", s.comment);
+        block(s.body, out, indent + 1);
+        line(out, indent, "}");
+        return;
+      case StmtKind::Opaque: {
+        std::string text = s.text;
+        if (s.ast != nullptr && llvm::isa<clang::Expr>(s.ast)) text += ";";
+        line(out, indent, text, s.comment);
+        return;
+      }
+    }
+  }
+
+  // Each case runs in a block of its own: the names that generated code declares (alignments,
+  // temporaries) must not be in scope at a later case label.
+  void switch_stmt(const Stmt& s, std::string& out, int indent) {
+    line(out, indent, "switch (" + unparen(expr(*s.expr)) + ") {", s.comment);
+    bool open = false;
+    std::vector<std::string> labels;
+    for (const Stmt* t : ir::switch_items(s.body)) {
+      if (t->kind == StmtKind::Case) {
+        if (open) line(out, indent + 1, "}");
+        open = false;
+        labels.push_back(t->text + ":");
+        continue;
+      }
+      if (!open && !labels.empty()) {
+        labels.back() += " {";
+        for (const auto& label : labels) line(out, indent + 1, label);
+        labels.clear();
+        open = true;
+      }
+      stmt(*t, out, open ? indent + 2 : indent + 1);
+    }
+    for (const auto& label : labels) line(out, indent + 1, label + (&label == &labels.back() ? " {}" : ""));
+    if (open) line(out, indent + 1, "}");
+    line(out, indent, "}");
+  }
+
+  std::vector<std::string> exprs(const std::vector<ir::ExprPtr>& items, size_t from = 0) {
+    std::vector<std::string> out;
+    for (size_t i = from; i < items.size(); ++i) out.push_back(expr(*items[i]));
+    return out;
+  }
+
+  std::string expr(const Expr& e) {
+    switch (e.kind) {
+      case ExprKind::VarRef:
+        return fn_.var(e.var).name;
+      case ExprKind::Opaque:
+        return e.text;
+      case ExprKind::Unary: {
+        const std::string a = expr(e.arg(0));
+        const auto* u = llvm::dyn_cast_or_null<clang::UnaryOperator>(e.ast);
+        if (u != nullptr && u->isPostfix()) return paren(a) + e.text;
+        return "(" + e.text + paren(a) + ")";
+      }
+      case ExprKind::Binary:
+        return "(" + expr(e.arg(0)) + " " + e.text + " " + expr(e.arg(1)) + ")";
+      case ExprKind::Conditional:
+        return "(" + expr(e.arg(0)) + " ? " + expr(e.arg(1)) + " : " + expr(e.arg(2)) + ")";
+      case ExprKind::Cast:
+        return "static_cast<" + e.text + ">(" + unparen(expr(e.arg(0))) + ")";
+      case ExprKind::List:
+        return "{" + join_args(exprs(e.args)) + "}";
+      case ExprKind::Tuple:
+        return "std::make_tuple(" + join_args(exprs(e.args)) + ")";
+      case ExprKind::Get:
+        return "std::get<" + std::to_string(e.index) + ">(" + unparen(expr(e.arg(0))) + ")";
+      case ExprKind::Call:
+        return call(e);
+      case ExprKind::Lambda:
+        return lambda(e);
+      case ExprKind::Member:
+        return paren(expr(e.arg(0))) + "." + e.text;
+    }
+    return e.text;
+  }
+
+  std::string lambda(const Expr& e) {
+    const int indent = indent_;
+    std::string body;
+    block(e.body, body, indent + 1);
+    indent_ = indent;
+    return e.text + " {\n" + body + pad(indent) + "}" + (e.invoked ? "()" : "");
+  }
+
+  std::string call(const Expr& e) {
+    const std::vector<std::string> args = exprs(e.args);
+    const auto rest = [&] { return join_args(std::vector<std::string>(args.begin() + 1, args.end())); };
+    switch (e.form) {
+      case ir::CallForm::Free:
+        return "fg::" + e.op + e.template_args + "(" + join_args(args) + ")";
+      case ir::CallForm::Method:
+        return paren(args[0]) + "." + e.op + e.template_args + "(" + rest() + ")";
+      case ir::CallForm::Operator:
+      case ir::CallForm::External:
+        if (e.form == ir::CallForm::External && e.text.empty()) return e.op + e.template_args + "(" + join_args(args) + ")";
+        if (e.text == "[]") return paren(args[0]) + "[" + unparen(args[1]) + "]";
+        if (e.text == "()") return paren(args[0]) + "(" + rest() + ")";
+        if (args.size() == 1) return "(" + e.text + paren(args[0]) + ")";
+        if (e.text.size() >= 2 && e.text.back() == '=' && e.text != "==" && e.text != "!=" && e.text != "<=" &&
+            e.text != ">=")
+          return args[0] + " " + e.text + " " + args[1];
+        return "(" + paren(args[0]) + " " + e.text + " " + paren(args[1]) + ")";  // x * (i + 1)
+      case ir::CallForm::User:
+        return e.callee->getQualifiedNameAsString() + e.template_args + "(" + join_args(args) + ")";
+      case ir::CallForm::Vmapped:
+        break;
+    }
+    llvm_unreachable("vmapped calls are rewritten by the vmap transform before printing");
+  }
+
+  const ir::Function& fn_;
+  int indent_ = 0;  // of the statement being printed: lambdas in it indent from there
+};
+
+}  // namespace
+
+std::string print_body(const ir::Function& fn) { return Printer(fn).body(); }
+
+std::string print_function(const ir::ProgramFunction& f) {
+  const std::string body = print_body(*f.fn);
+  std::string out = f.comment.empty() ? "" : "// " + f.comment + "\n";
+  return out + (f.is_static ? "static " : "") + ir::signature(*f.fn, f.fn->name, &body) + " {\n" + body + "}\n";
+}
+
+ir::GeneratedFunction print_program(const ir::Program& program) {
+  ir::GeneratedFunction g;
+  for (const auto& h : program.helpers) g.helpers += print_function(h) + "\n";
+  g.definition = print_function(program.entry);
+  g.declaration = ir::signature(*program.entry.fn, program.entry.fn->name) + ";";
+  return g;
+}
+
+}  // namespace funcgen::emitter

@@ -1,0 +1,41 @@
+// What the transforms hand to the printer: functions of IR (batched or not) with the comment that
+// says where they come from, and the C++ text the printer makes of one spec.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace funcgen::ir {
+
+// A function that a transform made, named fn->name, to be printed as C++.
+struct ProgramFunction {
+  std::unique_ptr<Function> fn;
+  std::string comment;     // what it is, for readers of the generated code
+  bool is_static = true;   // a helper of the generated .cpp, not declared in the header
+};
+
+// One spec's functions: helpers in the order they must be defined (callees first), then the
+// function the spec names.
+struct Program {
+  std::vector<ProgramFunction> helpers;
+  ProgramFunction entry;
+};
+
+// The C++ text of one spec's function.
+struct GeneratedFunction {
+  std::string declaration;  // for the .funcgen.h
+  std::string helpers;      // static functions the definition calls (bodies, batched helpers)
+  std::string definition;
+};
+
+// The C++ signature of `fn` under `name` (parameters as fn spells their types; a generated
+// parameter that `body` does not use is left unnamed).
+std::string signature(const Function& fn, const std::string& name, const std::string* body = nullptr);
+
+// Whether `word` occurs in `text` as a whole identifier.
+bool uses_name(const std::string& text, const std::string& word);
+
+}  // namespace funcgen::ir
