@@ -85,26 +85,9 @@ class Printer {
         }
         line(out, indent, "}");
         return;
-      case StmtKind::For: {
-        std::string init = s.init.empty() ? ";" : for_init(*s.init[0]);
-        indent_ = indent;
-        const std::string cond = s.expr ? unparen(expr(*s.expr)) : "";
-        const std::string step = s.step ? unparen(expr(*s.step)) : "";
-        if (s.init.size() > 1 || init.find('\n') != std::string::npos) {
-          // An init of several statements: the loop goes in a block of its own, after them.
-          line(out, indent, "{");
-          block(s.init, out, indent + 1);
-          line(out, indent + 1, "for (; " + cond + "; " + step + ") {", s.comment);
-          block(s.body, out, indent + 2);
-          line(out, indent + 1, "}");
-          line(out, indent, "}");
-          return;
-        }
-        line(out, indent, "for (" + init + " " + cond + "; " + step + ") {", s.comment);
-        block(s.body, out, indent + 1);
-        line(out, indent, "}");
+      case StmtKind::For:
+        for_stmt(s, out, indent);
         return;
-      }
       case StmtKind::While:
         line(out, indent, "while (" + unparen(expr(*s.expr)) + ") {", s.comment);
         block(s.body, out, indent + 1);
@@ -147,6 +130,26 @@ class Printer {
         return;
       }
     }
+  }
+
+  void for_stmt(const Stmt& s, std::string& out, int indent) {
+    std::string init = s.init.empty() ? ";" : for_init(*s.init[0]);
+    indent_ = indent;
+    const std::string cond = s.expr ? unparen(expr(*s.expr)) : "";
+    const std::string step = s.step ? unparen(expr(*s.step)) : "";
+    if (s.init.size() > 1 || init.find('\n') != std::string::npos) {
+      // An init of several statements: the loop goes in a block of its own, after them.
+      line(out, indent, "{");
+      block(s.init, out, indent + 1);
+      line(out, indent + 1, "for (; " + cond + "; " + step + ") {", s.comment);
+      block(s.body, out, indent + 2);
+      line(out, indent + 1, "}");
+      line(out, indent, "}");
+      return;
+    }
+    line(out, indent, "for (" + init + " " + cond + "; " + step + ") {", s.comment);
+    block(s.body, out, indent + 1);
+    line(out, indent, "}");
   }
 
   // Each case runs in a block of its own: the names that generated code declares (alignments,

@@ -781,69 +781,107 @@ class Reverse {
     if (!st->body.empty() || st->has_else) out.push_back(std::move(st));
   }
 
-  // `setup`: statements the forward pass needs before the loop (its trip counter and tapes).
-  void loop(ir::Stmt& s, Adjoints& a, std::vector<ir::StmtPtr>& out, std::vector<ir::StmtPtr>& setup) {
-    // The body's shape (anf.cpp): `x_prev = x` for each carried x, the trip, then `x = <value>`.
+  // A loop body's shape (anf.cpp): `x_prev = x` for each carried x (body[0, first)), the trip,
+  // then `x = <value>` (body[last, end)).
+  struct LoopShape {
     std::vector<std::pair<int, int>> carried;  // carried x, x_prev
-    size_t first = 0, last = s.body.size();
-    std::set<int> carried_vars;
-    while (last > 0 && s.body[last - 1]->kind == ir::StmtKind::Assign && s.body[last - 1]->var >= 0 &&
-           d_.fn_->var(s.body[last - 1]->var).type == ir::Type::Tensor)
-      carried_vars.insert(s.body[--last]->var);
-    while (first < last && s.body[first]->kind == ir::StmtKind::Decl && s.body[first]->expr &&
-           s.body[first]->expr->kind == ExprKind::VarRef && carried_vars.count(s.body[first]->expr->var) != 0) {
-      carried.emplace_back(s.body[first]->expr->var, s.body[first]->var);
-      ++first;
-    }
-    const std::set<int> outer = inputs({&s.body});
-    if (outer.empty()) {
-      bool any = false;
-      for (auto& [x, prev] : carried) any |= d_.active_.count(x) != 0 && a.of.count(x) != 0;
-      ir::for_each_stmt(s.body, [&](const ir::Stmt& st) {  // stores of trips whose gradients came back
-        any |= st.kind == ir::StmtKind::Eval && st.expr && ir::is_tape_op(*st.expr) && a.of.count(st.expr->reads[0]);
-      });
-      if (!any) return;  // nothing that the outputs' gradients depend on
-    }
+    size_t first = 0, last = 0;
+  };
 
-    Adjoints inner = a;
-    accumulators(outer, inner, out);
-    for (auto& [x, prev] : carried)  // a trip's x starts as the gradient of the value it leaves
-      if (d_.active_.count(x) != 0) new_accumulator(x, inner, out);
-    // The reverse trip: the carried values' gradients to the values the trip assigns, the body
-    // backwards, then the gradients of the values the trip started from, for the trip before.
+  LoopShape shape_of(const ir::Stmt& s) const {
+    LoopShape l;
+    l.last = s.body.size();
+    std::set<int> carried_vars;
+    while (l.last > 0 && s.body[l.last - 1]->kind == ir::StmtKind::Assign && s.body[l.last - 1]->var >= 0 &&
+           d_.fn_->var(s.body[l.last - 1]->var).type == ir::Type::Tensor)
+      carried_vars.insert(s.body[--l.last]->var);
+    while (l.first < l.last && s.body[l.first]->kind == ir::StmtKind::Decl && s.body[l.first]->expr &&
+           s.body[l.first]->expr->kind == ExprKind::VarRef && carried_vars.count(s.body[l.first]->expr->var) != 0) {
+      l.carried.emplace_back(s.body[l.first]->expr->var, s.body[l.first]->var);
+      ++l.first;
+    }
+    return l;
+  }
+
+  // Whether the outputs' gradients depend on anything the loop computes.
+  bool matters(const ir::Stmt& s, const Adjoints& a, const LoopShape& l, const std::set<int>& outer) const {
+    if (!outer.empty()) return true;
+    bool any = false;
+    for (auto& [x, prev] : l.carried) any |= d_.active_.count(x) != 0 && a.of.count(x) != 0;
+    ir::for_each_stmt(s.body, [&](const ir::Stmt& st) {  // stores of trips whose gradients came back
+      any |= st.kind == ir::StmtKind::Eval && st.expr && ir::is_tape_op(*st.expr) && a.of.count(st.expr->reads[0]);
+    });
+    return any;
+  }
+
+  // The reverse trip: the carried values' gradients to the values the trip assigns, the body
+  // backwards, then the gradients of the values the trip started from, for the trip before.
+  // Differentiating the body may add statements to it (the counters and tapes of inner loops).
+  std::vector<ir::StmtPtr> reverse_trip(ir::Stmt& s, LoopShape& l, const Adjoints& inner) {
     std::vector<ir::StmtPtr> trip;
     Adjoints t = inner;
-    for (size_t i = s.body.size(); i-- > last;) statement(*s.body[i], t, trip);
-    {
-      std::vector<ir::StmtPtr> middle;
-      for (size_t i = first; i < last; ++i) middle.push_back(std::move(s.body[i]));
-      block(middle, t, trip);  // may add statements to it (the counters and tapes of inner loops)
-      std::vector<ir::StmtPtr> body;
-      for (size_t i = 0; i < first; ++i) body.push_back(std::move(s.body[i]));
-      for (auto& m : middle) body.push_back(std::move(m));
-      for (size_t i = last; i < s.body.size(); ++i) body.push_back(std::move(s.body[i]));
-      last = first + middle.size();
-      s.body = std::move(body);
-    }
-    for (auto& [x, prev] : carried) {
+    for (size_t i = s.body.size(); i-- > l.last;) statement(*s.body[i], t, trip);
+    std::vector<ir::StmtPtr> middle;
+    for (size_t i = l.first; i < l.last; ++i) middle.push_back(std::move(s.body[i]));
+    block(middle, t, trip);
+    std::vector<ir::StmtPtr> body;
+    for (size_t i = 0; i < l.first; ++i) body.push_back(std::move(s.body[i]));
+    for (auto& m : middle) body.push_back(std::move(m));
+    for (size_t i = l.last; i < s.body.size(); ++i) body.push_back(std::move(s.body[i]));
+    l.last = l.first + middle.size();
+    s.body = std::move(body);
+    for (auto& [x, prev] : l.carried) {
       if (d_.active_.count(x) == 0) continue;
       auto g = t.of.find(prev);
       trip.push_back(ir::assign(inner.of.at(x), g != t.of.end() ? d_.ref(g->second) : d_.no_derivative(prev)));
     }
-    if (!d_.ok()) return;
+    return trip;
+  }
 
-    // The forward loop counts its trips and keeps, per trip, what the reverse trip reads of it.
-    const int count = ir::add_var(*d_.fn_, d_.claim("trips"), ir::Type::Int, "int64_t");
-    setup.push_back(ir::decl(count, ir::opaque("0", ir::Type::Int)));
-    std::set<int> local;  // declared by the loop: its header and its body (declarations hoisted there)
+  // `setup`: statements the forward pass needs before the loop (its trip counter and tapes).
+  void loop(ir::Stmt& s, Adjoints& a, std::vector<ir::StmtPtr>& out, std::vector<ir::StmtPtr>& setup) {
+    LoopShape l = shape_of(s);
+    const std::set<int> outer = inputs({&s.body});
+    if (!matters(s, a, l, outer)) return;
+    Adjoints inner = a;
+    accumulators(outer, inner, out);
+    for (auto& [x, prev] : l.carried)  // a trip's x starts as the gradient of the value it leaves
+      if (d_.active_.count(x) != 0) new_accumulator(x, inner, out);
+    std::vector<ir::StmtPtr> trip = reverse_trip(s, l, inner);
+    if (!d_.ok()) return;
+    auto rev = record_trips(s, l.last, std::move(trip), setup);
+    if (!rev) return;
+    out.push_back(std::move(rev));
+    for (auto& [x, prev] : l.carried)
+      if (inner.of.count(x)) {
+        a.of[x] = inner.of.at(x);
+        a.accumulators.insert(inner.of.at(x));
+      }
+    for (int v : outer) {
+      a.of[v] = inner.of.at(v);
+      a.accumulators.insert(inner.of.at(v));
+    }
+  }
+
+  // The variables that the loop declares (its header and its body, where declarations are
+  // hoisted), and those that nested statements declare.
+  static void loop_locals(const ir::Stmt& s, std::set<int>& local, std::set<int>& nested) {
     for (const auto& i : s.init)
       if (i->kind == ir::StmtKind::Decl) local.insert(i->var);
-    for (size_t i = 0; i < s.body.size(); ++i)
-      if (s.body[i]->kind == ir::StmtKind::Decl) local.insert(s.body[i]->var);
-    std::set<int> nested_decls;
+    for (const auto& st : s.body)
+      if (st->kind == ir::StmtKind::Decl) local.insert(st->var);
     ir::for_each_stmt(s.body, [&](const ir::Stmt& st) {
-      if (st.kind == ir::StmtKind::Decl && local.count(st.var) == 0) nested_decls.insert(st.var);
+      if (st.kind == ir::StmtKind::Decl && local.count(st.var) == 0) nested.insert(st.var);
     });
+  }
+
+  // The forward loop counts its trips and keeps, per trip, what the reverse trip reads of it; the
+  // reverse loop (returned; null on an error) runs the trips backwards on what was kept.
+  ir::StmtPtr record_trips(ir::Stmt& s, size_t last, std::vector<ir::StmtPtr> trip, std::vector<ir::StmtPtr>& setup) {
+    const int count = ir::add_var(*d_.fn_, d_.claim("trips"), ir::Type::Int, "int64_t");
+    setup.push_back(ir::decl(count, ir::opaque("0", ir::Type::Int)));
+    std::set<int> local, nested_decls;
+    loop_locals(s, local, nested_decls);
     const int index = ir::add_var(*d_.fn_, d_.claim("trip"), ir::Type::Int, "int64_t");
     std::vector<ir::StmtPtr> restore, at_start, at_end;
     at_start.push_back(ir::assign(count, ir::opaque("1", ir::Type::Int)));
@@ -857,7 +895,7 @@ class Reverse {
       if (nested_decls.count(v) != 0) {
         d_.fail(s.range.getBegin(), "the reverse pass of this loop needs '" + d_.fn_->var(v).name +
                                         "', which a nested statement declares; declare it in the loop body");
-        return;
+        return nullptr;
       }
       if (local.count(v) == 0) continue;
       const ir::Var var = d_.fn_->var(v);  // a copy: adding the tape's variable moves the others
@@ -885,16 +923,7 @@ class Reverse {
     rev->expr->writes = {index};
     for (auto& st : restore) rev->body.push_back(std::move(st));
     for (auto& st : trip) rev->body.push_back(std::move(st));
-    out.push_back(std::move(rev));
-    for (auto& [x, prev] : carried)
-      if (inner.of.count(x)) {
-        a.of[x] = inner.of.at(x);
-        a.accumulators.insert(inner.of.at(x));
-      }
-    for (int v : outer) {
-      a.of[v] = inner.of.at(v);
-      a.accumulators.insert(inner.of.at(v));
-    }
+    return rev;
   }
 
   Differentiator& d_;
