@@ -728,47 +728,66 @@ class AdEmitter {
     GeneratedFunction out;
     const size_t k = outer.size();
     const std::string first = spec_.name + "__forward", rows = spec_.name + "__pullback_rows";
-    // The forward pass, batched as the outer vmaps say (every output with its batch dims in front).
+    if (!jacrev_forward(out, s, l, outer, first, i)) return std::nullopt;
+    auto b = pullback_rows(s, l, outer, rows, i);
+    if (!b) return std::nullopt;
+    append(out, *b);
+    jacrev_wrapper(out, *n, s, r.outputs.size(), wrt, l, k, first, rows);
+    return out;
+  }
+
+  // The forward pass of jacrev, batched as the outer vmaps say (every output with its batch dims
+  // in front).
+  bool jacrev_forward(GeneratedFunction& out, const Split& s, const Link& l, const std::vector<Link>& outer,
+                      const std::string& first, size_t i) {
     if (outer.empty()) {
       append(out, plain(*s.first, first, "the forward pass of " + spec_.name, true, i));
-    } else {
-      std::vector<VmapLevel> levels = outer_levels(outer, *s.first);
-      for (auto& lv : levels) lv.out_dims.assign(s.first->outputs, spec::Dim(0));
-      auto f = vmapped(*s.first, first, levels, true, i);  // its limitation checks first
-      if (!f) return std::nullopt;
-      append(out, *f);
-      for (int id : s.residuals) {
-        const ir::Var& v = s.first->var(id);
-        if (v.type == ir::Type::Tensor) continue;
-        unsupported(l, "under vmap, jacrev of a function whose derivative needs the C++ value " +
-                           (v.decl != nullptr ? "'" + v.decl->getNameAsString() + "'" : std::string("of a condition")) +
-                           " computed in it cannot be generated yet; compute it outside the function and pass it in");
-        return std::nullopt;
-      }
+      return true;
     }
-    // The pullback over the basis: the residuals batched as the forward pass returns them.
-    {
-      std::vector<VmapLevel> levels;
-      for (const Link& o : outer) {
-        VmapLevel lv = make_level(*o.t, o.where, *s.second);
-        for (size_t p = 0; p < s.second->params.size(); ++p)
-          lv.in_dims[p] = p < s.residuals.size() && s.second->var(s.second->params[p]).type == ir::Type::Tensor
-                              ? spec::Dim(0)
-                              : std::nullopt;
-        lv.out_dims.assign(s.second->outputs, spec::Dim(0));
-        levels.push_back(lv);
-      }
-      levels.push_back(basis_level(l, *s.second, static_cast<int>(s.second->params.size() - 1), 0));
-      auto b = vmapped(*s.second, rows, levels, true, i);
-      if (!b) return std::nullopt;
-      append(out, *b);
+    std::vector<VmapLevel> levels = outer_levels(outer, *s.first);
+    for (auto& lv : levels) lv.out_dims.assign(s.first->outputs, spec::Dim(0));
+    auto f = vmapped(*s.first, first, levels, true, i);  // its limitation checks first
+    if (!f) return false;
+    append(out, *f);
+    for (int id : s.residuals) {
+      const ir::Var& v = s.first->var(id);
+      if (v.type == ir::Type::Tensor) continue;
+      unsupported(l, "under vmap, jacrev of a function whose derivative needs the C++ value " +
+                         (v.decl != nullptr ? "'" + v.decl->getNameAsString() + "'" : std::string("of a condition")) +
+                         " computed in it cannot be generated yet; compute it outside the function and pass it in");
+      return false;
     }
-    const size_t naux = r.outputs.size() - 1;
+    return true;
+  }
+
+  // The pullback over the basis: the residuals batched as the forward pass returns them.
+  std::optional<GeneratedFunction> pullback_rows(const Split& s, const Link& l, const std::vector<Link>& outer,
+                                                 const std::string& rows, size_t i) {
+    std::vector<VmapLevel> levels;
+    for (const Link& o : outer) {
+      VmapLevel lv = make_level(*o.t, o.where, *s.second);
+      for (size_t p = 0; p < s.second->params.size(); ++p)
+        lv.in_dims[p] = p < s.residuals.size() && s.second->var(s.second->params[p]).type == ir::Type::Tensor
+                            ? spec::Dim(0)
+                            : std::nullopt;
+      lv.out_dims.assign(s.second->outputs, spec::Dim(0));
+      levels.push_back(lv);
+    }
+    levels.push_back(basis_level(l, *s.second, static_cast<int>(s.second->params.size() - 1), 0));
+    return vmapped(*s.second, rows, levels, true, i);
+  }
+
+  // jacrev's function: the forward pass once, then the pullback of every output element at once;
+  // `noutputs`: the forward pass's outputs (the differentiated one, then aux).
+  void jacrev_wrapper(GeneratedFunction& out, const ir::Function& n, const Split& s, size_t noutputs,
+                      const std::vector<int>& wrt, const Link& l, size_t k, const std::string& first,
+                      const std::string& rows) {
+    const size_t naux = noutputs - 1;
     std::vector<std::string> jac_types(wrt.size(), "fg::Tensor");
     std::string jac_type = l.t->argnums.is_tuple ? "std::tuple<" + join(jac_types) + ">" : "fg::Tensor";
     std::vector<std::string> aux_types(naux, "fg::Tensor");
     const std::string aux_type = naux == 1 ? "fg::Tensor" : "std::tuple<" + join(aux_types) + ">";
-    ir::Function sig_fn = signature_of(*n, l.t->has_aux ? "std::tuple<" + jac_type + ", " + aux_type + ">" : jac_type);
+    ir::Function sig_fn = signature_of(n, l.t->has_aux ? "std::tuple<" + jac_type + ", " + aux_type + ">" : jac_type);
     const std::string signature = ir::signature(sig_fn, spec_.name);
     out.declaration = signature + ";";
     std::string d = "// " + description(0) + ": the pullback of each output element, all at once (vmap over the basis).\n";
@@ -778,7 +797,7 @@ class AdEmitter {
     const std::string kk = std::to_string(k);
     d += "  const fg::Tensor basis__ = fg::ad::basis(out__, fg::vmap::logical_sizes(out__, " + kk + "));\n";
     std::vector<std::string> args;
-    for (size_t p = 0; p < s.residuals.size(); ++p) args.push_back("std::get<" + std::to_string(r.outputs.size() + p) + ">(forward__)");
+    for (size_t p = 0; p < s.residuals.size(); ++p) args.push_back("std::get<" + std::to_string(noutputs + p) + ">(forward__)");
     args.push_back("basis__");
     d += "  const auto rows__ = " + rows + "(" + join(args) + ");\n";
     std::vector<std::string> jacs;
@@ -793,7 +812,6 @@ class AdEmitter {
     }
     d += "  return " + result + ";\n}\n";
     out.definition = d;
-    return out;
   }
 
   // A function with the parameters of `fn` and the given return type (for signatures).
@@ -803,6 +821,62 @@ class AdEmitter {
     f.params = fn.params;
     f.return_cxx_type = ret;
     return f;
+  }
+
+  // The levels of a jvp vmapped over the basis of its last parameter (the tangent): the outer
+  // vmaps' (the tangent not batched by them), then the basis's; aux outputs are not batched by it.
+  std::vector<VmapLevel> jvp_levels(const ir::Function& g, const Link& l, const std::vector<Link>& outer,
+                                    size_t differentiated) {
+    const int tangent = static_cast<int>(g.params.size() - 1);
+    std::vector<VmapLevel> levels;
+    for (const Link& o : outer) {
+      VmapLevel lv = make_level(*o.t, o.where, g);
+      lv.in_dims[static_cast<size_t>(tangent)] = std::nullopt;
+      lv.out_dims.assign(g.outputs, spec::Dim(0));
+      levels.push_back(lv);
+    }
+    levels.push_back(basis_level(l, g, tangent, -1));
+    for (size_t k = differentiated; k < g.outputs; ++k) levels.back().out_dims[k] = std::nullopt;
+    return levels;
+  }
+
+  // The statements of jacfwd's function that make the basis of parameter `x` (number `param`):
+  // `shape<as>`, its shape without the outer batch dims, and `basis<as>`.
+  std::string basis_of(const ir::Var& x, int param, const std::vector<Link>& outer, const std::string& as) const {
+    std::string logical = x.name, d;
+    for (const Link& o : outer) {
+      const spec::Transform& t = *o.t;
+      const spec::Dim dim = t.in_dims.per_item ? t.in_dims.dims[static_cast<size_t>(param)] : t.in_dims.dims[0];
+      if (dim) logical += ".select(" + std::to_string(*dim) + ", 0)";
+    }
+    if (logical != x.name) {  // a view without the batch dims, kept alive for its sizes
+      d += "  const fg::Tensor example" + as + " = " + logical + ";\n";
+      logical = "example" + as;
+    }
+    d += "  const fg::IntArrayRef shape" + as + " = " + logical + ".sizes();\n";
+    d += "  const fg::Tensor basis" + as + " = fg::ad::basis(" + x.name + ", shape" + as + ");\n";
+    return d;
+  }
+
+  // jacfwd's result and its type: per output, one jacobian per argnum (a tuple for tuple argnums);
+  // a tuple over several outputs; with aux, (jacobians, aux).
+  static std::pair<std::string, std::string> jacfwd_result(const std::vector<std::vector<std::string>>& jacs,
+                                                           const std::vector<std::string>& aux, bool tuple_argnums,
+                                                           bool has_aux) {
+    std::vector<std::string> per_output, per_output_types;
+    for (const auto& j : jacs) {
+      std::vector<std::string> types(j.size(), "fg::Tensor");
+      per_output.push_back(tuple_argnums ? "std::make_tuple(" + join(j) + ")" : j[0]);
+      per_output_types.push_back(tuple_argnums ? "std::tuple<" + join(types) + ">" : "fg::Tensor");
+    }
+    std::string result = per_output.size() == 1 ? per_output[0] : "std::make_tuple(" + join(per_output) + ")";
+    std::string ret = per_output.size() == 1 ? per_output_types[0] : "std::tuple<" + join(per_output_types) + ">";
+    if (has_aux) {
+      std::vector<std::string> aux_types(aux.size(), "fg::Tensor");
+      result = "std::make_tuple(" + result + ", " + (aux.size() == 1 ? aux[0] : "std::make_tuple(" + join(aux) + ")") + ")";
+      ret = "std::tuple<" + ret + ", " + (aux.size() == 1 ? "fg::Tensor" : "std::tuple<" + join(aux_types) + ">") + ">";
+    }
+    return {result, ret};
   }
 
   // jacfwd: the jvp vmapped over the standard basis of the input's tangents, one argnum at a time;
@@ -840,36 +914,14 @@ class AdEmitter {
       const bool with_aux = has_aux && a == 0;
       if (with_aux) returns.insert(returns.end(), r.outputs.begin() + 1, r.outputs.end());
       finish(*g, refs(*g, returns, false));
-      const int tangent = static_cast<int>(g->params.size() - 1);  // mapped over the basis
-      std::vector<VmapLevel> levels;
-      for (const Link& o : outer) {
-        VmapLevel lv = make_level(*o.t, o.where, *g);
-        lv.in_dims[static_cast<size_t>(tangent)] = std::nullopt;
-        lv.out_dims.assign(g->outputs, spec::Dim(0));
-        levels.push_back(lv);
-      }
-      levels.push_back(basis_level(l, *g, tangent, -1));
-      for (size_t k = differentiated; k < g->outputs; ++k) levels.back().out_dims[k] = std::nullopt;
+      const std::vector<VmapLevel> levels = jvp_levels(*g, l, outer, differentiated);
       const std::string name = spec_.name + "__jvp" + (wrt.size() > 1 ? std::to_string(a) : "");
       auto v = vmapped(*g, name, levels, true, i);
       if (!v) return std::nullopt;
       append(out, *v);
-      // The input's shape without the outer batch dims.
+      const std::string as = std::to_string(a) + "__", shape = "shape" + as;  // "__": see the vjp wrapper
       const ir::Var& x = n->var(n->params[static_cast<size_t>(wrt[a])]);
-      std::string logical = x.name;
-      for (const Link& o : outer) {
-        const spec::Transform& t = *o.t;
-        const spec::Dim dim = t.in_dims.per_item ? t.in_dims.dims[static_cast<size_t>(wrt[a])] : t.in_dims.dims[0];
-        if (dim) logical += ".select(" + std::to_string(*dim) + ", 0)";
-      }
-      // The wrapper's locals end in "__" (see the vjp wrapper).
-      const std::string as = std::to_string(a) + "__", shape = "shape" + as;
-      if (logical != x.name) {  // a view without the batch dims, kept alive for its sizes
-        d += "  const fg::Tensor example" + as + " = " + logical + ";\n";
-        logical = "example" + as;
-      }
-      d += "  const fg::IntArrayRef " + shape + " = " + logical + ".sizes();\n";
-      d += "  const fg::Tensor basis" + as + " = fg::ad::basis(" + x.name + ", " + shape + ");\n";
+      d += basis_of(x, wrt[a], outer, as);
       std::vector<std::string> args;
       for (int id : n->params) args.push_back(n->var(id).name);
       args.push_back("basis" + as);
@@ -885,20 +937,7 @@ class AdEmitter {
         jacs[o].push_back(jac);
       }
     }
-    // Per output, one jacobian per argnum (a tuple for tuple argnums); a tuple over several outputs.
-    std::vector<std::string> per_output, per_output_types;
-    for (const auto& j : jacs) {
-      std::vector<std::string> types(j.size(), "fg::Tensor");
-      per_output.push_back(l.t->argnums.is_tuple ? "std::make_tuple(" + join(j) + ")" : j[0]);
-      per_output_types.push_back(l.t->argnums.is_tuple ? "std::tuple<" + join(types) + ">" : "fg::Tensor");
-    }
-    std::string result = per_output.size() == 1 ? per_output[0] : "std::make_tuple(" + join(per_output) + ")";
-    std::string ret = per_output.size() == 1 ? per_output_types[0] : "std::tuple<" + join(per_output_types) + ">";
-    if (has_aux) {
-      std::vector<std::string> aux_types(aux.size(), "fg::Tensor");
-      result = "std::make_tuple(" + result + ", " + (aux.size() == 1 ? aux[0] : "std::make_tuple(" + join(aux) + ")") + ")";
-      ret = "std::tuple<" + ret + ", " + (aux.size() == 1 ? "fg::Tensor" : "std::tuple<" + join(aux_types) + ">") + ">";
-    }
+    auto [result, ret] = jacfwd_result(jacs, aux, l.t->argnums.is_tuple, has_aux);
     ir::Function sig_fn = signature_of(*n, ret);
     const std::string signature = ir::signature(sig_fn, spec_.name);
     out.declaration = signature + ";";
