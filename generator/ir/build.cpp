@@ -13,7 +13,7 @@ std::vector<int> mapped(const std::function<int(int)>& remap, const std::vector<
 }
 }  // namespace
 
-ExprPtr clone(const Expr& e, const std::function<int(int)>& remap) {
+ExprPtr copy_node(const Expr& e, const std::function<int(int)>& remap) {
   auto x = std::make_unique<Expr>();
   x->kind = e.kind;
   x->type = e.type;
@@ -24,7 +24,6 @@ ExprPtr clone(const Expr& e, const std::function<int(int)>& remap) {
   x->op = e.op;
   x->form = e.form;
   x->callee = e.callee;
-  for (const auto& a : e.args) x->args.push_back(clone(*a, remap));
   x->params = e.params;
   x->param_types = e.param_types;
   x->index = e.index;
@@ -36,13 +35,19 @@ ExprPtr clone(const Expr& e, const std::function<int(int)>& remap) {
   x->out_dim = e.out_dim;
   x->chunk_size = e.chunk_size;
   x->randomness = e.randomness;
-  for (const auto& b : e.body) x->body.push_back(clone(*b, remap));
   x->invoked = e.invoked;
   x->levels = e.levels;
   return x;
 }
 
-StmtPtr clone(const Stmt& s, const std::function<int(int)>& remap) {
+ExprPtr clone(const Expr& e, const std::function<int(int)>& remap) {
+  ExprPtr x = copy_node(e, remap);
+  for (const auto& a : e.args) x->args.push_back(clone(*a, remap));
+  for (const auto& b : e.body) x->body.push_back(clone(*b, remap));
+  return x;
+}
+
+StmtPtr copy_node(const Stmt& s, const std::function<int(int)>& remap) {
   auto x = std::make_unique<Stmt>();
   x->kind = s.kind;
   x->range = s.range;
@@ -50,16 +55,21 @@ StmtPtr clone(const Stmt& s, const std::function<int(int)>& remap) {
   x->var = mapped(remap, s.var);
   x->vars = mapped(remap, s.vars);
   x->text = s.text;
-  if (s.expr) x->expr = clone(*s.expr, remap);
-  for (const auto& b : s.body) x->body.push_back(clone(*b, remap));
-  for (const auto& b : s.else_body) x->else_body.push_back(clone(*b, remap));
-  for (const auto& b : s.init) x->init.push_back(clone(*b, remap));
-  if (s.step) x->step = clone(*s.step, remap);
   x->has_else = s.has_else;
   x->reads = mapped(remap, s.reads);
   x->writes = mapped(remap, s.writes);
   x->is_static_local = s.is_static_local;
   x->comment = s.comment;
+  return x;
+}
+
+StmtPtr clone(const Stmt& s, const std::function<int(int)>& remap) {
+  StmtPtr x = copy_node(s, remap);
+  if (s.expr) x->expr = clone(*s.expr, remap);
+  for (const auto& b : s.body) x->body.push_back(clone(*b, remap));
+  for (const auto& b : s.else_body) x->else_body.push_back(clone(*b, remap));
+  for (const auto& b : s.init) x->init.push_back(clone(*b, remap));
+  if (s.step) x->step = clone(*s.step, remap);
   return x;
 }
 

@@ -13,6 +13,9 @@ namespace funcgen::ir {
 
 // Deep copies; `remap` (when given) maps the var ids of VarRef and the reads/writes of Opaque.
 ExprPtr clone(const Expr& e, const std::function<int(int)>& remap = nullptr);
+// A node without its children (operands, a lambda's or a statement's bodies).
+ExprPtr copy_node(const Expr& e, const std::function<int(int)>& remap = nullptr);
+StmtPtr copy_node(const Stmt& s, const std::function<int(int)>& remap = nullptr);
 StmtPtr clone(const Stmt& s, const std::function<int(int)>& remap = nullptr);
 
 ExprPtr var_ref(const Function& fn, int id);

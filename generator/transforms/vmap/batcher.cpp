@@ -255,17 +255,7 @@ ExprPtr Batcher::returned(const Expr& e) {
 }
 
 void Batcher::stmt(const Stmt& s, std::vector<StmtPtr>& out) {
-  StmtPtr x = std::make_unique<Stmt>();
-  x->kind = s.kind;
-  x->range = s.range;
-  x->ast = s.ast;
-  x->var = s.var;
-  x->vars = s.vars;
-  x->text = s.text;
-  x->has_else = s.has_else;
-  x->reads = s.reads;
-  x->writes = s.writes;
-  x->is_static_local = s.is_static_local;
+  StmtPtr x = ir::copy_node(s);
   switch (s.kind) {
     case StmtKind::Decl:
     case StmtKind::Assign:

@@ -96,22 +96,7 @@ std::optional<size_t> tensor_outputs(const Expr& e) {
 
 // The node `e` with `args` in place of its operands, at the levels the analysis gives it.
 ExprPtr Batcher::rebuild(const Expr& e, std::vector<ExprPtr> args) const {
-  auto x = std::make_unique<Expr>();
-  x->kind = e.kind;
-  x->type = e.type;
-  x->range = e.range;
-  x->ast = e.ast;
-  x->var = e.var;
-  x->text = e.text;
-  x->op = e.op;
-  x->form = e.form;
-  x->callee = e.callee;
-  x->params = e.params;
-  x->param_types = e.param_types;
-  x->index = e.index;
-  x->template_args = e.template_args;
-  x->reads = e.reads;
-  x->writes = e.writes;
+  ExprPtr x = ir::copy_node(e);
   x->args = std::move(args);
   x->levels = an_.of(e);
   return x;
