@@ -5,6 +5,7 @@
 
 #include "ir/cxx_text.h"
 #include "ir/build.h"
+#include "transforms/ad/returns.h"
 
 namespace funcgen::ad {
 
@@ -945,6 +946,10 @@ class Normalizer {
       ok_ = false;  // reported by the lowering
       return {};
     }
+    if (auto single = single_return(*callee)) {  // early returns moved to the end
+      callee = single.get();
+      single_returns_.push_back(std::move(single));
+    }
     Scope inner;
     inner.fn = callee;
     std::vector<ExprPtr> results;
@@ -988,6 +993,7 @@ class Normalizer {
   std::map<int, ExprPtr> view_call_;  // version -> the view call that made it
   std::map<int, std::set<int>> detached_;  // a merged or carried view -> the source vars of its base
   std::set<const clang::FunctionDecl*> active_;
+  std::vector<std::unique_ptr<ir::Function>> single_returns_;  // helpers with their early returns moved
   bool ok_ = true;
 };
 
@@ -995,7 +1001,8 @@ class Normalizer {
 
 std::unique_ptr<ir::Function> normalize(const ir::Function& fn, Lowering& lowering, Reporter& reporter,
                                         const std::string& what, const OpResolver& resolver) {
-  return Normalizer(lowering, reporter, what, resolver).run(fn);
+  const std::unique_ptr<ir::Function> single = single_return(fn);  // early returns moved to the end
+  return Normalizer(lowering, reporter, what, resolver).run(single ? *single : fn);
 }
 
 std::vector<const ir::Expr*> returned(const ir::Function& fn) {
