@@ -1,7 +1,6 @@
 #include "ops/batching_rules.h"
 
 #include <map>
-#include <sstream>
 
 namespace funcgen {
 namespace {
@@ -20,24 +19,10 @@ const std::map<std::string, Entry>& table() {
   return t;
 }
 
-bool is_dim_name(const std::string& n) {
-  return n == "dim" || n == "dim0" || n == "dim1" || n == "dim2" || n == "start_dim" || n == "end_dim" ||
-         n == "source" || n == "destination";
-}
-
 OpRule make(const Entry& e) {
   OpRule r;
   r.rule = e.rule;
-  std::stringstream in(e.params);
-  std::string word;
-  while (in >> word) {
-    OpRule::Param p;
-    const size_t eq = word.find('=');
-    p.name = word.substr(0, eq);
-    if (eq != std::string::npos) p.default_value = word.substr(eq + 1);
-    p.is_dim = is_dim_name(p.name);
-    r.params.push_back(p);
-  }
+  r.params = parse_op_params(e.params);
   return r;
 }
 

@@ -12,21 +12,10 @@ namespace funcgen::ad {
 
 namespace {
 
-std::vector<std::pair<std::string, std::string>> params_of(const std::string& spec) {
-  std::vector<std::pair<std::string, std::string>> out;
-  std::stringstream in(spec);
-  std::string word;
-  while (in >> word) {
-    const size_t eq = word.find('=');
-    out.emplace_back(word.substr(0, eq), eq == std::string::npos ? "" : word.substr(eq + 1));
-  }
-  return out;
-}
-
 const std::map<std::string, Rule>& table() {
   static const std::map<std::string, Rule> rules = [] {
     std::map<std::string, Rule> t;
-#define FG_PARAMS(op, spec) t[#op].params = params_of(spec);
+#define FG_PARAMS(op, spec) t[#op].params = parse_op_params(spec);
 #define FG_VJP(op, input, formula) t[#op].vjp[#input] = formula;
 #define FG_JVP(op, input, formula) t[#op].jvp[#input] = formula;
 #define FG_BROADCASTS(op) t[#op].broadcasts = true;
@@ -389,8 +378,8 @@ std::string formula_env(const ir::Expr& call, const OpView& v, const OpResolver&
     if (!v.params[i].empty()) env[v.params[i]] = call.args[i].get();
   std::vector<std::pair<std::string, std::string>> values = v.implied;
   if (v.rule != nullptr)
-    for (const auto& [param, def] : v.rule->params)
-      if (env.count(param) == 0 && !def.empty()) values.emplace_back(param, def);
+    for (const OpParam& p : v.rule->params)
+      if (env.count(p.name) == 0 && !p.default_value.empty()) values.emplace_back(p.name, p.default_value);
   for (const auto& [param, text] : values) {
     if (env.count(param) != 0) continue;
     FormulaResult r = instantiate(text, {}, resolver);

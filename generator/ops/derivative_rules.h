@@ -13,14 +13,15 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "ops/op_params.h"
 
 namespace funcgen::ad {
 
 struct Rule {
-  std::vector<std::pair<std::string, std::string>> params;  // name, default ("" = none)
-  std::map<std::string, std::string> vjp;                    // input -> formula in `grad`
-  std::map<std::string, std::string> jvp;                    // input -> formula in `tangent`
-  std::set<std::string> shape_only;                          // inputs whose values do not matter
+  std::vector<OpParam> params;             // the non-tensor parameters that formulas name
+  std::map<std::string, std::string> vjp;  // input -> formula in `grad`
+  std::map<std::string, std::string> jvp;  // input -> formula in `tangent`
+  std::set<std::string> shape_only;        // inputs whose values do not matter
   bool broadcasts = false;
   bool constant = false;
   bool from_equation = false;  // einsum: rules derived from the equation (einsum_rules.h)
