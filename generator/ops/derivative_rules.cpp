@@ -1,6 +1,8 @@
 #include "ops/derivative_rules.h"
 
 #include <clang/AST/DeclCXX.h>
+#include <llvm/ADT/Twine.h>
+#include <llvm/Support/ErrorHandling.h>
 
 #include <cctype>
 #include <sstream>
@@ -22,7 +24,9 @@ const std::map<std::string, Rule>& table() {
 #define FG_CONSTANT(op) t[#op].constant = true;
 #define FG_SHAPE_ONLY(op, input) t[#op].shape_only.insert(#input);
 #define FG_FROM_EQUATION(op) t[#op].from_equation = true;
+#define FG_AUTO_ELEMENT_WISE(op) t[#op].auto_element_wise = true;
 #include "derivatives.def"
+#undef FG_AUTO_ELEMENT_WISE
 #undef FG_FROM_EQUATION
 #undef FG_SHAPE_ONLY
 #undef FG_PARAMS
@@ -30,6 +34,10 @@ const std::map<std::string, Rule>& table() {
 #undef FG_JVP
 #undef FG_BROADCASTS
 #undef FG_CONSTANT
+    for (const auto& [op, rule] : t)
+      if (rule.auto_element_wise && !rule.jvp.empty())  // one JVP per input: a table error, found at once
+        llvm::report_fatal_error(llvm::Twine("templates/derivatives.def: '") + op +
+                                 "' is FG_AUTO_ELEMENT_WISE and has FG_JVP rows too");
     return t;
   }();
   return rules;
@@ -273,6 +281,16 @@ class FormulaParser {
 const Rule* find_rule(const std::string& op) {
   auto it = table().find(op);
   return it == table().end() ? nullptr : &it->second;
+}
+
+JvpFormula jvp_of(const Rule& rule, const std::string& input) {
+  JvpFormula f;
+  // An element-wise op's VJP is grad times the local derivative, linear in grad: the same formula
+  // with the tangent bound to `grad` (in the IR, as the whole name) is the JVP.
+  const auto& formulas = rule.auto_element_wise ? rule.vjp : rule.jvp;
+  if (rule.auto_element_wise) f.tangent = "grad";
+  if (auto it = formulas.find(input); it != formulas.end()) f.text = &it->second;
+  return f;
 }
 
 const clang::DeclContext* OpResolver::namespace_of(const std::string& qualified) const {
