@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "ops/inplace.h"
+
 namespace funcgen {
 namespace {
 
@@ -26,30 +28,29 @@ OpRule make(const Entry& e) {
   return r;
 }
 
+// The rule of an op without its in-place fact.
+OpRule rule_of(const std::string& op) {
+  const auto& t = table();
+  if (auto it = t.find(op); it != t.end()) return make(it->second);
+  OpRule r;
+  if (op.size() > 4 && op.compare(op.size() - 4, 4, "_out") == 0) {
+    r.rule = BatchRule::Out;
+  } else if (op.size() > 1 && op.back() == '_') {
+    auto it = t.find(op.substr(0, op.size() - 1));
+    if (it != t.end() && it->second.rule == BatchRule::Pointwise) {
+      r = make(it->second);
+      r.inplace = true;  // add_ is add's line, in place
+    }
+  }
+  return r;
+}
+
 }  // namespace
 
 OpRule find_rule(const std::string& op) {
-  const auto& t = table();
-  if (auto it = t.find(op); it != t.end()) {
-    OpRule r = make(it->second);
-    r.inplace = op == "copy_" || op == "zero_" || op == "fill_";
-    return r;
-  }
-  if (op.size() > 4 && op.compare(op.size() - 4, 4, "_out") == 0) {
-    OpRule r;
-    r.rule = BatchRule::Out;
-    return r;
-  }
-  if (op.size() > 1 && op.back() == '_') {
-    auto it = t.find(op.substr(0, op.size() - 1));
-    if (it != t.end() && it->second.rule == BatchRule::Pointwise) {
-      OpRule r = make(it->second);
-      r.rule = BatchRule::Pointwise;
-      r.inplace = true;
-      return r;
-    }
-  }
-  return OpRule{};
+  OpRule r = rule_of(op);
+  if (listed_inplace(op)) r.inplace = true;  // copy_, zero_, fill_ (their own lines), scatter_add_
+  return r;
 }
 
 }  // namespace funcgen

@@ -12,7 +12,7 @@ enum class BatchRule { Pointwise, Reduce, Dims, Size, Helper, Factory, Like, Ran
 
 struct OpRule {
   BatchRule rule = BatchRule::None;
-  bool inplace = false;  // the `op_` form of a Pointwise op (or copy_, zero_, fill_)
+  bool inplace = false;  // the `op_` form of a Pointwise op, or an op of templates/inplace.def
   // Dims: the parameters in order, each with its default ("" when it has none) and whether it is a dim.
   using Param = OpParam;
   std::vector<Param> params;
