@@ -47,9 +47,7 @@ void check_inplace_batched(const VmapCheckContext& ctx, const BatchingAnalysis& 
   ir::for_each_expr(f.body, [&](const ir::Expr& e) {
     if (e.kind != ir::ExprKind::Call || e.args.empty()) return;
     if (e.form != ir::CallForm::Method && e.form != ir::CallForm::Operator && e.form != ir::CallForm::Free) return;
-    const OpRule rule = find_rule(e.op);
-    const bool inplace = (rule.rule == BatchRule::Pointwise && rule.inplace) || e.op == "scatter_add_";
-    if (!inplace) return;
+    if (!find_rule(e.op).inplace) return;
     const Levels dest = fn.of(e.arg(0));
     Levels src = 0;
     const ir::Expr* batched_src = nullptr;

@@ -193,7 +193,8 @@ class Collector {
       if (is_fg_tensor(t)) {
         info.params.push_back({p->getNameAsString(), true, "fg::Tensor"});
       } else if (!holds_tensors(t)) {
-        // Any other type is passed through untouched (torch.func takes any object with in_dims None).
+        // Any other type is passed through untouched (torch.func takes any object with in_dims None);
+        // one that holds tensors would leave them unbatched and undifferentiated, silently.
         info.params.push_back({p->getNameAsString(), false, cxx_spelling(t.getNonReferenceType().getUnqualifiedType(), context_)});
       } else {
         diags_.Report(p->getLocation(), unsupported_)
@@ -218,28 +219,6 @@ class Collector {
     }
     if (!ok) return std::nullopt;
     return info;
-  }
-
-  // Whether a value of this type holds fg::Tensors (a container or a struct of them): passing it
-  // through untouched would leave its tensors unbatched and undifferentiated, silently.
-  static bool holds_tensors(clang::QualType t, int depth = 0) {
-    t = t.getNonReferenceType().getCanonicalType();
-    while (t->isPointerType() || t->isArrayType())
-      t = t->isPointerType() ? t->getPointeeType() : clang::QualType(t->getArrayElementTypeNoTypeQual(), 0);
-    if (is_fg_tensor(t)) return true;
-    const auto* record = t->getAsCXXRecordDecl();
-    if (record == nullptr || depth > 8) return false;
-    if (const auto* spec = llvm::dyn_cast<clang::ClassTemplateSpecializationDecl>(record))
-      for (const clang::TemplateArgument& a : spec->getTemplateArgs().asArray()) {
-        if (a.getKind() == clang::TemplateArgument::Type && holds_tensors(a.getAsType(), depth + 1)) return true;
-        if (a.getKind() == clang::TemplateArgument::Pack)
-          for (const clang::TemplateArgument& e : a.pack_elements())
-            if (e.getKind() == clang::TemplateArgument::Type && holds_tensors(e.getAsType(), depth + 1)) return true;
-      }
-    if (!record->hasDefinition()) return false;
-    for (const clang::FieldDecl* f : record->fields())
-      if (holds_tensors(f->getType(), depth + 1)) return true;
-    return false;
   }
 
   clang::ASTContext& context_;

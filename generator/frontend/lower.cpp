@@ -17,19 +17,15 @@ namespace {
 
 bool is_tensor_type(clang::QualType t) { return ir::is_tensor_like(ir_type_of(t)); }
 
-// A struct or class of the user's with tensors among its fields (at any depth): its tensors cannot
-// be followed through the object. The runtime's and the standard library's types are not.
-bool holds_tensors(const clang::CXXRecordDecl* record) {
-  record = record != nullptr ? record->getDefinition() : nullptr;
+// A struct or class of the user's that holds tensors (at any depth): its tensors cannot be followed
+// through the object. The runtime's and the standard library's types are not: fg::Tensor and
+// std::vector or std::tuple of tensors are lowered as such.
+bool user_record_holds_tensors(clang::QualType type) {
+  const auto* record = bare(type)->getAsCXXRecordDecl();
   if (record == nullptr) return false;
   const std::string name = record->getQualifiedNameAsString();
   if (name.rfind("fg::", 0) == 0 || name.rfind("std::", 0) == 0) return false;
-  for (const clang::FieldDecl* f : record->fields()) {
-    if (is_tensor_type(f->getType())) return true;
-    if (const auto* inner = bare(f->getType())->getAsCXXRecordDecl(); inner != nullptr && inner != record && holds_tensors(inner))
-      return true;
-  }
-  return false;
+  return holds_tensors(type);
 }
 
 using ir::ExprKind;
@@ -299,7 +295,8 @@ class FunctionLowerer {
       else out.push_back(opaque_stmt(ds));
       return;
     }
-    if (const auto* record = bare(vd->getType())->getAsCXXRecordDecl(); record != nullptr && holds_tensors(record)) {
+    if (user_record_holds_tensors(vd->getType())) {
+      const auto* record = bare(vd->getType())->getAsCXXRecordDecl();
       reject_variable(vd, ds, "'" + vd->getNameAsString() + "' is a '" + record->getNameAsString() +
                                   "' that holds tensors, which cannot be transformed; keep the tensors in fg::Tensor, "
                                   "std::vector or std::tuple variables");

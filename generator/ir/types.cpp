@@ -3,6 +3,8 @@
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/DeclTemplate.h>
 
+#include <set>
+
 namespace funcgen {
 
 clang::QualType bare(clang::QualType t) { return t.getNonReferenceType().getUnqualifiedType().getCanonicalType(); }
@@ -21,6 +23,41 @@ clang::QualType template_arg(clang::QualType t, unsigned i) {
 }
 
 bool is_fg_tensor(clang::QualType type) { return !type.isNull() && record_name(type) == "fg::Tensor"; }
+
+namespace {
+
+// holds_tensors below, with the records already looked into: each is searched once, which also
+// ends the search at a record that points to itself (a list node).
+bool holds_tensors(clang::QualType t, std::set<const clang::CXXRecordDecl*>& seen) {
+  t = t.getNonReferenceType().getCanonicalType();
+  while (t->isPointerType() || t->isArrayType())
+    t = t->isPointerType() ? t->getPointeeType() : clang::QualType(t->getArrayElementTypeNoTypeQual(), 0);
+  if (is_fg_tensor(t)) return true;
+  const auto* record = t->getAsCXXRecordDecl();
+  if (record == nullptr || !seen.insert(record->getCanonicalDecl()).second) return false;
+  const auto holds = [&](const clang::TemplateArgument& a) {
+    return a.getKind() == clang::TemplateArgument::Type && holds_tensors(a.getAsType(), seen);
+  };
+  if (const auto* spec = llvm::dyn_cast<clang::ClassTemplateSpecializationDecl>(record))
+    for (const clang::TemplateArgument& a : spec->getTemplateArgs().asArray()) {
+      if (holds(a)) return true;
+      if (a.getKind() == clang::TemplateArgument::Pack)
+        for (const clang::TemplateArgument& e : a.pack_elements())
+          if (holds(e)) return true;
+    }
+  if (!record->hasDefinition()) return false;
+  for (const clang::FieldDecl* f : record->getDefinition()->fields())
+    if (holds_tensors(f->getType(), seen)) return true;
+  return false;
+}
+
+}  // namespace
+
+bool holds_tensors(clang::QualType type) {
+  if (type.isNull()) return false;
+  std::set<const clang::CXXRecordDecl*> seen;
+  return holds_tensors(type, seen);
+}
 
 ir::Type ir_type_of(clang::QualType type) {
   if (type.isNull()) return ir::Type::Other;

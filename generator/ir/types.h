@@ -20,6 +20,9 @@ clang::QualType template_arg(clang::QualType t, unsigned i = 0);
 
 // fg::Tensor, by value or reference, const or not.
 bool is_fg_tensor(clang::QualType type);
+// Whether a value of the type holds fg::Tensors: a tensor, or a pointer, array, container, tuple
+// or class with one inside, at any depth.
+bool holds_tensors(clang::QualType type);
 // The IR type of a C++ type.
 ir::Type ir_type_of(clang::QualType type);
 // How a type is spelled in generated code (fully qualified).

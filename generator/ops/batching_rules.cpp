@@ -1,7 +1,8 @@
 #include "ops/batching_rules.h"
 
 #include <map>
-#include <sstream>
+
+#include "ops/inplace.h"
 
 namespace funcgen {
 namespace {
@@ -20,23 +21,26 @@ const std::map<std::string, Entry>& table() {
   return t;
 }
 
-bool is_dim_name(const std::string& n) {
-  return n == "dim" || n == "dim0" || n == "dim1" || n == "dim2" || n == "start_dim" || n == "end_dim" ||
-         n == "source" || n == "destination";
-}
-
 OpRule make(const Entry& e) {
   OpRule r;
   r.rule = e.rule;
-  std::stringstream in(e.params);
-  std::string word;
-  while (in >> word) {
-    OpRule::Param p;
-    const size_t eq = word.find('=');
-    p.name = word.substr(0, eq);
-    if (eq != std::string::npos) p.default_value = word.substr(eq + 1);
-    p.is_dim = is_dim_name(p.name);
-    r.params.push_back(p);
+  r.params = parse_op_params(e.params);
+  return r;
+}
+
+// The rule of an op without its in-place fact.
+OpRule rule_of(const std::string& op) {
+  const auto& t = table();
+  if (auto it = t.find(op); it != t.end()) return make(it->second);
+  OpRule r;
+  if (op.size() > 4 && op.compare(op.size() - 4, 4, "_out") == 0) {
+    r.rule = BatchRule::Out;
+  } else if (op.size() > 1 && op.back() == '_') {
+    auto it = t.find(op.substr(0, op.size() - 1));
+    if (it != t.end() && it->second.rule == BatchRule::Pointwise) {
+      r = make(it->second);
+      r.inplace = true;  // add_ is add's line, in place
+    }
   }
   return r;
 }
@@ -44,27 +48,9 @@ OpRule make(const Entry& e) {
 }  // namespace
 
 OpRule find_rule(const std::string& op) {
-  const auto& t = table();
-  if (auto it = t.find(op); it != t.end()) {
-    OpRule r = make(it->second);
-    r.inplace = op == "copy_" || op == "zero_" || op == "fill_";
-    return r;
-  }
-  if (op.size() > 4 && op.compare(op.size() - 4, 4, "_out") == 0) {
-    OpRule r;
-    r.rule = BatchRule::Out;
-    return r;
-  }
-  if (op.size() > 1 && op.back() == '_') {
-    auto it = t.find(op.substr(0, op.size() - 1));
-    if (it != t.end() && it->second.rule == BatchRule::Pointwise) {
-      OpRule r = make(it->second);
-      r.rule = BatchRule::Pointwise;
-      r.inplace = true;
-      return r;
-    }
-  }
-  return OpRule{};
+  OpRule r = rule_of(op);
+  if (listed_inplace(op)) r.inplace = true;  // copy_, zero_, fill_ (their own lines), scatter_add_
+  return r;
 }
 
 }  // namespace funcgen

@@ -4,19 +4,17 @@
 #include <string>
 #include <vector>
 
+#include "ops/op_params.h"
+
 namespace funcgen {
 
 enum class BatchRule { Pointwise, Reduce, Dims, Size, Helper, Factory, Like, Random, Query, Meta, Item, Dynamic, Out, None };
 
 struct OpRule {
   BatchRule rule = BatchRule::None;
-  bool inplace = false;  // the `op_` form of a Pointwise op (or copy_, zero_, fill_)
+  bool inplace = false;  // the `op_` form of a Pointwise op, or an op of templates/inplace.def
   // Dims: the parameters in order, each with its default ("" when it has none) and whether it is a dim.
-  struct Param {
-    std::string name;
-    std::string default_value;
-    bool is_dim = false;
-  };
+  using Param = OpParam;
   std::vector<Param> params;
 };
 

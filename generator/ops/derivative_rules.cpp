@@ -1,6 +1,8 @@
 #include "ops/derivative_rules.h"
 
 #include <clang/AST/DeclCXX.h>
+#include <llvm/ADT/Twine.h>
+#include <llvm/Support/ErrorHandling.h>
 
 #include <cctype>
 #include <sstream>
@@ -12,28 +14,19 @@ namespace funcgen::ad {
 
 namespace {
 
-std::vector<std::pair<std::string, std::string>> params_of(const std::string& spec) {
-  std::vector<std::pair<std::string, std::string>> out;
-  std::stringstream in(spec);
-  std::string word;
-  while (in >> word) {
-    const size_t eq = word.find('=');
-    out.emplace_back(word.substr(0, eq), eq == std::string::npos ? "" : word.substr(eq + 1));
-  }
-  return out;
-}
-
 const std::map<std::string, Rule>& table() {
   static const std::map<std::string, Rule> rules = [] {
     std::map<std::string, Rule> t;
-#define FG_PARAMS(op, spec) t[#op].params = params_of(spec);
+#define FG_PARAMS(op, spec) t[#op].params = parse_op_params(spec);
 #define FG_VJP(op, input, formula) t[#op].vjp[#input] = formula;
 #define FG_JVP(op, input, formula) t[#op].jvp[#input] = formula;
 #define FG_BROADCASTS(op) t[#op].broadcasts = true;
 #define FG_CONSTANT(op) t[#op].constant = true;
 #define FG_SHAPE_ONLY(op, input) t[#op].shape_only.insert(#input);
 #define FG_FROM_EQUATION(op) t[#op].from_equation = true;
+#define FG_AUTO_ELEMENT_WISE(op) t[#op].auto_element_wise = true;
 #include "derivatives.def"
+#undef FG_AUTO_ELEMENT_WISE
 #undef FG_FROM_EQUATION
 #undef FG_SHAPE_ONLY
 #undef FG_PARAMS
@@ -41,6 +34,10 @@ const std::map<std::string, Rule>& table() {
 #undef FG_JVP
 #undef FG_BROADCASTS
 #undef FG_CONSTANT
+    for (const auto& [op, rule] : t)
+      if (rule.auto_element_wise && !rule.jvp.empty())  // one JVP per input: a table error, found at once
+        llvm::report_fatal_error(llvm::Twine("templates/derivatives.def: '") + op +
+                                 "' is FG_AUTO_ELEMENT_WISE and has FG_JVP rows too");
     return t;
   }();
   return rules;
@@ -286,6 +283,16 @@ const Rule* find_rule(const std::string& op) {
   return it == table().end() ? nullptr : &it->second;
 }
 
+JvpFormula jvp_of(const Rule& rule, const std::string& input) {
+  JvpFormula f;
+  // An element-wise op's VJP is grad times the local derivative, linear in grad: the same formula
+  // with the tangent bound to `grad` (in the IR, as the whole name) is the JVP.
+  const auto& formulas = rule.auto_element_wise ? rule.vjp : rule.jvp;
+  if (rule.auto_element_wise) f.tangent = "grad";
+  if (auto it = formulas.find(input); it != formulas.end()) f.text = &it->second;
+  return f;
+}
+
 const clang::DeclContext* OpResolver::namespace_of(const std::string& qualified) const {
   const clang::DeclContext* dc = context_.getTranslationUnitDecl();
   std::stringstream in(qualified);
@@ -389,8 +396,8 @@ std::string formula_env(const ir::Expr& call, const OpView& v, const OpResolver&
     if (!v.params[i].empty()) env[v.params[i]] = call.args[i].get();
   std::vector<std::pair<std::string, std::string>> values = v.implied;
   if (v.rule != nullptr)
-    for (const auto& [param, def] : v.rule->params)
-      if (env.count(param) == 0 && !def.empty()) values.emplace_back(param, def);
+    for (const OpParam& p : v.rule->params)
+      if (env.count(p.name) == 0 && !p.default_value.empty()) values.emplace_back(p.name, p.default_value);
   for (const auto& [param, text] : values) {
     if (env.count(param) != 0) continue;
     FormulaResult r = instantiate(text, {}, resolver);

@@ -13,21 +13,32 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "ops/op_params.h"
 
 namespace funcgen::ad {
 
 struct Rule {
-  std::vector<std::pair<std::string, std::string>> params;  // name, default ("" = none)
-  std::map<std::string, std::string> vjp;                    // input -> formula in `grad`
-  std::map<std::string, std::string> jvp;                    // input -> formula in `tangent`
-  std::set<std::string> shape_only;                          // inputs whose values do not matter
+  std::vector<OpParam> params;             // the non-tensor parameters that formulas name
+  std::map<std::string, std::string> vjp;  // input -> formula in `grad`
+  std::map<std::string, std::string> jvp;  // input -> formula in `tangent`
+  std::set<std::string> shape_only;        // inputs whose values do not matter
   bool broadcasts = false;
   bool constant = false;
-  bool from_equation = false;  // einsum: rules derived from the equation (einsum_rules.h)
+  bool from_equation = false;      // einsum: rules derived from the equation (einsum_rules.h)
+  bool auto_element_wise = false;  // no jvp rows: each input's JVP is its VJP formula (jvp_of)
 };
 
 // The rule of a runtime op (by the IR's op name: "mul", "ad::sum_to"), or nullptr.
 const Rule* find_rule(const std::string& op);
+
+// An input's forward-mode formula and the name in it that stands for the input's tangent: its
+// FG_JVP formula in `tangent`, or, for an FG_AUTO_ELEMENT_WISE op, its VJP formula in `grad`.
+// `text` is nullptr when the input has no forward-mode rule.
+struct JvpFormula {
+  const std::string* text = nullptr;
+  std::string tangent = "tangent";
+};
+JvpFormula jvp_of(const Rule& rule, const std::string& input);
 
 // Resolves the calls that formulas make against the fg declarations visible in the translation
 // unit (funcgen/funcgen.h declares them all).

@@ -5,6 +5,7 @@
 
 #include "ir/cxx_text.h"
 #include "ir/build.h"
+#include "ops/inplace.h"
 #include "transforms/ad/returns.h"
 
 namespace funcgen::ad {
@@ -586,20 +587,15 @@ class Normalizer {
     call->form = e.form == ir::CallForm::Operator ? ir::CallForm::Operator : ir::CallForm::Method;
     call->callee = nullptr;
     call->text = e.text.size() == 2 && e.text[1] == '=' ? e.text.substr(0, 1) : e.text;  // += -> +
-    std::string op = e.op.substr(0, e.op.size() - 1);
+    const InplaceOp form = *find_inplace(e.op);  // is_inplace: the name ends in '_'
     std::vector<ExprPtr> args;
     args.push_back(ir::var_ref(*out_, self));
     for (size_t i = 1; i < e.args.size(); ++i) args.push_back(atom(*e.args[i], scope, out));
-    if (op == "zero") {  // writes that forget the old values
+    call->op = form.partner;
+    call->params = e.params;
+    if (form.kind == InplaceKind::Forget) {  // a write that forgets the old values: fg::zeros_like(self)
       call->form = ir::CallForm::Free;
-      call->op = "zeros_like";
-      args.resize(1);
-      call->params = {"self"};
-    } else if (op == "fill") {
-      call->form = ir::CallForm::Free;
-      call->op = "full_like";
-      call->params = {"self", "fill_value"};
-    } else if (op == "copy") {  // the source, broadcast to the destination's shape
+    } else if (form.kind == InplaceKind::Source) {  // the source, broadcast to the destination's shape
       auto sizes = std::make_unique<Expr>();
       sizes->kind = ExprKind::Call;
       sizes->form = ir::CallForm::Method;
@@ -613,11 +609,7 @@ class Normalizer {
       args.push_back(std::move(source));
       args.push_back(std::move(sizes));
       call->form = ir::CallForm::Method;
-      call->op = "expand";
       call->params = {"self", "size"};
-    } else {
-      call->op = op;
-      call->params = e.params;
     }
     call->param_types.clear();
     for (const auto& a : args) call->param_types.push_back(a->type);

@@ -1214,16 +1214,16 @@ class Forward {
         c = list_jvp(call, v, a, env);
       } else {
         if (!d_.active_arg(call.arg(a)) || v.rule->shape_only.count(v.params[a])) continue;
-        auto f = v.rule->jvp.find(v.params[a]);
-        if (f == v.rule->jvp.end()) {
+        const JvpFormula f = jvp_of(*v.rule, v.params[a]);
+        if (f.text == nullptr) {
           d_.fail(call.range.getBegin(), "'" + call.op + "' has no forward-mode rule for its argument '" + v.params[a] + "'");
           return nullptr;
         }
         auto t = tangent.find(call.arg(a).var);
         if (t == tangent.end()) continue;
         ExprPtr tan = d_.ref(t->second);
-        env["tangent"] = tan.get();
-        c = d_.formula(f->second, env, call);
+        env[f.tangent] = tan.get();  // `grad` in an element-wise op's VJP formula, used as its JVP
+        c = d_.formula(*f.text, env, call);
       }
       if (c) total = total ? d_.add_to(var, std::move(total), std::move(c), call) : std::move(c);
     }

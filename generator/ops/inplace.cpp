@@ -1,0 +1,32 @@
+#include "ops/inplace.h"
+
+#include <map>
+
+namespace funcgen {
+
+namespace {
+
+const std::map<std::string, InplaceOp>& table() {
+  static const std::map<std::string, InplaceOp> t = {
+#define FG_INPLACE(op, partner, kind) {#op, {#partner, InplaceKind::kind}},
+#include "inplace.def"
+#undef FG_INPLACE
+  };
+  return t;
+}
+
+}  // namespace
+
+std::optional<InplaceOp> listed_inplace(const std::string& op) {
+  auto it = table().find(op);
+  if (it == table().end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<InplaceOp> find_inplace(const std::string& op) {
+  if (auto listed = listed_inplace(op)) return listed;
+  if (op.size() < 2 || op.back() != '_') return std::nullopt;
+  return InplaceOp{op.substr(0, op.size() - 1), InplaceKind::Update};
+}
+
+}  // namespace funcgen

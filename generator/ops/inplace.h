@@ -1,0 +1,28 @@
+// The in-place ops of templates/inplace.def as the generator reads them: which op computes an
+// in-place op's new value out of place, for AD's functionalization and vmap's checks.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace funcgen {
+
+enum class InplaceKind {
+  Update,  // self = self.partner(args...)
+  Forget,  // self = fg::partner(self, args...): the old values are not read
+  Source,  // self = source.partner(self.sizes())
+};
+
+struct InplaceOp {
+  std::string partner;
+  InplaceKind kind = InplaceKind::Update;
+};
+
+// The row of an in-place op listed in templates/inplace.def.
+std::optional<InplaceOp> listed_inplace(const std::string& op);
+
+// How `op_` is computed out of place: its row, or an Update of `op` for any other name ending in
+// '_'; nullopt for a name that does not.
+std::optional<InplaceOp> find_inplace(const std::string& op);
+
+}  // namespace funcgen
