@@ -240,10 +240,12 @@ class Normalizer {
         return;
       }
       case StmtKind::Return: {
-        if (scope.inside != nullptr) {
-          fail(s.range.getBegin(), std::string("a return inside ") + scope.inside +
-                                       " cannot be differentiated yet; assign the result to a variable and return "
-                                       "it at the end of the function");
+        if (scope.inside != nullptr) {  // returns inside ifs were moved to the end (returns.h)
+          const std::string where = scope.in_loop ? "a loop" : scope.inside;
+          fail(s.range.getBegin(), "a return inside " + where +
+                                       " cannot be differentiated yet; keep the result in a variable" +
+                                       (scope.in_loop ? ", leave the loop with 'break'," : "") +
+                                       " and return it at the end of the function");
           return;
         }
         if (scope.results == nullptr || !s.expr) {

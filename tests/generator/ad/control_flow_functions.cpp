@@ -150,4 +150,42 @@ fg::Tensor nested(const fg::Tensor& x, int n, int m) {
   return h.sum();
 }
 
+// Early returns, as users write them: a guard that returns, a return nested in an if whose other
+// path goes on, a helper that returns early, a return that depends on the values, and a tuple.
+FUNCGEN("early_grad = grad(early, argnums=(0, 1))")
+FUNCGEN("early_jvp = jvp(early)")
+FUNCGEN("early_hessian = hessian(early)")
+FUNCGEN("early_per_sample = vmap(grad(early), in_dims=(0, None, None))")
+fg::Tensor early(const fg::Tensor& x, const fg::Tensor& w, int mode) {
+  if (mode == 0) return (x * w).sin().sum();
+  fg::Tensor y = x * w;
+  if (mode >= 1) {
+    const fg::Tensor z = y.tanh();
+    if (mode == 2) return (z * x).sum();
+    y = z * 3;
+  }
+  return (y * y).sum();
+}
+
+static fg::Tensor clipped(const fg::Tensor& x, double limit) {
+  if (limit <= 0) return x;
+  return x.clamp(-limit, limit);
+}
+FUNCGEN("early_helper_grad = grad(early_helper)")
+fg::Tensor early_helper(const fg::Tensor& x, double limit) { return (clipped(x, limit) * x.sin()).sum(); }
+
+FUNCGEN("early_data_grad = grad(early_data)")
+FUNCGEN("early_data_jacrev = jacrev(early_data)")
+fg::Tensor early_data(const fg::Tensor& x) {
+  if (x.sum().item<double>() > 0) return (x * x).sum();
+  return x.sin().sum();
+}
+
+FUNCGEN("early_pair_jacfwd = jacfwd(early_pair)")
+FUNCGEN("early_pair_jacrev = jacrev(early_pair)")
+std::tuple<fg::Tensor, fg::Tensor> early_pair(const fg::Tensor& x, bool swap) {
+  if (swap) return std::make_tuple(x.cos(), x.sin());
+  return std::make_tuple(x.sin(), x * x);
+}
+
 }  // namespace cf

@@ -22,6 +22,10 @@ fg::Tensor rnn(const fg::Tensor& xs, const fg::Tensor& w, const fg::Tensor& u, c
 fg::Tensor halve(const fg::Tensor& x, double limit);
 fg::Tensor loop_branch(const fg::Tensor& x, const fg::Tensor& w, int n);
 fg::Tensor nested(const fg::Tensor& x, int n, int m);
+fg::Tensor early(const fg::Tensor& x, const fg::Tensor& w, int mode);
+fg::Tensor early_helper(const fg::Tensor& x, double limit);
+fg::Tensor early_data(const fg::Tensor& x);
+std::tuple<fg::Tensor, fg::Tensor> early_pair(const fg::Tensor& x, bool swap);
 }  // namespace cf
 
 namespace {
@@ -320,5 +324,57 @@ TEST_F(ControlFlow, NestedLoops) {
     const T third = numeric_jacobian(hess, {x}, 0);
     expect_close(cf::nested_third_rev(x, n, m), third, "jacrev(jacrev(jacrev))");
     expect_close(cf::nested_third_fwd(x, n, m), third, "jacfwd(jacrev(jacrev))");
+  }
+}
+
+TEST_F(ControlFlow, EarlyReturnsTakeThePathOfEachCall) {
+  const T x = rand64({3, 4}), w = rand64({4});
+  for (int mode : {0, 1, 2}) {  // the guard's return, the nested return, the end
+    const Fn f = [&](const Args& a) { return cf::early(a[0], a[1], mode); };
+    auto [gx, gw] = cf::early_grad(x, w, mode);
+    expect_close(gx, numeric_jacobian(f, {x, w}, 0), "grad x");
+    expect_close(gw, numeric_jacobian(f, {x, w}, 1), "grad w");
+    const T tx = rand64({3, 4}), tw = rand64({4});
+    auto [out, tangent] = cf::early_jvp(x, w, mode, tx, tw);
+    expect_close(out, cf::early(x, w, mode), "jvp primal");
+    expect_close(tangent, numeric_jvp(f, {x, w}, {tx, tw}), "jvp tangent");
+    const Fn g = [&](const Args& a) { return std::get<0>(cf::early_grad(a[0], w, mode)); };
+    expect_close(cf::early_hessian(x, w, mode), numeric_jacobian(g, {x}, 0), "hessian");
+    const T xs = rand64({5, 4});
+    const T batched = cf::early_per_sample(xs, w, mode);
+    for (int64_t b = 0; b < 5; ++b)
+      expect_close(batched.select(0, b), std::get<0>(cf::early_grad(xs.select(0, b), w, mode)), "vmap(grad)");
+  }
+}
+
+TEST_F(ControlFlow, EarlyReturnInAHelper) {
+  const T x = rand64({6}) * 2;
+  for (double limit : {0.0, 0.5}) {
+    const Fn f = [limit](const Args& a) { return cf::early_helper(a[0], limit); };
+    expect_close(cf::early_helper_grad(x, limit), numeric_jacobian(f, {x}, 0), "grad");
+  }
+}
+
+TEST_F(ControlFlow, EarlyReturnOnATensorsValue) {
+  for (double shift : {2.0, -2.0}) {
+    const T x = rand64({5}) + shift;
+    const Fn f = [](const Args& a) { return cf::early_data(a[0]); };
+    const T numeric = numeric_jacobian(f, {x}, 0);
+    expect_close(cf::early_data_grad(x), numeric, "grad");
+    expect_close(cf::early_data_jacrev(x), numeric, "jacrev");
+  }
+}
+
+TEST_F(ControlFlow, EarlyReturnOfATuple) {
+  const T x = rand64({4});
+  for (bool swap : {true, false}) {
+    const Fn first = [swap](const Args& a) { return std::get<0>(cf::early_pair(a[0], swap)); };
+    const Fn second = [swap](const Args& a) { return std::get<1>(cf::early_pair(a[0], swap)); };
+    auto [fwd0, fwd1] = cf::early_pair_jacfwd(x, swap);
+    auto [rev0, rev1] = cf::early_pair_jacrev(x, swap);
+    expect_close(fwd0, numeric_jacobian(first, {x}, 0), "jacfwd 0");
+    expect_close(fwd1, numeric_jacobian(second, {x}, 0), "jacfwd 1");
+    expect_close(rev0, numeric_jacobian(first, {x}, 0), "jacrev 0");
+    expect_close(rev1, numeric_jacobian(second, {x}, 0), "jacrev 1");
   }
 }

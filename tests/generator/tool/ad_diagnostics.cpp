@@ -30,15 +30,17 @@ fg::Tensor uses_doubled(const fg::Tensor& x) { return doubled(x).sin(); }
 // CHECK: ad_diagnostics.cpp:[[@LINE-1]]:55: error: 'doubled' has a custom_vjp rule but no custom_jvp; forward mode (jvp, jacfwd, hessian) needs a custom_jvp rule for it [funcgen-unsupported]
 
 // Branches and loops are differentiated (test_control_flow.cpp); what they may not do is here.
-FUNCGEN("early_return_grad = grad(early_return)")
-fg::Tensor early_return(const fg::Tensor& x, bool flip) {
-  fg::Tensor y = x.sin();
-  if (flip) {
-    return (-y).sum();
+// Early returns inside ifs are moved to the end (test_control_flow.cpp); inside a loop they are not.
+FUNCGEN("loop_return_grad = grad(loop_return)")
+fg::Tensor loop_return(const fg::Tensor& x, int n) {
+  fg::Tensor y = x;
+  for (int i = 0; i < n; ++i) {
+    if (i == 3) return y.sum();
+    y = y.sin();
   }
   return y.sum();
 }
-// CHECK: ad_diagnostics.cpp:[[@LINE-4]]:5: error: a return inside an 'if' cannot be differentiated yet; assign the result to a variable and return it at the end of the function [funcgen-unsupported]
+// CHECK: ad_diagnostics.cpp:[[@LINE-5]]:17: error: a return inside a loop cannot be differentiated yet; keep the result in a variable, leave the loop with 'break', and return it at the end of the function [funcgen-unsupported]
 
 FUNCGEN("loop_break_grad = grad(loop_break)")
 fg::Tensor loop_break(const fg::Tensor& x, int n) {
