@@ -4,19 +4,11 @@
 
 #include "checks/check_util.h"
 #include "ops/batching_rules.h"
+#include "ops/inplace.h"
 
 namespace funcgen {
 
 namespace {
-
-bool is_view_op(const std::string& op) {
-  static const char* const views[] = {"diagonal", "select",  "slice",     "narrow",    "transpose", "t",
-                                      "view",     "reshape", "unsqueeze", "squeeze",   "expand",    "permute",
-                                      "flatten",  "movedim", "view_as",   "expand_as", "unbind"};
-  for (const char* v : views)
-    if (op == v) return true;
-  return false;
-}
 
 // The variable a destination is a view of: `result` for result.diagonal().
 const ir::Expr* view_root(const ir::Expr* e) {

@@ -1,6 +1,7 @@
 #include "ops/inplace.h"
 
 #include <map>
+#include <set>
 
 namespace funcgen {
 
@@ -27,6 +28,15 @@ std::optional<InplaceOp> find_inplace(const std::string& op) {
   if (auto listed = listed_inplace(op)) return listed;
   if (op.size() < 2 || op.back() != '_') return std::nullopt;
   return InplaceOp{op.substr(0, op.size() - 1), InplaceKind::Update};
+}
+
+bool is_view_op(const std::string& op) {
+  static const std::set<std::string> views = {
+#define FG_VIEW(op) #op,
+#include "views.def"
+#undef FG_VIEW
+  };
+  return views.count(op) != 0;
 }
 
 }  // namespace funcgen

@@ -1,4 +1,5 @@
-// The in-place ops of templates/inplace.def as the generator reads them: which op computes an
+// The in-place ops of templates/inplace.def and the views of templates/views.def as the generator
+// reads them: which op computes an
 // in-place op's new value out of place, for AD's functionalization and vmap's checks.
 #pragma once
 
@@ -20,6 +21,9 @@ struct InplaceOp {
 
 // The row of an in-place op listed in templates/inplace.def.
 std::optional<InplaceOp> listed_inplace(const std::string& op);
+
+// Whether `op` returns a view of its first argument (templates/views.def).
+bool is_view_op(const std::string& op);
 
 // How `op_` is computed out of place: its row, or an Update of `op` for any other name ending in
 // '_'; nullopt for a name that does not.

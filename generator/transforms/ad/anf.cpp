@@ -19,14 +19,6 @@ using ir::Stmt;
 using ir::StmtKind;
 using ir::StmtPtr;
 
-// Ops that return a view of their first argument: an in-place write into one changes the base
-// too (and the base's other views), which the functionalized code does explicitly.
-bool is_view_op(const std::string& op) {
-  static const std::set<std::string> views = {"view",   "reshape", "transpose", "t",      "permute",  "unsqueeze",
-                                              "squeeze", "expand", "select",    "slice",  "narrow",   "diagonal",
-                                              "flatten", "view_as", "expand_as", "reshape_as", "operator[]", "index"};
-  return views.count(op) != 0;
-}
 
 bool has_tensors(const Stmt& s, const ir::Function& fn) {
   bool found = false;
