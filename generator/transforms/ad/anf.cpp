@@ -1,6 +1,7 @@
 #include "transforms/ad/anf.h"
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include "ir/cxx_text.h"
@@ -155,60 +156,91 @@ class Normalizer {
     }
   }
 
+  // A declaration or assignment: a tensor gets a new version, a tuple its items' versions, a
+  // scalar is kept on the current versions of the tensors it reads.
+  void assignment(const Stmt& s, Scope& scope, std::vector<ir::StmtPtr>& out) {
+    const ir::Function& fn = *scope.fn;
+    const ir::Var& v = fn.var(s.var);
+    if (v.type == ir::Type::Tensor) {
+      if (!s.expr) {
+        if (s.kind == StmtKind::Decl) scope.vars[v.id] = kUnset;  // given a value later, on every path
+        else fail(s.range.getBegin(), "this assignment to a tensor cannot be differentiated");
+        return;
+      }
+      if (s.kind == StmtKind::Assign && s.text != "=") {
+        fail(s.range.getBegin(), "this assignment to a tensor cannot be differentiated; write 'x = x + y'");
+        return;
+      }
+      scope.vars[v.id] = value(*s.expr, scope, out, v.name);
+      return;
+    }
+    if (v.type == ir::Type::TensorTuple) {
+      if (!s.expr || s.kind != StmtKind::Decl) {
+        fail(s.range.getBegin(), "a tuple of tensors must be declared with its value to be differentiated");
+        return;
+      }
+      scope.tuples[v.id] = tuple_value(*s.expr, scope, out);
+      return;
+    }
+    if (ir::is_tensor_like(v.type)) {
+      fail(s.range.getBegin(), "lists of tensors cannot be differentiated yet; keep the tensors in separate variables or a std::tuple");
+      return;
+    }
+    // A scalar: kept, with the tensors it reads as their current versions.
+    if (s.kind == StmtKind::Decl) {
+      const std::string name = claim(v.name);
+      if (name != v.name) scope.renames[v.name] = name;
+      const int id = ir::add_var(*out_, name, v.type, v.cxx_type);
+      out_->vars[static_cast<size_t>(id)].decl = v.decl;
+      ExprPtr init = s.expr ? scalar(*s.expr, scope, out) : nullptr;
+      scope.vars[v.id] = id;
+      StmtPtr d = ir::decl(id, std::move(init));
+      d->range = s.range;
+      d->ast = s.ast;
+      d->is_static_local = s.is_static_local;
+      out.push_back(std::move(d));
+    } else {
+      ExprPtr e = scalar(*s.expr, scope, out);
+      StmtPtr a = ir::assign(scope.vars.at(v.id), std::move(e));
+      a->text = s.text;
+      a->range = s.range;
+      a->ast = s.ast;
+      out.push_back(std::move(a));
+    }
+  }
+
+  // The function's return: its tensors are the results (returns inside ifs were moved to the end
+  // before, by returns.h).
+  void return_statement(const Stmt& s, Scope& scope, std::vector<ir::StmtPtr>& out) {
+    if (scope.inside != nullptr) {
+      const std::string where = scope.in_loop ? "a loop" : scope.inside;
+      fail(s.range.getBegin(), "a return inside " + where +
+                                   " cannot be differentiated yet; keep the result in a variable" +
+                                   (scope.in_loop ? ", leave the loop with 'break'," : "") +
+                                   " and return it at the end of the function");
+      return;
+    }
+    if (scope.results == nullptr || !s.expr) {
+      fail(s.range.getBegin(), what_ + " needs a function that returns tensors");
+      return;
+    }
+    if (s.expr->type == ir::Type::Tensor) {
+      scope.results->push_back(ir::var_ref(*out_, value(*s.expr, scope, out, "out")));
+    } else if (s.expr->type == ir::Type::TensorTuple) {
+      for (int id : tuple_value(*s.expr, scope, out)) scope.results->push_back(ir::var_ref(*out_, id));
+    } else {
+      fail(s.range.getBegin(), what_ + " needs a function that returns tensors");
+    }
+    scope.returned = true;
+  }
+
   void statement(const Stmt& s, Scope& scope, std::vector<ir::StmtPtr>& out) {
     const ir::Function& fn = *scope.fn;
     switch (s.kind) {
       case StmtKind::Decl:
-      case StmtKind::Assign: {
-        const ir::Var& v = fn.var(s.var);
-        if (v.type == ir::Type::Tensor) {
-          if (!s.expr) {
-            if (s.kind == StmtKind::Decl) scope.vars[v.id] = kUnset;  // given a value later, on every path
-            else fail(s.range.getBegin(), "this assignment to a tensor cannot be differentiated");
-            return;
-          }
-          if (s.kind == StmtKind::Assign && s.text != "=") {
-            fail(s.range.getBegin(), "this assignment to a tensor cannot be differentiated; write 'x = x + y'");
-            return;
-          }
-          scope.vars[v.id] = value(*s.expr, scope, out, v.name);
-          return;
-        }
-        if (v.type == ir::Type::TensorTuple) {
-          if (!s.expr || s.kind != StmtKind::Decl) {
-            fail(s.range.getBegin(), "a tuple of tensors must be declared with its value to be differentiated");
-            return;
-          }
-          scope.tuples[v.id] = tuple_value(*s.expr, scope, out);
-          return;
-        }
-        if (ir::is_tensor_like(v.type)) {
-          fail(s.range.getBegin(), "lists of tensors cannot be differentiated yet; keep the tensors in separate variables or a std::tuple");
-          return;
-        }
-        // A scalar: kept, with the tensors it reads as their current versions.
-        if (s.kind == StmtKind::Decl) {
-          const std::string name = claim(v.name);
-          if (name != v.name) scope.renames[v.name] = name;
-          const int id = ir::add_var(*out_, name, v.type, v.cxx_type);
-          out_->vars[static_cast<size_t>(id)].decl = v.decl;
-          ExprPtr init = s.expr ? scalar(*s.expr, scope, out) : nullptr;
-          scope.vars[v.id] = id;
-          StmtPtr d = ir::decl(id, std::move(init));
-          d->range = s.range;
-          d->ast = s.ast;
-          d->is_static_local = s.is_static_local;
-          out.push_back(std::move(d));
-        } else {
-          ExprPtr e = scalar(*s.expr, scope, out);
-          StmtPtr a = ir::assign(scope.vars.at(v.id), std::move(e));
-          a->text = s.text;
-          a->range = s.range;
-          a->ast = s.ast;
-          out.push_back(std::move(a));
-        }
+      case StmtKind::Assign:
+        assignment(s, scope, out);
         return;
-      }
       case StmtKind::Bind: {
         std::vector<int> items = tuple_value(*s.expr, scope, out);
         if (!ok_) return;
@@ -231,29 +263,9 @@ class Normalizer {
         out.push_back(std::move(st));
         return;
       }
-      case StmtKind::Return: {
-        if (scope.inside != nullptr) {  // returns inside ifs were moved to the end (returns.h)
-          const std::string where = scope.in_loop ? "a loop" : scope.inside;
-          fail(s.range.getBegin(), "a return inside " + where +
-                                       " cannot be differentiated yet; keep the result in a variable" +
-                                       (scope.in_loop ? ", leave the loop with 'break'," : "") +
-                                       " and return it at the end of the function");
-          return;
-        }
-        if (scope.results == nullptr || !s.expr) {
-          fail(s.range.getBegin(), what_ + " needs a function that returns tensors");
-          return;
-        }
-        if (s.expr->type == ir::Type::Tensor) {
-          scope.results->push_back(ir::var_ref(*out_, value(*s.expr, scope, out, "out")));
-        } else if (s.expr->type == ir::Type::TensorTuple) {
-          for (int id : tuple_value(*s.expr, scope, out)) scope.results->push_back(ir::var_ref(*out_, id));
-        } else {
-          fail(s.range.getBegin(), what_ + " needs a function that returns tensors");
-        }
-        scope.returned = true;
+      case StmtKind::Return:
+        return_statement(s, scope, out);
         return;
-      }
       case StmtKind::Block:
         body(s.body, scope, out);
         return;
@@ -382,14 +394,16 @@ class Normalizer {
     out.push_back(std::move(st));
   }
 
-  // A switch whose cases each end in a break, as a chain of ifs on the recorded value.
-  void switch_to_ifs(const Stmt& s, Scope& scope, std::vector<ir::StmtPtr>& out) {
+  // One case of a switch: its labels' values (none for default only) and its statements.
+  struct Section {
+    std::vector<std::string> labels;
+    bool is_default = false;
+    std::vector<ir::StmtPtr> body;
+  };
+
+  // The cases of a switch whose cases each end in their own break; nullopt (reported) otherwise.
+  std::optional<std::vector<Section>> sections_of(const Stmt& s) {
     const std::vector<const Stmt*> flat = ir::switch_items(s.body);
-    struct Section {
-      std::vector<std::string> labels;  // case values; empty for default
-      bool is_default = false;
-      std::vector<ir::StmtPtr> body;
-    };
     std::vector<Section> sections;
     bool open = false;  // statements since the last label, not yet ended by a break
     for (const Stmt* t : flat) {
@@ -397,7 +411,7 @@ class Normalizer {
         if (open && !sections.back().body.empty()) {
           fail(t->range.getBegin(), "falling through into this case cannot be differentiated; end the case before "
                                     "it with 'break'");
-          return;
+          return std::nullopt;
         }
         if (!open) sections.emplace_back();
         open = true;
@@ -419,9 +433,42 @@ class Normalizer {
       if (nested_break) {
         fail(s.range.getBegin(), "a 'break' inside a case's if or loop cannot be differentiated yet; end each case "
                                  "with its own 'break'");
-        return;
+        return std::nullopt;
       }
     }
+    return sections;
+  }
+
+  // value == label || value == label2 ...: whether a section is selected.
+  ExprPtr selects(const Section& sec, int value, ir::Type type) {
+    ExprPtr cond;
+    for (const auto& label : sec.labels) {
+      auto eq = std::make_unique<Expr>();
+      eq->kind = ExprKind::Binary;
+      eq->type = ir::Type::Bool;
+      eq->text = "==";
+      eq->args.push_back(ir::var_ref(*out_, value));
+      eq->args.push_back(ir::opaque(label, type));
+      if (!cond) {
+        cond = std::move(eq);
+        continue;
+      }
+      auto either = std::make_unique<Expr>();
+      either->kind = ExprKind::Binary;
+      either->type = ir::Type::Bool;
+      either->text = "||";
+      either->args.push_back(std::move(cond));
+      either->args.push_back(std::move(eq));
+      cond = std::move(either);
+    }
+    return cond;
+  }
+
+  // A switch whose cases each end in a break, as a chain of ifs on the recorded value.
+  void switch_to_ifs(const Stmt& s, Scope& scope, std::vector<ir::StmtPtr>& out) {
+    std::optional<std::vector<Section>> found = sections_of(s);
+    if (!found) return;
+    const std::vector<Section>& sections = *found;
     const int value = ir::add_var(*out_, claim("selected"), s.expr->type, "const auto");
     out.push_back(ir::decl(value, scalar(*s.expr, scope, out)));
     // The chain: if (taken) {case 1} else { const bool taken_1 = ...; if (taken_1) {case 2} else {default} }
@@ -436,26 +483,7 @@ class Normalizer {
         fallback = &sec;
         continue;
       }
-      ExprPtr cond;
-      for (const auto& label : sec.labels) {
-        auto eq = std::make_unique<Expr>();
-        eq->kind = ExprKind::Binary;
-        eq->type = ir::Type::Bool;
-        eq->text = "==";
-        eq->args.push_back(ir::var_ref(*out_, value));
-        eq->args.push_back(ir::opaque(label, s.expr->type));
-        if (!cond) {
-          cond = std::move(eq);
-          continue;
-        }
-        auto either = std::make_unique<Expr>();
-        either->kind = ExprKind::Binary;
-        either->type = ir::Type::Bool;
-        either->text = "||";
-        either->args.push_back(std::move(cond));
-        either->args.push_back(std::move(eq));
-        cond = std::move(either);
-      }
+      ExprPtr cond = selects(sec, value, s.expr->type);
       auto st = std::make_unique<Stmt>();
       st->kind = StmtKind::If;
       st->range = s.range;
