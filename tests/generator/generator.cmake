@@ -25,6 +25,18 @@ foreach(input IN LISTS FUNCGEN_TOOL_TESTS)
   set_tests_properties(funcgen.${name} PROPERTIES LABELS generator)
 endforeach()
 
+# The test targets that compile generated code: its files are large (the op database's 110,000
+# lines take 7 minutes at -O3 on CI's cores) and the tests time nothing, so they compile at -O1, and
+# at -O0 under the sanitizers (the runtime library keeps the build type's level; bench/ times the
+# generated code at -O3).
+function(funcgen_generated_test target)
+  if(FUNCGEN_SANITIZE)
+    target_compile_options(${target} PRIVATE -O0)
+  else()
+    target_compile_options(${target} PRIVATE -O1)
+  endif()
+endfunction()
+
 # vmap correctness: the functions of vmap/vmap_functions.cpp batched by funcgen, each compared with
 # a loop of calls of the original function over the batch.
 add_executable(test_vmap ${CMAKE_CURRENT_LIST_DIR}/vmap/test_vmap.cpp ${CMAKE_CURRENT_LIST_DIR}/vmap/unseen_helpers.cpp)
@@ -33,11 +45,13 @@ target_link_libraries(test_vmap PRIVATE GTest::gtest GTest::gtest_main)
 # The generated code compiles without warnings.
 target_compile_options(test_vmap PRIVATE -Wall -Wextra -Wno-init-list-lifetime)
 funcgen_generate(test_vmap SOURCES ${CMAKE_CURRENT_LIST_DIR}/vmap/vmap_functions.cpp)
+funcgen_generated_test(test_vmap)
 gtest_discover_tests(test_vmap DISCOVERY_TIMEOUT 60 PROPERTIES LABELS generator)
 
 # The limitations gallery's fixed versions, generated at build time and checked for numbers.
 add_executable(test_limitations_fixed ${CMAKE_CURRENT_LIST_DIR}/limitations/test_fixed.cpp)
 funcgen_generate(test_limitations_fixed SOURCES ${PROJECT_SOURCE_DIR}/samples/limitations/fixed.cpp)
+funcgen_generated_test(test_limitations_fixed)
 target_link_libraries(test_limitations_fixed PRIVATE GTest::gtest GTest::gtest_main)
 gtest_discover_tests(test_limitations_fixed PROPERTIES LABELS generator)
 
@@ -71,6 +85,7 @@ add_executable(test_ad ${CMAKE_CURRENT_LIST_DIR}/ad/test_ad.cpp)
 target_include_directories(test_ad PRIVATE ${CMAKE_CURRENT_LIST_DIR}/ad)
 target_link_libraries(test_ad PRIVATE GTest::gtest GTest::gtest_main)
 funcgen_generate(test_ad SOURCES ${CMAKE_CURRENT_LIST_DIR}/ad/ad_functions.cpp)
+funcgen_generated_test(test_ad)
 gtest_discover_tests(test_ad PROPERTIES LABELS generator)
 
 # The workloads of torch.func's tutorials against the values torch.func computed
@@ -80,6 +95,7 @@ target_include_directories(test_golden PRIVATE ${CMAKE_CURRENT_LIST_DIR}/ad)
 target_link_libraries(test_golden PRIVATE GTest::gtest GTest::gtest_main nlohmann_json::nlohmann_json)
 target_compile_definitions(test_golden PRIVATE FUNCGEN_GOLDEN_JSON="${PROJECT_SOURCE_DIR}/tests/golden/torch_func_golden.json")
 funcgen_generate(test_golden SOURCES ${CMAKE_CURRENT_LIST_DIR}/ad/golden_functions.cpp)
+funcgen_generated_test(test_golden)
 gtest_discover_tests(test_golden TEST_PREFIX golden. PROPERTIES LABELS generator)
 
 # The op database: every differentiable op through jvp, vjp, jacrev/jacfwd, vmap(jvp), the batched
@@ -90,6 +106,7 @@ function(funcgen_ad_test name)
   target_include_directories(test_${name} PRIVATE ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/ad)
   target_link_libraries(test_${name} PRIVATE GTest::gtest GTest::gtest_main)
   funcgen_generate(test_${name} SOURCES ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/ad/${name}_functions.cpp)
+  funcgen_generated_test(test_${name})
   gtest_discover_tests(test_${name} TEST_PREFIX ad. PROPERTIES LABELS generator)
 endfunction()
 # The heaviest translation unit by far; the sanitized build leaves it out (the normal build runs it).
