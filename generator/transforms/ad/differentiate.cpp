@@ -405,7 +405,9 @@ class Reverse {
         if (s->kind == ir::StmtKind::Decl && !s->is_static_local) {
           ir::Var& v = d_.fn_->vars[static_cast<size_t>(s->var)];
           v.cxx_type = ir::value_type(v);
-          decls.push_back(ir::decl(s->var, nullptr));
+          // A scalar starts value-initialized: a condition recorded on one path only (a switch's
+          // later cases) is still copied whole into the residuals, and an indeterminate bool is UB.
+          decls.push_back(ir::decl(s->var, ir::is_scalar(v.type) ? ir::opaque("{}", v.type) : nullptr));
           if (!s->expr) continue;  // nothing left here
           s->kind = ir::StmtKind::Assign;
           s->text = "=";
