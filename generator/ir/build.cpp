@@ -89,6 +89,15 @@ ExprPtr opaque(const std::string& text, Type type) {
   return x;
 }
 
+ExprPtr get(ExprPtr of, int index) {
+  auto x = std::make_unique<Expr>();
+  x->kind = ExprKind::Get;
+  x->type = Type::Tensor;
+  x->index = index;
+  x->args.push_back(std::move(of));
+  return x;
+}
+
 ExprPtr tape_op(const Function& fn, const std::string& op, const std::vector<int>& operands, Type type) {
   std::vector<std::string> names;
   for (int id : operands) names.push_back(fn.var(id).name);

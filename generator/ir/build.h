@@ -21,6 +21,8 @@ StmtPtr clone(const Stmt& s, const std::function<int(int)>& remap = nullptr);
 ExprPtr var_ref(const Function& fn, int id);
 ExprPtr opaque(const std::string& text, Type type);
 ExprPtr tuple(std::vector<ExprPtr> items);
+// std::get<index>(of): one tensor of a tuple.
+ExprPtr get(ExprPtr of, int index);
 
 // A new local of `fn` named `name` (which the caller made unique).
 int add_var(Function& fn, const std::string& name, Type type, const std::string& cxx_type);

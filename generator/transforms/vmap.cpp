@@ -119,14 +119,7 @@ class Entry {
     const bool tuple = fn_.return_type == ir::Type::TensorTuple;
     for (size_t j = 0; j < fn_.outputs; ++j) {
       ExprPtr o = ref(result);
-      if (tuple) {
-        auto get = std::make_unique<ir::Expr>();
-        get->kind = ir::ExprKind::Get;
-        get->index = static_cast<int>(j);
-        get->type = ir::Type::Tensor;
-        get->args.push_back(std::move(o));
-        o = std::move(get);
-      }
+      if (tuple) o = ir::get(std::move(o), static_cast<int>(j));
       const Levels have = an_.outputs()[j];
       if (have != want_[j]) {
         std::vector<ExprPtr> sizes;
@@ -192,10 +185,10 @@ std::vector<ExprPtr> Entry::chunked(const std::string& body_name, int k) {
       continue;
     }
     const bool mapped = arg_levels_[i] & bit;
-    const std::string pos = std::to_string(nbatch(arg_levels_[i] & (bit - 1)));
-    pairs.push_back(braced(exprs(ref(args_[i]), literal(mapped ? nbatch(arg_levels_[i] & (bit - 1)) : -1))));
+    const int pos = nbatch(arg_levels_[i] & (bit - 1));  // the level's dim in the argument
+    pairs.push_back(braced(exprs(ref(args_[i]), literal(mapped ? pos : -1))));
     const std::string slice = "chunk__[" + std::to_string(t++) + "]";
-    if (mapped && first_mapped.empty()) first_mapped = slice + ".size(" + pos + ")";
+    if (mapped && first_mapped.empty()) first_mapped = slice + ".size(" + std::to_string(pos) + ")";
     inner_args.push_back(vmap::text(slice, ir::Type::Tensor));
     inner_args.back()->reads = {chunk};
   }

@@ -631,12 +631,7 @@ class Reverse {
     out.push_back(ir::decl(tuple, std::move(grads)));
     for (size_t k = 0; k < tensors.size(); ++k) {
       if (!d_.active_arg(call.arg(tensors[k]))) continue;
-      auto get = std::make_unique<Expr>();
-      get->kind = ExprKind::Get;
-      get->type = ir::Type::Tensor;
-      get->index = static_cast<int>(k);
-      get->args.push_back(d_.ref(tuple));
-      accumulate(a, call.arg(tensors[k]).var, std::move(get), out);
+      accumulate(a, call.arg(tensors[k]).var, ir::get(d_.ref(tuple), static_cast<int>(k)), out);
     }
   }
 

@@ -35,7 +35,7 @@ bool movable(const std::vector<StmtPtr>& body) {
 
 class Rewriter {
  public:
-  Rewriter(ir::Function& fn, std::vector<int> results) : fn_(fn), results_(std::move(results)) {}
+  explicit Rewriter(std::vector<int> results) : results_(std::move(results)) {}
 
   std::vector<StmtPtr> rewrite(std::vector<StmtPtr> stmts) {
     std::vector<StmtPtr> out;
@@ -75,7 +75,6 @@ class Rewriter {
     }
   }
 
-  ir::Function& fn_;
   std::vector<int> results_;
 };
 
@@ -115,7 +114,7 @@ std::unique_ptr<ir::Function> single_return(const ir::Function& fn) {
                                   "fg::Tensor"));
   std::vector<StmtPtr> body;
   for (int r : results) body.push_back(ir::decl(r, nullptr));
-  Rewriter rw(*out, results);
+  Rewriter rw(results);
   for (StmtPtr& s : rw.rewrite(std::move(out->body))) body.push_back(std::move(s));
   std::vector<ir::ExprPtr> values;
   for (int r : results) values.push_back(ir::var_ref(*out, r));

@@ -80,14 +80,7 @@ ExprPtr Batcher::vmapped_output(const Expr& e, const std::string& name, const st
   std::vector<ExprPtr> all = clones(args);
   all.push_back(ir::clone(*size));
   ExprPtr r = call_named(name, std::move(all), g.return_type);
-  if (g.outputs > 1 || g.return_type == ir::Type::TensorTuple) {
-    auto get = std::make_unique<Expr>();
-    get->kind = ExprKind::Get;
-    get->index = e.index;
-    get->type = ir::Type::Tensor;
-    get->args.push_back(std::move(r));
-    r = std::move(get);
-  }
+  if (g.outputs > 1 || g.return_type == ir::Type::TensorTuple) r = ir::get(std::move(r), e.index);
   r->levels = got;
   if (got == want) return r;
   std::vector<ExprPtr> sizes;

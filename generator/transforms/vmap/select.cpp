@@ -1,7 +1,7 @@
 // control_flow='select': branches on batched values run both sides, and fg::where picks each
 // example's values.
 #include <algorithm>
-#include <map>
+#include <set>
 
 #include "transforms/vmap/batcher.h"
 
@@ -141,16 +141,8 @@ void Batcher::merge(const Val& pred, const std::vector<int>& vars, int then_t, i
     const ir::Var& v = fn_.var(vars[k]);
     const int a = local(out_->var(then_t).name + std::to_string(k), "const fg::Tensor");
     const int b = local(out_->var(else_t).name + std::to_string(k), "const fg::Tensor");
-    const auto get = [&](int tuple) {
-      auto g = std::make_unique<Expr>();
-      g->kind = ExprKind::Get;
-      g->index = static_cast<int>(k);
-      g->type = ir::Type::Tensor;
-      g->args.push_back(ref(tuple));
-      return g;
-    };
-    declare(a, get(then_t));
-    declare(b, get(else_t));
+    declare(a, ir::get(ref(then_t), static_cast<int>(k)));
+    declare(b, ir::get(ref(else_t), static_cast<int>(k)));
     const Levels lv = an_.var(v.id);
     ExprPtr w = where(pred, ref(a), lv, ref(b), lv);
     emit(out, ir::assign(v.id, std::move(w)));
