@@ -47,7 +47,10 @@ std::string text_of(const clang::ASTContext& context, clang::SourceRange range) 
   return clang::Lexer::getSourceText(r, sm, context.getLangOpts()).str();
 }
 
-std::string user_name(const ir::Var& v) { return v.decl != nullptr ? v.decl->getNameAsString() : v.name; }
+std::string user_name(const ir::Var& v) {
+  if (!v.written.empty()) return v.written;
+  return v.decl != nullptr ? v.decl->getNameAsString() : v.name;
+}
 std::string user_name(const ir::Function& fn) { return fn.decl != nullptr ? fn.decl->getNameAsString() : fn.name; }
 
 namespace {

@@ -13,6 +13,7 @@ struct OutputFunction {
   std::string declaration;
   std::string helpers;
   std::string definition;
+  std::vector<std::string> header_lines;  // before the header's namespaces: includes, forward declarations
 };
 
 struct OutputFiles {

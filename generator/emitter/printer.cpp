@@ -245,11 +245,28 @@ class Printer {
           return args[0] + " " + e.text + " " + args[1];
         return "(" + paren(args[0]) + " " + e.text + " " + paren(args[1]) + ")";  // x * (i + 1)
       case ir::CallForm::User:
-        return e.callee->getQualifiedNameAsString() + e.template_args + "(" + join_args(args) + ")";
+        return e.callee->getQualifiedNameAsString() + e.template_args + "(" + join_args(packed(e, args)) + ")";
       case ir::CallForm::Vmapped:
         break;
     }
     llvm_unreachable("vmapped calls are rewritten by the vmap transform before printing");
+  }
+
+  // The arguments of a call of a function that takes structures, rebuilt from their leaves.
+  static std::vector<std::string> packed(const ir::Expr& e, const std::vector<std::string>& args) {
+    if (e.packing.empty()) return args;
+    std::vector<std::string> out;
+    size_t next = 0;
+    for (const std::string& pack : e.packing) {
+      if (pack.empty()) {
+        out.push_back(args.at(next++));
+        continue;
+      }
+      std::string text;
+      for (char c : pack) text += c == ir::kPackedLeaf ? cxx::unparen(args.at(next++)) : std::string(1, c);
+      out.push_back(text);
+    }
+    return out;
   }
 
   const ir::Function& fn_;

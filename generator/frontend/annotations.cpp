@@ -1,5 +1,7 @@
 #include "frontend/annotations.h"
 
+#include "frontend/pytree.h"
+
 #include <clang/AST/RecursiveASTVisitor.h>
 #include <clang/Basic/SourceManager.h>
 #include <clang/Lex/Lexer.h>
@@ -190,8 +192,15 @@ class Collector {
     bool ok = true;
     for (const clang::ParmVarDecl* p : fn->parameters()) {
       const clang::QualType t = p->getType();
+      std::string why;
+      const std::optional<pytree::Tree> tree = pytree::tree_of(t, context_, &why);
       if (is_fg_tensor(t)) {
         info.params.push_back({p->getNameAsString(), true, "fg::Tensor"});
+      } else if (tree) {  // a structure of tensors: transformed leaf by leaf (frontend/pytree.h)
+        info.params.push_back({p->getNameAsString(), true, cxx_spelling(t.getNonReferenceType().getUnqualifiedType(), context_)});
+      } else if (!why.empty()) {
+        diags_.Report(p->getLocation(), unsupported_) << ("parameter '" + p->getNameAsString() + "' cannot be transformed: " + why);
+        ok = false;
       } else if (!holds_tensors(t)) {
         // Any other type is passed through untouched (torch.func takes any object with in_dims None);
         // one that holds tensors would leave them unbatched and undifferentiated, silently.
@@ -204,8 +213,13 @@ class Collector {
       }
     }
     const clang::QualType ret = fn->getReturnType();
+    std::string why;
+    const std::optional<pytree::Tree> result = pytree::tree_of(ret, context_, &why);
     if (is_fg_tensor(ret)) {
       info.outputs = 1;
+    } else if (result) {  // a structure: its top-level values are the outputs
+      info.returns_tuple = result->kind == pytree::Tree::Kind::Tuple;
+      info.outputs = info.returns_tuple ? result->children.size() : 1;
     } else if (const auto* spec = llvm::dyn_cast_or_null<clang::ClassTemplateSpecializationDecl>(
                    ret.getCanonicalType()->getAsCXXRecordDecl());
                spec != nullptr && spec->getQualifiedNameAsString() == "std::tuple") {

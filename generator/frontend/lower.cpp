@@ -9,6 +9,7 @@
 #include <clang/Lex/Lexer.h>
 
 #include "compat/clang_compat.h"
+#include "frontend/pytree.h"
 #include "ir/cxx_text.h"
 
 namespace funcgen {
@@ -108,8 +109,9 @@ const char* operator_op(clang::OverloadedOperatorKind k, bool unary) {
 
 class FunctionLowerer {
  public:
-  FunctionLowerer(ir::Function& fn, clang::ASTContext& context, Reporter& reporter)
-      : f_(fn), context_(context), sm_(context.getSourceManager()), reporter_(reporter) {}
+  FunctionLowerer(ir::Function& fn, StructuredSignature& sig, Lowering& lowering, clang::ASTContext& context,
+                  Reporter& reporter)
+      : f_(fn), sig_(sig), lowering_(lowering), context_(context), sm_(context.getSourceManager()), reporter_(reporter) {}
 
   bool run(const clang::FunctionDecl* decl) {
     f_.decl = decl;
@@ -130,14 +132,31 @@ class FunctionLowerer {
     for (const clang::DeclContext* dc = decl->getDeclContext(); dc != nullptr; dc = dc->getParent())
       if (const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(dc))
         f_.namespaces.insert(f_.namespaces.begin(), ns->isAnonymousNamespace() ? "" : ns->getNameAsString());
+    collect_names(decl);
     for (const clang::ParmVarDecl* p : decl->parameters()) {
+      std::string why;
+      std::optional<pytree::Tree> tree = pytree::tree_of(p->getType(), context_, &why);
+      if (!why.empty()) {
+        unsupported_at(p->getLocation(), "parameter '" + p->getNameAsString() + "' cannot be transformed: " + why);
+        return false;
+      }
+      if (tree) {
+        trees_[p] = std::move(*tree);
+        sig_.params.emplace_back();  // filled once the leaves are known
+        continue;
+      }
+      sig_.params.emplace_back();
       const int id = add_var(p, p->getType());
       f_.vars[static_cast<size_t>(id)].param_index = static_cast<int>(f_.params.size());
       f_.params.push_back(id);
     }
+    if (!trees_.empty() && !flatten_parameters(decl)) return false;
     f_.return_type = ir_type_of(decl->getReturnType());
     f_.return_cxx_type = cxx_spelling(decl->getReturnType(), context_);
-    if (f_.return_type == ir::Type::TensorTuple) {
+    if (!structured_result(decl)) return false;
+    if (result_) {
+      sig_.result = result_;
+    } else if (f_.return_type == ir::Type::TensorTuple) {
       const auto* spec = llvm::dyn_cast<clang::ClassTemplateSpecializationDecl>(bare(decl->getReturnType())->getAsCXXRecordDecl());
       f_.outputs = spec->getTemplateArgs()[0].getKind() == clang::TemplateArgument::Pack ? spec->getTemplateArgs()[0].pack_size()
                                                                                        : spec->getTemplateArgs().size();
@@ -149,6 +168,402 @@ class FunctionLowerer {
   }
 
  private:
+  // ------------------------------------------------------------------ structures (frontend/pytree.h)
+
+  // The names the function's text declares: a leaf's variable must not hide one.
+  void collect_names(const clang::FunctionDecl* decl) {
+    for (const clang::ParmVarDecl* p : decl->parameters()) names_.insert(p->getNameAsString());
+    struct Names : clang::RecursiveASTVisitor<Names> {
+      std::set<std::string>* out;
+      bool VisitNamedDecl(clang::NamedDecl* d) {
+        out->insert(d->getNameAsString());
+        return true;
+      }
+      bool VisitDeclRefExpr(clang::DeclRefExpr* e) {
+        out->insert(e->getDecl()->getNameAsString());
+        return true;
+      }
+    } names;
+    names.out = &names_;
+    names.TraverseStmt(decl->getBody());
+  }
+
+  // The leaves of the structured parameters become the flat function's parameters, in order:
+  // first the elements of vectors and maps that the body reads are found.
+  bool flatten_parameters(const clang::FunctionDecl* decl) {
+    discover(decl->getBody());
+    if (!ok_) return false;
+    unsigned k = 0;
+    for (const clang::ParmVarDecl* p : decl->parameters()) {
+      const size_t index = k++;
+      auto it = trees_.find(p);
+      if (it == trees_.end()) {
+        // A plain parameter keeps its place among the leaves.
+        const int id = vars_.at(p);
+        f_.params.erase(std::find(f_.params.begin(), f_.params.end(), id));
+        f_.params.push_back(id);
+        continue;
+      }
+      std::vector<pytree::Tree*> leaves;
+      it->second.leaves(leaves);
+      const std::vector<std::string> written = pytree::leaf_accesses(it->second, p->getNameAsString(), false);
+      for (size_t i = 0; i < leaves.size(); ++i) {
+        pytree::Tree& leaf = *leaves[i];
+        ir::Var v;
+        v.id = static_cast<int>(f_.vars.size());
+        v.name = fresh_name(written[i]);
+        v.written = written[i];
+        v.decl = p;
+        if (leaf.kind == pytree::Tree::Kind::Tensor) {
+          v.type = ir::Type::Tensor;
+          v.cxx_type = "const fg::Tensor&";
+        } else {
+          v.type = leaf.scalar_type;
+          v.cxx_type = ir::is_scalar(leaf.scalar_type) ? leaf.cxx_type : "const " + leaf.cxx_type + "&";
+          leaf.source = written[i];
+        }
+        v.param_index = static_cast<int>(f_.params.size());
+        leaf.var = v.id;
+        f_.vars.push_back(v);
+        f_.params.push_back(v.id);
+      }
+      sig_.params[index] = it->second;
+    }
+    for (size_t i = 0; i < f_.params.size(); ++i) f_.vars[static_cast<size_t>(f_.params[i])].param_index = static_cast<int>(i);
+    return true;
+  }
+
+  // "p.w1" -> "p_w1", "params.at(\"fc1.weight\")" -> "params_fc1_weight": an identifier no other name has.
+  std::string fresh_name(const std::string& written) {
+    std::string name;
+    std::string path = written;
+    for (size_t at; (at = path.find(".at(")) != std::string::npos;) path.replace(at, 4, ".");
+    for (char c : path) {
+      const bool word = std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+      if (word) name += c;
+      else if (!name.empty() && name.back() != '_') name += '_';
+    }
+    while (!name.empty() && name.back() == '_') name.pop_back();
+    if (compat::starts_with(name, "std_get_")) name = name.substr(8);
+    while (names_.count(name) != 0) name += "_";
+    names_.insert(name);
+    return name;
+  }
+
+  // Finds what the body reads of the structured parameters: vector elements and map keys (added to
+  // their trees), and structures passed whole to functions of this file (which read what those read).
+  void discover(const clang::Stmt* s) {
+    if (s == nullptr) return;
+    if (const auto* e = llvm::dyn_cast<clang::Expr>(s)) {
+      if (resolve(e, true) != nullptr) return;
+      if (const auto* call = llvm::dyn_cast<clang::CallExpr>(e); call != nullptr && is_user_call(call)) {
+        const clang::FunctionDecl* callee = call->getDirectCallee()->getDefinition();
+        for (unsigned i = 0; i < call->getNumArgs() && i < callee->getNumParams(); ++i) {
+          pytree::Tree* given = resolve(call->getArg(i), true);
+          if (given == nullptr) continue;
+          if (const pytree::Tree* wanted = callee_tree(callee, i)) merge(*given, *wanted);
+        }
+      }
+    }
+    for (const clang::Stmt* child : s->children()) discover(child);
+  }
+
+  // The tree of a helper's parameter, as the helper's lowering found it.
+  const pytree::Tree* callee_tree(const clang::FunctionDecl* callee, unsigned i) {
+    if (lowering_.lower(callee) == nullptr) {
+      ok_ = false;
+      return nullptr;
+    }
+    const StructuredSignature& sig = lowering_.signature(callee);
+    return i < sig.params.size() && sig.params[i] ? &*sig.params[i] : nullptr;
+  }
+
+  // Gives `into` (a caller's structure) the elements `from` (a helper's) reads.
+  static void merge(pytree::Tree& into, const pytree::Tree& from) {
+    for (size_t i = 0; i < from.children.size(); ++i) {
+      pytree::Tree* child = nullptr;
+      if (into.kind == pytree::Tree::Kind::Map) child = &map_child(into, from.keys[i], true);
+      else if (into.kind == pytree::Tree::Kind::Vector) child = &vector_child(into, i, true);
+      else if (i < into.children.size()) child = &into.children[i];
+      if (child != nullptr) merge(*child, from.children[i]);
+    }
+  }
+
+  static pytree::Tree& map_child(pytree::Tree& t, const std::string& key, bool add) {
+    auto at = std::lower_bound(t.keys.begin(), t.keys.end(), key);
+    const auto i = static_cast<size_t>(at - t.keys.begin());
+    if (at == t.keys.end() || *at != key) {
+      if (!add) throw std::logic_error("pytree: key '" + key + "' was not found before lowering");
+      t.keys.insert(at, key);
+      t.children.insert(t.children.begin() + static_cast<long>(i), pytree::Tree{});
+    }
+    return t.children[i];
+  }
+
+  static pytree::Tree& vector_child(pytree::Tree& t, size_t i, bool add) {
+    if (i >= t.children.size()) {
+      if (!add) throw std::logic_error("pytree: element " + std::to_string(i) + " was not found before lowering");
+      t.children.resize(i + 1);
+    }
+    return t.children[i];
+  }
+
+  bool is_user_call(const clang::CallExpr* call) const {
+    const clang::FunctionDecl* callee = call->getDirectCallee();
+    if (callee == nullptr || llvm::isa<clang::CXXMethodDecl>(callee) || !callee->hasBody()) return false;
+    const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(callee->getDeclContext());
+    if (ns != nullptr && ns->getName() == "fg") return false;
+    return sm_.isInMainFile(callee->getDefinition()->getLocation());
+  }
+
+  // The node of a structured parameter that `e` names (p, p.w1, p.first, std::get<0>(t), ws[2],
+  // m.at("key"), m["key"]), or nullptr. While discovering, the elements read are added.
+  pytree::Tree* resolve(const clang::Expr* e, bool discovering) {
+    if (trees_.empty() || e == nullptr) return nullptr;
+    e = strip(e);
+    if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(e)) {
+      auto it = trees_.find(ref->getDecl());
+      return it != trees_.end() ? &it->second : nullptr;
+    }
+    if (const auto* m = llvm::dyn_cast<clang::MemberExpr>(e)) {
+      if (m->isArrow()) return nullptr;
+      pytree::Tree* base = resolve(m->getBase(), discovering);
+      if (base == nullptr || !(base->kind == pytree::Tree::Kind::Record || base->is_pair())) return nullptr;
+      const std::string field = m->getMemberDecl()->getNameAsString();
+      for (size_t i = 0; i < base->keys.size(); ++i)
+        if (base->keys[i] == field) return &base->children[i];
+      return nullptr;
+    }
+    const clang::Expr* object = nullptr;
+    const clang::Expr* index = nullptr;
+    if (const auto* call = llvm::dyn_cast<clang::CallExpr>(e); call != nullptr && call->getDirectCallee() != nullptr &&
+                                                                call->getDirectCallee()->getQualifiedNameAsString() == "std::get") {
+      pytree::Tree* base = resolve(call->getArg(0), discovering);
+      const clang::TemplateArgumentList* targs = call->getDirectCallee()->getTemplateSpecializationArgs();
+      if (base == nullptr || targs == nullptr || targs->get(0).getKind() != clang::TemplateArgument::Integral) return nullptr;
+      const uint64_t i = targs->get(0).getAsIntegral().getZExtValue();
+      if (base->kind == pytree::Tree::Kind::Tuple || base->kind == pytree::Tree::Kind::Array)
+        return i < base->children.size() ? &base->children[i] : nullptr;
+      return nullptr;
+    }
+    if (const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(e); oc != nullptr && oc->getOperator() == clang::OO_Subscript) {
+      object = oc->getArg(0);
+      index = oc->getArg(1);
+    } else if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(e);
+               mc != nullptr && mc->getMethodDecl() != nullptr && mc->getMethodDecl()->getName() == "at" && mc->getNumArgs() == 1) {
+      object = mc->getImplicitObjectArgument();
+      index = mc->getArg(0);
+    }
+    if (object == nullptr) return nullptr;
+    pytree::Tree* base = resolve(object, discovering);
+    if (base == nullptr) return nullptr;
+    if (base->kind == pytree::Tree::Kind::Map) {
+      const auto* key = llvm::dyn_cast<clang::StringLiteral>(strip(index));
+      if (key == nullptr) return not_constant(e, *base);
+      return &map_child(*base, key->getString().str(), discovering);
+    }
+    if (base->kind != pytree::Tree::Kind::Array && base->kind != pytree::Tree::Kind::Vector) return nullptr;
+    std::optional<llvm::APSInt> i = index->getIntegerConstantExpr(context_);
+    if (!i || i->isNegative()) return not_constant(e, *base);
+    const auto k = static_cast<size_t>(i->getZExtValue());
+    if (base->kind == pytree::Tree::Kind::Array) return k < base->children.size() ? &base->children[k] : nullptr;
+    return &vector_child(*base, k, discovering);
+  }
+
+  pytree::Tree* not_constant(const clang::Expr* e, const pytree::Tree& base) {
+    if (reported_indices_.insert(e).second)
+      unsupported(e, std::string("funcgen passes a ") + (base.kind == pytree::Tree::Kind::Map ? "map" : "vector") +
+                         " parameter as the tensors it holds, so it must be read at " +
+                         (base.kind == pytree::Tree::Kind::Map ? "string-literal keys (params.at(\"fc1.weight\"))"
+                                                               : "constant indices (ws[0], ws[1])") +
+                         "; an index computed at run time cannot be transformed yet: use a std::array or a struct, or "
+                         "write the indices out");
+    return nullptr;
+  }
+
+  // A structured node used where its leaves are needed: a leaf reads its variable; a vector or a
+  // tuple of tensors becomes the list or tuple of its elements.
+  ExprPtr node_value(const pytree::Tree& t, const clang::Expr* e) {
+    if (t.is_leaf()) {
+      ExprPtr x = make_expr(ExprKind::VarRef, e);
+      x->var = t.var;
+      x->type = f_.var(t.var).type;
+      return x;
+    }
+    if (t.kind == pytree::Tree::Kind::Vector) {
+      unsupported(e, "a std::vector parameter used as a whole cannot be transformed yet: its size is known only at run "
+                     "time; read its elements at constant indices (ws[0]), or take a std::array");
+      return opaque(e);
+    }
+    const bool list = t.kind == pytree::Tree::Kind::Array;
+    if (list || t.kind == pytree::Tree::Kind::Tuple) {
+      ExprPtr x = make_expr(list ? ExprKind::List : ExprKind::Tuple, e);
+      x->type = list ? ir::Type::TensorList : ir::Type::TensorTuple;
+      for (const pytree::Tree& c : t.children) {
+        if (!c.is_leaf()) break;
+        x->args.push_back(node_value(c, e));
+      }
+      if (x->args.size() == t.children.size()) return x;
+    }
+    unsupported(e, "a structure of tensors used as a whole can only be passed to a function of this file; read its "
+                   "tensors (p.w1, std::get<0>(t), v[0]) here");
+    return opaque(e);
+  }
+
+  // The leaves of `given` that the helper's parameter tree `wanted` takes, in its order.
+  void pass_leaves(const pytree::Tree& given, const pytree::Tree& wanted, const clang::Expr* e, ir::Expr& call) {
+    if (wanted.is_leaf()) {
+      call.args.push_back(node_value(given, e));
+      call.params.push_back(f_.var(given.var).name);
+      call.param_types.push_back(call.args.back()->type);
+      return;
+    }
+    for (size_t i = 0; i < wanted.children.size(); ++i) {
+      const pytree::Tree* child = nullptr;
+      auto& g = const_cast<pytree::Tree&>(given);
+      if (g.kind == pytree::Tree::Kind::Map) child = &map_child(g, wanted.keys[i], false);
+      else if (g.kind == pytree::Tree::Kind::Vector) child = &vector_child(g, i, false);
+      else child = &g.children.at(i);
+      pass_leaves(*child, wanted.children[i], e, call);
+    }
+  }
+
+  // A structured result: returned as the flat tuple of its tensors.
+  bool structured_result(const clang::FunctionDecl* decl) {
+    std::string why;
+    std::optional<pytree::Tree> tree = pytree::tree_of(decl->getReturnType(), context_, &why);
+    if (!why.empty() || (tree && !returnable(*tree, why))) {
+      unsupported_at(decl->getReturnTypeSourceRange().getBegin(),
+                     "the result of '" + f_.name + "' cannot be transformed: " + why);
+      return false;
+    }
+    if (!tree) return true;
+    result_ = std::move(tree);
+    const size_t n = result_->tensors();
+    f_.outputs = n;
+    f_.return_type = n == 1 ? ir::Type::Tensor : ir::Type::TensorTuple;
+    f_.return_cxx_type = "fg::Tensor";
+    if (n != 1) {
+      std::vector<std::string> items(n, "fg::Tensor");
+      f_.return_cxx_type = "std::tuple<" + cxx::join(items) + ">";
+    }
+    return true;
+  }
+
+  static bool returnable(const pytree::Tree& t, std::string& why) {
+    if (t.kind == pytree::Tree::Kind::Scalar) {
+      why = "a returned structure may hold only tensors (and structures of them); return the other values separately";
+      return false;
+    }
+    if (t.kind == pytree::Tree::Kind::Vector || t.kind == pytree::Tree::Kind::Map) {
+      why = "a returned std::vector or std::map has a size known only at run time; return a struct, std::array or "
+            "std::tuple";
+      return false;
+    }
+    for (const pytree::Tree& c : t.children)
+      if (!returnable(c, why)) return false;
+    return true;
+  }
+
+  // The leaves of a structured value as it is returned: built in place (Params{a, b}, {a, b},
+  // std::make_tuple(a, b)) or a structured parameter (or a part of one).
+  void flatten_value(const clang::Expr* e, const pytree::Tree& t, std::vector<ExprPtr>& out) {
+    if (t.kind == pytree::Tree::Kind::Tensor) {
+      out.push_back(lower_expr(e));
+      return;
+    }
+    if (const pytree::Tree* node = resolve(e, false)) {
+      std::vector<const pytree::Tree*> leaves;
+      node->leaves(leaves);
+      for (const pytree::Tree* l : leaves) out.push_back(node_value(*l, e));
+      return;
+    }
+    const clang::Expr* s = strip(e);
+    if (const auto* f = llvm::dyn_cast<clang::CXXFunctionalCastExpr>(s)) s = strip(f->getSubExpr());
+    std::vector<const clang::Expr*> items;
+    if (const auto* il = llvm::dyn_cast<clang::InitListExpr>(s)) {
+      if (t.kind == pytree::Tree::Kind::Array && il->getNumInits() == 1 && llvm::isa<clang::InitListExpr>(strip(il->getInit(0))))
+        il = llvm::cast<clang::InitListExpr>(strip(il->getInit(0)));
+      items.assign(il->inits().begin(), il->inits().end());
+    } else if (const auto* c = llvm::dyn_cast<clang::CXXConstructExpr>(s)) {
+      for (const clang::Expr* a : c->arguments())
+        if (!llvm::isa<clang::CXXDefaultArgExpr>(a)) items.push_back(a);
+    } else if (const auto* call = llvm::dyn_cast<clang::CallExpr>(s); call != nullptr && call->getDirectCallee() != nullptr) {
+      const std::string q = call->getDirectCallee()->getQualifiedNameAsString();
+      if (q == "std::make_tuple" || q == "std::make_pair") items.assign(call->arg_begin(), call->arg_end());
+    }
+    if (items.size() != t.children.size()) {
+      unsupported(e, "a structured result must be built where it is returned (return " + t.cxx_type +
+                         "{...}), or be a structured parameter; funcgen returns its tensors one by one");
+      return;
+    }
+    for (size_t i = 0; i < items.size(); ++i) flatten_value(items[i], t.children[i], out);
+  }
+
+  ExprPtr lower_result(const clang::Expr* e) {
+    if (!result_) return lower_expr(e);
+    std::vector<ExprPtr> leaves;
+    flatten_value(e, *result_, leaves);
+    if (leaves.size() == 1) return std::move(leaves[0]);
+    ExprPtr x = make_expr(ExprKind::Tuple, e);
+    x->type = ir::Type::TensorTuple;
+    x->args = std::move(leaves);
+    return x;
+  }
+
+  // Opaque text with the structured parameters' leaves it reads replaced by their variables
+  // (`p.n_layers * 2` -> `p_n_layers * 2`) and a vector's size() by the number of its elements.
+  std::string with_leaves(const clang::Stmt* node, std::string text, std::vector<int>& reads) {
+    if (trees_.empty()) return text;
+    std::vector<std::pair<clang::SourceRange, std::string>> edits;
+    find_leaves(node, edits, reads);
+    if (edits.empty()) return text;
+    const clang::LangOptions& lo = context_.getLangOpts();
+    const clang::CharSourceRange whole =
+        clang::Lexer::makeFileCharRange(clang::CharSourceRange::getTokenRange(node->getSourceRange()), sm_, lo);
+    if (whole.isInvalid()) {
+      unsupported(node, "a structure's field read inside a macro cannot be transformed; read it into a variable first");
+      return text;
+    }
+    const unsigned base = sm_.getFileOffset(whole.getBegin());
+    std::sort(edits.begin(), edits.end(), [&](const auto& a, const auto& b) {
+      return sm_.isBeforeInTranslationUnit(b.first.getBegin(), a.first.getBegin());
+    });
+    for (const auto& [range, replacement] : edits) {
+      const clang::CharSourceRange r = clang::Lexer::makeFileCharRange(clang::CharSourceRange::getTokenRange(range), sm_, lo);
+      if (r.isInvalid()) continue;
+      const unsigned b = sm_.getFileOffset(r.getBegin()) - base, n = sm_.getFileOffset(r.getEnd()) - base - b;
+      if (b + n <= text.size()) text.replace(b, n, replacement);
+    }
+    return text;
+  }
+
+  void find_leaves(const clang::Stmt* s, std::vector<std::pair<clang::SourceRange, std::string>>& edits,
+                   std::vector<int>& reads) {
+    if (s == nullptr) return;
+    if (const auto* e = llvm::dyn_cast<clang::Expr>(s)) {
+      if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(strip(e));
+          mc != nullptr && mc->getMethodDecl() != nullptr && mc->getMethodDecl()->getName() == "size") {
+        if (const pytree::Tree* t = resolve(mc->getImplicitObjectArgument(), false);
+            t != nullptr && (t->kind == pytree::Tree::Kind::Vector || t->kind == pytree::Tree::Kind::Map)) {
+          edits.emplace_back(e->getSourceRange(), "size_t{" + std::to_string(t->children.size()) + "}");
+          return;
+        }
+      }
+      if (const pytree::Tree* t = resolve(e, false)) {
+        if (t->is_leaf()) {
+          edits.emplace_back(e->getSourceRange(), f_.var(t->var).name);
+          reads.push_back(t->var);
+        } else {
+          unsupported(e, "a structure of tensors used as a whole can only be passed to a function of this file; read "
+                         "its fields here");
+        }
+        return;
+      }
+    }
+    for (const clang::Stmt* child : s->children()) find_leaves(child, edits, reads);
+  }
+
   int add_var(const clang::ValueDecl* d, clang::QualType type) {
     ir::Var v;
     v.id = static_cast<int>(f_.vars.size());
@@ -275,8 +690,8 @@ class FunctionLowerer {
 
   StmtPtr opaque_stmt(const clang::Stmt* s) {
     StmtPtr st = make(StmtKind::Opaque, s);
-    st->text = text_of(s);
     record_uses(s, *st);
+    st->text = with_leaves(s, text_of(s), st->reads);
     return st;
   }
 
@@ -332,7 +747,7 @@ class FunctionLowerer {
     }
     if (const auto* r = llvm::dyn_cast<clang::ReturnStmt>(s)) {
       StmtPtr st = make(StmtKind::Return, s);
-      if (r->getRetValue() != nullptr) st->expr = lower_expr(r->getRetValue());
+      if (r->getRetValue() != nullptr) st->expr = lower_result(r->getRetValue());
       return st;
     }
     if (const auto* i = llvm::dyn_cast<clang::IfStmt>(s)) {
@@ -518,11 +933,11 @@ class FunctionLowerer {
 
   ExprPtr opaque(const clang::Expr* e) {
     ExprPtr x = make_expr(ExprKind::Opaque, e);
-    x->text = text_of(e);
+    record_uses(e, *x);
+    x->text = with_leaves(e, text_of(e), x->reads);
     // strip() took off its parentheses; a comma expression needs them wherever it is printed
     // (`int k = (i++, j);` is not `int k = i++, j;`).
     if (const auto* b = llvm::dyn_cast<clang::BinaryOperator>(e); b != nullptr && b->isCommaOp()) x->text = "(" + x->text + ")";
-    record_uses(e, *x);
     return x;
   }
 
@@ -557,6 +972,7 @@ class FunctionLowerer {
 
   ExprPtr lower_expr(const clang::Expr* original) {
     const clang::Expr* e = strip(original);
+    if (const pytree::Tree* t = resolve(e, false)) return node_value(*t, e);
     if (!involves_tensors(e) || llvm::isa<clang::UnaryExprOrTypeTraitExpr>(e)) return opaque(e);
 
     if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(e)) {
@@ -660,15 +1076,45 @@ class FunctionLowerer {
   // generated versions have no defaults); an fg op's defaults are left to it.
   void add_args(ir::Expr& x, const clang::FunctionDecl* callee, llvm::ArrayRef<const clang::Expr*> args,
                 bool fill_defaults = false) {
+    std::vector<std::string> packing;
+    bool structured = false;
     for (unsigned i = 0; i < args.size(); ++i) {
       const auto* given_default = llvm::dyn_cast<clang::CXXDefaultArgExpr>(args[i]);
       if (given_default != nullptr && !fill_defaults) break;
+      packing.emplace_back();
+      if (x.form == ir::CallForm::User && i < callee->getNumParams() && is_structured_type(callee->getParamDecl(i)->getType())) {
+        structured = true;
+        const pytree::Tree* wanted = callee_tree(callee, i);
+        const pytree::Tree* given = resolve(args[i], false);
+        if (wanted == nullptr) return;
+        if (given == nullptr) {
+          unsupported(args[i], "a structure passed to '" + callee->getNameAsString() +
+                                   "' must be a parameter of this function (or a part of one); funcgen passes its "
+                                   "tensors one by one");
+          continue;
+        }
+        pass_leaves(*given, *wanted, args[i], x);
+        packing.back() = packing_of(*wanted);
+        continue;
+      }
       x.args.push_back(lower_expr(given_default != nullptr ? given_default->getExpr() : args[i]));
       const clang::ParmVarDecl* p = callee != nullptr && i < callee->getNumParams() ? callee->getParamDecl(i) : nullptr;
       x.params.push_back(p != nullptr ? p->getNameAsString() : "");
       x.param_types.push_back(p != nullptr ? ir_type_of(p->getType()) : x.args.back()->type);
     }
+    if (structured) x.packing = std::move(packing);
   }
+
+  // The text that rebuilds a helper's structured parameter from its leaves (ir::kPackedLeaf each).
+  static std::string packing_of(pytree::Tree tree) {
+    std::vector<pytree::Tree*> leaves;
+    tree.leaves(leaves);
+    for (pytree::Tree* l : leaves) l->source.clear();
+    size_t next = 0;
+    return pytree::build(tree, std::vector<std::string>(leaves.size(), std::string(1, ir::kPackedLeaf)), next);
+  }
+
+  bool is_structured_type(clang::QualType t) const { return pytree::tree_of(t, context_).has_value(); }
 
   static std::string template_args_of(const clang::FunctionDecl* fn, const clang::ASTContext& ctx) {
     const clang::TemplateArgumentList* targs = fn != nullptr ? fn->getTemplateSpecializationArgs() : nullptr;
@@ -797,6 +1243,11 @@ class FunctionLowerer {
     } else if (callee->hasBody() && sm_.isInMainFile(callee->getLocation())) {
       x->form = ir::CallForm::User;
       x->callee = callee->getDefinition();
+      if (is_structured_type(callee->getReturnType())) {
+        unsupported(call, "'" + callee->getNameAsString() + "' returns a structure, which funcgen cannot take apart in "
+                          "its caller yet; return std::tuple or tensors from helpers");
+        return opaque(call);
+      }
     } else {
       x->form = ir::CallForm::External;
       x->op = qname;
@@ -806,13 +1257,19 @@ class FunctionLowerer {
   }
 
   ir::Function& f_;
+  StructuredSignature& sig_;
+  Lowering& lowering_;
   clang::ASTContext& context_;
   const clang::SourceManager& sm_;
   Reporter& reporter_;
   std::map<const clang::ValueDecl*, int> vars_;
   const clang::Stmt* pending_after_label_ = nullptr;
   std::map<std::string, std::string> template_values_;
-  std::set<const clang::ValueDecl*> rejected_;  // reported where they are declared  // template parameter -> its value's C++ text
+  std::set<const clang::ValueDecl*> rejected_;  // reported where they are declared
+  std::map<const clang::ValueDecl*, pytree::Tree> trees_;  // the structured parameters
+  std::optional<pytree::Tree> result_;                      // a structured result
+  std::set<std::string> names_;                             // declared in the function
+  std::set<const clang::Expr*> reported_indices_;
   bool ok_ = true;
 };
 
@@ -846,16 +1303,33 @@ bool has_compile_errors(const clang::FunctionDecl* fn) {
 
 }  // namespace
 
+bool StructuredSignature::structured() const {
+  if (result) return true;
+  for (const auto& p : params)
+    if (p) return true;
+  return false;
+}
+
 const ir::Function* Lowering::lower(const clang::FunctionDecl* fn) {
   fn = fn->getDefinition() != nullptr ? fn->getDefinition() : fn;
   if (auto it = done_.find(fn); it != done_.end()) return it->second.get();
-  if (failed_.count(fn) != 0) return nullptr;
+  if (failed_.count(fn) != 0 || lowering_.count(fn) != 0) return nullptr;
+  lowering_.insert(fn);
   auto f = std::make_unique<ir::Function>();
-  if (has_compile_errors(fn) || !FunctionLowerer(*f, context_, reporter_).run(fn)) {
+  StructuredSignature sig;
+  const bool ok = !has_compile_errors(fn) && FunctionLowerer(*f, sig, *this, context_, reporter_).run(fn);
+  lowering_.erase(fn);
+  if (!ok) {
     failed_[fn] = true;
     return nullptr;
   }
+  signatures_[fn] = std::move(sig);
   return done_.emplace(fn, std::move(f)).first->second.get();
+}
+
+const StructuredSignature& Lowering::signature(const clang::FunctionDecl* fn) const {
+  fn = fn->getDefinition() != nullptr ? fn->getDefinition() : fn;
+  return signatures_.at(fn);
 }
 
 }  // namespace funcgen

@@ -7,12 +7,24 @@
 
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 
 #include "diag/reporter.h"
+#include "frontend/pytree.h"
 #include "ir/ir.h"
 #include "ir/types.h"
 
 namespace funcgen {
+
+// The structures of a lowered function's signature (frontend/pytree.h): the tree of each parameter
+// that holds tensors inside a structure, and of a structured result; their leaves name the flat
+// function's variables.
+struct StructuredSignature {
+  std::vector<std::optional<pytree::Tree>> params;  // one per C++ parameter
+  std::optional<pytree::Tree> result;
+  bool structured() const;
+};
 
 // Lowers functions on demand and keeps them (helpers are lowered once, however often called).
 class Lowering {
@@ -20,12 +32,16 @@ class Lowering {
   Lowering(clang::ASTContext& context, Reporter& reporter) : context_(context), reporter_(reporter) {}
   // nullptr when the function could not be lowered (the errors were reported).
   const ir::Function* lower(const clang::FunctionDecl* fn);
+  // The structures of a function lowered with success.
+  const StructuredSignature& signature(const clang::FunctionDecl* fn) const;
 
  private:
   clang::ASTContext& context_;
   Reporter& reporter_;
   std::map<const clang::FunctionDecl*, std::unique_ptr<ir::Function>> done_;
+  std::map<const clang::FunctionDecl*, StructuredSignature> signatures_;
   std::map<const clang::FunctionDecl*, bool> failed_;
+  std::set<const clang::FunctionDecl*> lowering_;  // in progress: a recursion through structures
 };
 
 }  // namespace funcgen

@@ -111,4 +111,13 @@ std::string replace_identifiers(const std::string& text, const std::map<std::str
   return out;
 }
 
+std::string string_literal(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
 }  // namespace funcgen::cxx

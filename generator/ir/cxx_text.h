@@ -17,6 +17,8 @@ std::string unparen(const std::string& s);
 std::string join(const std::vector<std::string>& items, const char* sep = ", ");
 // Call arguments: joined, each without needless parentheses.
 std::string join_args(const std::vector<std::string>& args);
+// A C++ string literal of `s` (quotes and backslashes escaped).
+std::string string_literal(const std::string& s);
 // `text` with the identifiers that `names` maps replaced (not those after `.`, `->` or `::`).
 std::string replace_identifiers(const std::string& text, const std::map<std::string, std::string>& names);
 

@@ -44,6 +44,7 @@ struct Var {
   int param_index = -1;  // >= 0 for parameters
   const clang::ValueDecl* decl = nullptr;
   bool unnamed_if_unused = false;  // a generated parameter: printed without its name where unused
+  std::string written;  // how the user writes it where that is not `name` (a structure's leaf: "p.w1")
 };
 
 enum class ExprKind {
@@ -99,6 +100,10 @@ struct Expr {
   std::vector<Type> param_types;    // Call: the callee's parameter type of each argument
   int index = 0;                // Get: the tuple element
   std::string template_args;    // Call: explicit template arguments as written, "<float>" for item<float>()
+  // Call of form User whose callee takes structures (frontend/pytree.h): per callee parameter, the
+  // C++ text that rebuilds it from its leaves among `args` (kPackedLeaf stands for each in turn), or
+  // "" for a parameter passed as one argument. Empty when the callee takes no structure.
+  std::vector<std::string> packing;
   std::vector<int> reads;       // Opaque: the locals it reads
   std::vector<int> writes;      // Opaque: the locals it assigns or increments
   // Call of form Vmapped: the function mapped (shared by the copies of the call), the batch dim of
@@ -117,6 +122,8 @@ struct Expr {
 
   const Expr& arg(size_t i) const { return *args[i]; }
 };
+
+inline constexpr char kPackedLeaf = '\x01';
 
 enum class StmtKind {
   Decl,      // T var = expr;  (expr may be null: default-constructed)

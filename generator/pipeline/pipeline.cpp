@@ -6,6 +6,7 @@
 #include "checks/checks.h"
 #include "emitter/printer.h"
 #include "transforms/ad/ad_transforms.h"
+#include "transforms/structures.h"
 
 namespace funcgen {
 
@@ -35,6 +36,13 @@ VmapLevels masks_of(const std::vector<VmapLevel>& levels, std::vector<Levels>& p
   return masks;
 }
 
+// A printed function made static (after the comment lines before it).
+std::string as_static(const std::string& definition) {
+  size_t at = 0;
+  while (definition.compare(at, 2, "//") == 0) at = definition.find('\n', at) + 1;
+  return definition.substr(0, at) + "static " + definition.substr(at);
+}
+
 std::string chain_text(const std::vector<SpecLink>& chain, size_t from) {
   std::string s, close;
   for (size_t k = from; k < chain.size(); ++k) {
@@ -54,7 +62,23 @@ std::optional<OutputFunction> Pipeline::generate(const AnnotatedSpec& spec) {
   const unsigned errors_before = reporter_.errors();
   const ir::Function* fn = lowering_.lower(spec.function);
   if (fn == nullptr) return std::nullopt;
-  const std::vector<SpecLink> chain = spec_chain(spec, specs_);
+  std::vector<SpecLink> chain = spec_chain(spec, specs_);
+  // Structured parameters or results: the transforms run on the flat function.
+  std::optional<structures::Flat> flat;
+  if (const StructuredSignature& sig = lowering_.signature(spec.function); sig.structured()) {
+    const structures::Signature user = structures::user_signature(*fn->decl, sig, context_);
+    if (!user.problem.empty()) {
+      reporter_.report("unsupported", spec.spec_locations.at(spec.transform->offset), user.problem);
+      return std::nullopt;
+    }
+    structures::Refusal refusal;
+    flat = structures::flatten(chain, user, structures::flat_signature(*fn, user), refusal);
+    if (!flat) {
+      reporter_.report("unsupported", refusal.link.where->at(refusal.offset), refusal.message);
+      return std::nullopt;
+    }
+    chain = flat->chain;
+  }
   size_t head = 0;
   while (head < chain.size() && chain[head].t->kind == spec::TransformKind::Vmap) ++head;
   std::optional<GeneratedFunction> g;
@@ -75,7 +99,11 @@ std::optional<OutputFunction> Pipeline::generate(const AnnotatedSpec& spec) {
     g = vmap_stage(spec, *fn, spec.name, levels, "");
   }
   if (!g || reporter_.errors() != errors_before || too_large(spec, *g)) return std::nullopt;
-  return OutputFunction{fn->namespaces, g->declaration, g->helpers, g->definition};
+  if (!flat) return OutputFunction{fn->namespaces, g->declaration, g->helpers, g->definition, {}};
+  // The flat function is an overload that only the structured one calls.
+  const structures::Wrapper w = structures::wrapper(spec.name, *flat);
+  return OutputFunction{fn->namespaces, w.declaration, g->helpers + as_static(g->definition) + "\n", w.definition,
+                        flat->user.header_lines};
 }
 
 // Nested transforms multiply code; a spec whose code no compiler would take in reasonable time

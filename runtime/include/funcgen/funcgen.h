@@ -9,6 +9,7 @@
 #include "funcgen/runtime/ops.h"
 #include "funcgen/runtime/random.h"
 #include "funcgen/runtime/scalar_type.h"
+#include "funcgen/runtime/structures.h"
 #include "funcgen/runtime/tensor.h"
 
 // FUNCGEN("name = transform(f, ...)") stands before a function definition. It changes nothing in

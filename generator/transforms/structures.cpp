@@ -1,0 +1,356 @@
+#include "transforms/structures.h"
+
+#include <clang/AST/DeclCXX.h>
+#include <clang/AST/DeclTemplate.h>
+
+#include <functional>
+
+#include "ir/cxx_text.h"
+#include "ir/types.h"
+
+namespace funcgen::structures {
+
+using pytree::Tree;
+using Kind = pytree::Tree::Kind;
+
+namespace {
+
+struct Refused {
+  size_t offset;
+  std::string message;
+};
+
+// What a header must see to declare a function taking `type`: the standard headers of its
+// containers and a forward declaration of each user structure.
+void declare_types(clang::QualType type, Signature& sig) {
+  const clang::QualType t = bare(type);
+  const auto* record = t->getAsCXXRecordDecl();
+  if (record == nullptr) return;
+  const std::string name = record_name(t);
+  if (name.rfind("std::", 0) == 0) {
+    static const std::pair<const char*, const char*> headers[] = {
+        {"std::map", "<map>"}, {"std::vector", "<vector>"}, {"std::array", "<array>"}, {"std::pair", "<utility>"}};
+    for (const auto& [n, h] : headers)
+      if (name == n) sig.header_lines.push_back(std::string("#include ") + h);
+    if (name == "std::map") sig.header_lines.push_back("#include <string>");
+    if (const auto* spec = llvm::dyn_cast<clang::ClassTemplateSpecializationDecl>(record))
+      for (const clang::TemplateArgument& a : spec->getTemplateArgs().asArray()) {
+        if (a.getKind() == clang::TemplateArgument::Type) declare_types(a.getAsType(), sig);
+        if (a.getKind() == clang::TemplateArgument::Pack)
+          for (const clang::TemplateArgument& p : a.pack_elements()) declare_types(p.getAsType(), sig);
+      }
+    return;
+  }
+  if (name.rfind("fg::", 0) == 0) return;
+  std::string open, close;
+  for (const clang::DeclContext* dc = record->getDeclContext(); !dc->isTranslationUnit(); dc = dc->getParent()) {
+    const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(dc);
+    if (ns == nullptr || ns->isAnonymousNamespace()) {
+      sig.problem = "'" + record->getNameAsString() + "' is declared inside " +
+                    (ns == nullptr ? "a class or function" : "an anonymous namespace") +
+                    ", so the generated header cannot declare functions that take it; declare it in a named namespace";
+      return;
+    }
+    open = "namespace " + ns->getNameAsString() + " { " + open;
+    close += " }";
+  }
+  sig.header_lines.push_back(open + (record->isClass() ? "class " : "struct ") + record->getNameAsString() + ";" + close);
+  for (const clang::FieldDecl* f : record->fields()) declare_types(f->getType(), sig);
+}
+
+Tree leaf(Kind kind, const std::string& cxx_type) {
+  Tree t;
+  t.kind = kind;
+  t.cxx_type = cxx_type;
+  return t;
+}
+
+// The leaves of `t` that the flat function takes as parameters, as expressions from `root`.
+void passed_leaves(const Tree& t, const std::string& root, std::vector<std::string>& out) {
+  if (t.is_leaf()) {
+    if (t.passed) out.push_back(root);
+    return;
+  }
+  for (size_t i = 0; i < t.children.size(); ++i) passed_leaves(t.children[i], pytree::access(t, i, root), out);
+}
+
+size_t passed_count(const Tree& t) {
+  std::vector<std::string> leaves;
+  passed_leaves(t, "", leaves);
+  return leaves.size();
+}
+
+// The leaves the flat function returns: all but the scalars copied from an argument.
+size_t returned_count(const Tree& t) {
+  if (t.is_leaf()) return t.kind == Kind::Scalar && !t.source.empty() ? 0 : 1;
+  size_t n = 0;
+  for (const Tree& c : t.children) n += returned_count(c);
+  return n;
+}
+
+bool any_structured(const Signature& s) {
+  if (pytree::is_structured(s.result)) return true;
+  for (const Param& p : s.params)
+    if (!p.tree.is_leaf()) return true;
+  return false;
+}
+
+size_t param_index(int64_t a, size_t n) { return static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(n) : a); }
+
+// What grad, jacrev and hessian differentiate with respect to: one argument's structure, or a tuple.
+Tree argument_tree(const spec::Transform& t, const Signature& s) {
+  std::vector<Tree> items;
+  for (int64_t a : t.argnums.argnums) items.push_back(s.params.at(param_index(a, s.params.size())).tree);
+  return t.argnums.is_tuple ? pytree::tuple_of(std::move(items)) : items.at(0);
+}
+
+// `t` with each tensor leaf replaced by `by` (a jacobian: one block per output element).
+Tree replace_tensors(const Tree& t, const Tree& by, const spec::Transform& at) {
+  if (t.kind == Kind::Tensor) return by;
+  if (t.is_leaf() || by.kind == Kind::Tensor) return t;
+  if (t.kind == Kind::Tuple && !t.is_pair()) {
+    std::vector<Tree> items;
+    for (const Tree& c : t.children) items.push_back(replace_tensors(c, by, at));
+    return pytree::tuple_of(std::move(items));
+  }
+  throw Refused{at.offset, std::string(spec::name_of(at.kind)) + " of a function that returns '" + t.cxx_type +
+                               "' with respect to a structure would put a structure in each of its tensors' places; "
+                               "return std::tuple, or differentiate with respect to tensors"};
+}
+
+Signature apply(const spec::Transform& t, const Signature& s) {
+  Signature r = s;
+  switch (t.kind) {
+    case spec::TransformKind::Function:
+    case spec::TransformKind::Vmap: break;
+    case spec::TransformKind::Grad: r.result = argument_tree(t, s); break;
+    case spec::TransformKind::GradAndValue: r.result = pytree::tuple_of({argument_tree(t, s), s.result}); break;
+    case spec::TransformKind::Jacrev:
+    case spec::TransformKind::Jacfwd: r.result = replace_tensors(s.result, argument_tree(t, s), t); break;
+    case spec::TransformKind::Hessian: {
+      const Tree a = argument_tree(t, s);
+      r.result = replace_tensors(s.result, replace_tensors(a, a, t), t);
+      break;
+    }
+    case spec::TransformKind::Jvp: {
+      for (const Param& p : s.params) {
+        if (p.tree.tensors() == 0) continue;
+        Param tangent = p;
+        tangent.name = "tangent_" + p.name;
+        tangent.cxx_decl = "const " + p.tree.cxx_type + "& " + tangent.name;
+        std::vector<Tree*> leaves;
+        tangent.tree.leaves(leaves);
+        for (Tree* l : leaves)
+          if (l->kind == Kind::Scalar) l->passed = false;
+        r.params.push_back(std::move(tangent));
+      }
+      r.result = pytree::tuple_of({s.result, s.result});
+      break;
+    }
+    case spec::TransformKind::Vjp:
+    case spec::TransformKind::Linearize:
+      throw Refused{t.offset, std::string(spec::name_of(t.kind)) +
+                                  " of a function with structured parameters or results cannot be generated yet; take "
+                                  "the tensors as parameters, or use grad or jacrev"};
+  }
+  return r;
+}
+
+// The transform's options over the flat function's parameters, given the user's signature that
+// it applies to.
+std::shared_ptr<spec::Transform> spread(const spec::Transform& t, const Signature& user) {
+  auto c = std::make_shared<spec::Transform>(t);
+  if (t.kind == spec::TransformKind::Vmap) {
+    if (t.in_dims.per_item) {
+      c->in_dims.dims.clear();
+      c->in_dims.item_offsets.clear();
+      for (size_t i = 0; i < user.params.size(); ++i) {
+        std::vector<const Tree*> leaves;
+        user.params[i].tree.leaves(leaves);
+        for (const Tree* l : leaves) {
+          if (!l->passed) continue;
+          c->in_dims.dims.push_back(l->kind == Kind::Tensor ? t.in_dims.dims[i] : spec::Dim());
+          c->in_dims.item_offsets.push_back(t.in_dims.item_offsets.at(i));
+        }
+      }
+    }
+    if (t.out_dims.per_item) {
+      for (const spec::Dim& d : t.out_dims.dims)
+        if (d != t.out_dims.dims[0])
+          throw Refused{t.out_dims.offset, "out_dims with different dims per output cannot be spread over a structured "
+                                           "result yet; give one out_dims for all outputs"};
+      c->out_dims.per_item = false;
+      c->out_dims.dims = {t.out_dims.dims[0]};
+    }
+  }
+  if (t.kind == spec::TransformKind::Grad || t.kind == spec::TransformKind::GradAndValue ||
+      t.kind == spec::TransformKind::Jacrev || t.kind == spec::TransformKind::Jacfwd ||
+      t.kind == spec::TransformKind::Hessian) {
+    if (t.has_aux)
+      throw Refused{t.offset, "has_aux=True with structured parameters or results cannot be generated yet; return the "
+                              "aux values from a second spec"};
+    std::vector<size_t> first;  // each user parameter's first flat parameter
+    size_t n = 0;
+    for (const Param& p : user.params) {
+      first.push_back(n);
+      n += passed_count(p.tree);
+    }
+    c->argnums.argnums.clear();
+    c->argnums.item_offsets.clear();
+    for (size_t k = 0; k < t.argnums.argnums.size(); ++k) {
+      const size_t a = param_index(t.argnums.argnums[k], user.params.size());
+      const Tree& tree = user.params[a].tree;
+      c->argnums.is_tuple = c->argnums.is_tuple || !tree.is_leaf();
+      std::vector<const Tree*> leaves;
+      tree.leaves(leaves);
+      size_t at = first[a];
+      for (const Tree* l : leaves) {
+        if (!l->passed) continue;
+        if (l->kind == Kind::Tensor) {
+          c->argnums.argnums.push_back(static_cast<int64_t>(at));
+          c->argnums.item_offsets.push_back(t.argnums.item_offsets.empty() ? t.offset : t.argnums.item_offsets[k]);
+        }
+        ++at;
+      }
+    }
+  }
+  return c;
+}
+
+std::string bare_spelling(const clang::QualType t, const clang::ASTContext& context) {
+  return cxx_spelling(t.getNonReferenceType().getUnqualifiedType(), context);
+}
+
+}  // namespace
+
+Signature user_signature(const clang::FunctionDecl& fn, const StructuredSignature& sig, const clang::ASTContext& context) {
+  Signature s;
+  for (unsigned i = 0; i < fn.getNumParams(); ++i) {
+    const clang::ParmVarDecl* p = fn.getParamDecl(i);
+    Param param;
+    param.name = p->getNameAsString();
+    if (i < sig.params.size() && sig.params[i]) {
+      param.tree = *sig.params[i];
+      param.cxx_decl = "const " + param.tree.cxx_type + "& " + param.name;
+      declare_types(p->getType(), s);
+    } else if (ir::is_tensor_like(ir_type_of(p->getType()))) {
+      param.tree = leaf(Kind::Tensor, bare_spelling(p->getType(), context));
+      param.cxx_decl = "const " + param.tree.cxx_type + "& " + param.name;
+    } else {
+      param.tree = leaf(Kind::Scalar, bare_spelling(p->getType(), context));
+      param.tree.source = param.name;
+      param.cxx_decl = cxx_spelling(p->getType(), context) + " " + param.name;
+    }
+    s.params.push_back(std::move(param));
+  }
+  const clang::QualType ret = fn.getReturnType();
+  if (sig.result) {
+    s.result = *sig.result;
+    declare_types(ret, s);
+  } else if (record_name(ret) == "std::tuple") {
+    std::vector<Tree> items;
+    for (const clang::TemplateArgument& a : llvm::cast<clang::ClassTemplateSpecializationDecl>(bare(ret)->getAsCXXRecordDecl())
+                                                ->getTemplateArgs()[0]
+                                                .pack_elements())
+      items.push_back(is_fg_tensor(a.getAsType()) ? leaf(Kind::Tensor, "fg::Tensor")
+                                                   : leaf(Kind::Scalar, bare_spelling(a.getAsType(), context)));
+    s.result = pytree::tuple_of(std::move(items));
+  } else {
+    s.result = leaf(Kind::Tensor, bare_spelling(ret, context));
+  }
+  return s;
+}
+
+Signature flat_signature(const ir::Function& fn, const Signature& user) {
+  Signature s;
+  for (int id : fn.params) {
+    const ir::Var& v = fn.var(id);
+    Param p;
+    p.name = v.name;
+    p.tree = leaf(ir::is_tensor_like(v.type) ? Kind::Tensor : Kind::Scalar, v.cxx_type);
+    p.cxx_decl = v.cxx_type + " " + v.name;
+    s.params.push_back(std::move(p));
+  }
+  std::vector<const Tree*> leaves;
+  user.result.leaves(leaves);
+  std::vector<Tree> items;
+  for (const Tree* l : leaves) items.push_back(*l);
+  s.result = items.size() == 1 ? items[0] : pytree::tuple_of(std::move(items));
+  return s;
+}
+
+std::optional<Flat> flatten(const std::vector<SpecLink>& chain, const Signature& user, const Signature& flat,
+                            Refusal& refusal) {
+  Flat out;
+  out.user = user;
+  out.flat = flat;
+  out.chain = chain;
+  for (size_t k = chain.size(); k-- > 0;) {
+    const spec::Transform& t = *chain[k].t;
+    if (t.kind == spec::TransformKind::Function) continue;
+    try {
+      std::shared_ptr<spec::Transform> c = spread(t, out.user);
+      Signature next_user = apply(t, out.user);
+      out.flat = apply(*c, out.flat);
+      out.user = std::move(next_user);
+      out.chain[k].t = c.get();
+      out.owned.push_back(std::move(c));
+    } catch (const Refused& r) {
+      refusal = Refusal{chain[k], r.offset, r.message};
+      return std::nullopt;
+    }
+  }
+  std::vector<const Tree*> flat_leaves;
+  out.flat.result.leaves(flat_leaves);
+  if (returned_count(out.user.result) != flat_leaves.size()) {
+    refusal = Refusal{chain[0], chain[0].t->offset,
+                      "funcgen cannot rebuild the structures of this spec's result (" + out.user.result.cxx_type +
+                          "); differentiate with respect to fewer structures"};
+    return std::nullopt;
+  }
+  return out;
+}
+
+Wrapper wrapper(const std::string& name, const Flat& flat) {
+  const Signature& u = flat.user;
+  std::vector<std::string> params, args, checks;
+  for (const Param& p : u.params) {
+    params.push_back(p.cxx_decl);
+    passed_leaves(p.tree, p.name, args);
+    // A vector or map must hold what the function reads, no more: the leaves are all of it.
+    std::function<void(const Tree&, const std::string&)> check = [&](const Tree& t, const std::string& at) {
+      if (t.kind == Kind::Vector)
+        checks.push_back("fg::detail::expect_elements(" + at + ", " + std::to_string(t.children.size()) + ", " +
+                         cxx::string_literal(name) + ", " + cxx::string_literal(at) + ");");
+      if (t.kind == Kind::Map) {
+        std::vector<std::string> keys;
+        for (const std::string& k : t.keys) keys.push_back(cxx::string_literal(k));
+        checks.push_back("fg::detail::expect_keys(" + at + ", {" + cxx::join(keys) + "}, " + cxx::string_literal(name) +
+                         ", " + cxx::string_literal(at) + ");");
+      }
+      if (t.kind == Kind::Vector || t.kind == Kind::Map) return;
+      for (size_t i = 0; i < t.children.size(); ++i) check(t.children[i], pytree::access(t, i, at));
+    };
+    check(p.tree, p.name);
+  }
+  const std::string signature = u.result.cxx_type + " " + name + "(" + cxx::join(params) + ")";
+  Wrapper w;
+  w.declaration = signature + ";\n";
+  std::string body;
+  for (const std::string& c : checks) body += "  " + c + "\n";
+  const std::string call = name + "(" + cxx::join(args) + ")";
+  if (!pytree::is_structured(u.result)) {  // the flat function returns the same
+    body += "  return " + call + ";\n";
+  } else {
+    body += "  const auto flat = " + call + ";\n";
+    const std::vector<std::string> leaves =
+        flat.flat.result.is_leaf() ? std::vector<std::string>{"flat"} : pytree::leaf_accesses(flat.flat.result, "flat", false);
+    size_t next = 0;
+    body += "  return " + pytree::build(u.result, leaves, next) + ";\n";
+  }
+  w.definition = "// " + name + " on the structures of its arguments: funcgen transforms the flat overload above.\n" +
+                 signature + " {\n" + body + "}\n";
+  return w;
+}
+
+}  // namespace funcgen::structures

@@ -1,0 +1,60 @@
+// Specs on functions with structured parameters or results (frontend/pytree.h): the transforms run
+// on the flat function (one parameter per leaf), with in_dims and argnums spread over the leaves;
+// the function the user calls takes and returns the structures, as torch.func takes and returns
+// pytrees (a gradient w.r.t. a `Params` is a `Params`, jvp's tangents are structured as the primals).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "frontend/annotations.h"
+#include "frontend/lower.h"
+#include "frontend/pytree.h"
+
+namespace funcgen::structures {
+
+struct Param {
+  std::string name;
+  std::string cxx_decl;  // as the generated function declares it ("const Params& p")
+  pytree::Tree tree;     // a leaf for a tensor or a value passed through
+};
+
+struct Signature {
+  std::vector<Param> params;
+  pytree::Tree result;
+  std::vector<std::string> header_lines;  // what a header declaring it needs (includes, forward declarations)
+  std::string problem;                    // why its types cannot be declared in a header
+};
+
+// The function the spec names: as the user wrote it, and flat (as lowered).
+Signature user_signature(const clang::FunctionDecl& fn, const StructuredSignature& sig, const clang::ASTContext& context);
+Signature flat_signature(const ir::Function& fn, const Signature& user);
+
+// The spec's chain over the flat function, and both signatures of its result.
+struct Flat {
+  std::vector<std::shared_ptr<spec::Transform>> owned;
+  std::vector<SpecLink> chain;
+  Signature user, flat;
+};
+
+// What cannot be spread over the leaves is an error at the transform (`at`, a byte of its spec).
+struct Refusal {
+  SpecLink link;
+  size_t offset = 0;
+  std::string message;
+};
+
+// nullopt with `refusal` set when a transform of the chain cannot take the structures.
+std::optional<Flat> flatten(const std::vector<SpecLink>& chain, const Signature& user, const Signature& flat,
+                            Refusal& refusal);
+
+// The function the user calls: checks the sizes of vectors and maps, calls the flat function (of
+// the same name, an overload) with the leaves, and builds the structured result.
+struct Wrapper {
+  std::string declaration, definition;
+};
+Wrapper wrapper(const std::string& name, const Flat& flat);
+
+}  // namespace funcgen::structures
