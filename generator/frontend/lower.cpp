@@ -188,6 +188,17 @@ class FunctionLowerer {
     names.TraverseStmt(decl->getBody());
   }
 
+  // `const Linear& layer = p.layer;` (or a const copy): another name for a part of a structured
+  // parameter, resolved as the expression it was initialized with.
+  bool alias(const clang::VarDecl* vd) {
+    if (trees_.empty() || vd->getInit() == nullptr || !vd->getType().getNonReferenceType().isConstQualified() ||
+        !pytree::tree_of(vd->getType(), context_).has_value())
+      return false;
+    if (resolve(vd->getInit(), true) == nullptr) return false;
+    aliases_[vd] = vd->getInit();
+    return true;
+  }
+
   // The leaves of the structured parameters become the flat function's parameters, in order:
   // first the elements of vectors and maps that the body reads are found.
   bool flatten_parameters(const clang::FunctionDecl* decl) {
@@ -207,11 +218,13 @@ class FunctionLowerer {
       std::vector<pytree::Tree*> leaves;
       it->second.leaves(leaves);
       const std::vector<std::string> written = pytree::leaf_accesses(it->second, p->getNameAsString(), false);
+      std::vector<std::string> names;
+      leaf_names(it->second, p->getNameAsString(), names);
       for (size_t i = 0; i < leaves.size(); ++i) {
         pytree::Tree& leaf = *leaves[i];
         ir::Var v;
         v.id = static_cast<int>(f_.vars.size());
-        v.name = fresh_name(written[i]);
+        v.name = fresh_name(names[i]);
         v.written = written[i];
         v.decl = p;
         if (leaf.kind == pytree::Tree::Kind::Tensor) {
@@ -233,18 +246,26 @@ class FunctionLowerer {
     return true;
   }
 
-  // "p.w1" -> "p_w1", "params.at(\"fc1.weight\")" -> "params_fc1_weight": an identifier no other name has.
-  std::string fresh_name(const std::string& written) {
+  // The leaves' names by their paths: p.w1 -> p_w1, std::get<0>(t) -> t_0, params.at("fc1.weight") ->
+  // params_fc1.weight (made an identifier by fresh_name).
+  static void leaf_names(const pytree::Tree& t, const std::string& at, std::vector<std::string>& out) {
+    if (t.is_leaf()) {
+      out.push_back(at);
+      return;
+    }
+    for (size_t i = 0; i < t.children.size(); ++i)
+      leaf_names(t.children[i], at + "_" + (t.keys.empty() ? std::to_string(i) : t.keys[i]), out);
+  }
+
+  // An identifier made of `path` that no other name of the function has.
+  std::string fresh_name(const std::string& path) {
     std::string name;
-    std::string path = written;
-    for (size_t at; (at = path.find(".at(")) != std::string::npos;) path.replace(at, 4, ".");
     for (char c : path) {
       const bool word = std::isalnum(static_cast<unsigned char>(c)) || c == '_';
       if (word) name += c;
       else if (!name.empty() && name.back() != '_') name += '_';
     }
     while (!name.empty() && name.back() == '_') name.pop_back();
-    if (compat::starts_with(name, "std_get_")) name = name.substr(8);
     while (names_.count(name) != 0) name += "_";
     names_.insert(name);
     return name;
@@ -254,6 +275,9 @@ class FunctionLowerer {
   // their trees), and structures passed whole to functions of this file (which read what those read).
   void discover(const clang::Stmt* s) {
     if (s == nullptr) return;
+    if (const auto* ds = llvm::dyn_cast<clang::DeclStmt>(s))
+      for (const clang::Decl* d : ds->decls())
+        if (const auto* vd = llvm::dyn_cast<clang::VarDecl>(d)) alias(vd);
     if (const auto* e = llvm::dyn_cast<clang::Expr>(s)) {
       if (resolve(e, true) != nullptr) return;
       if (const auto* call = llvm::dyn_cast<clang::CallExpr>(e); call != nullptr && is_user_call(call)) {
@@ -322,6 +346,7 @@ class FunctionLowerer {
     if (trees_.empty() || e == nullptr) return nullptr;
     e = strip(e);
     if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(e)) {
+      if (auto a = aliases_.find(ref->getDecl()); a != aliases_.end()) return resolve(a->second, discovering);
       auto it = trees_.find(ref->getDecl());
       return it != trees_.end() ? &it->second : nullptr;
     }
@@ -710,6 +735,7 @@ class FunctionLowerer {
       else out.push_back(opaque_stmt(ds));
       return;
     }
+    if (aliases_.count(vd) != 0 || alias(vd)) return;  // reads of it read the parameter's leaves
     if (user_record_holds_tensors(vd->getType())) {
       const auto* record = bare(vd->getType())->getAsCXXRecordDecl();
       reject_variable(vd, ds, "'" + vd->getNameAsString() + "' is a '" + record->getNameAsString() +
@@ -1049,6 +1075,16 @@ class FunctionLowerer {
       x->args.push_back(lower_expr(ic->getSubExpr()));
       return x;
     }
+    if (const auto* m = llvm::dyn_cast<clang::MemberExpr>(e)) {
+      const auto* call = llvm::dyn_cast<clang::CallExpr>(strip(m->getBase()));
+      if (call != nullptr && call->getDirectCallee() != nullptr && is_structured_type(call->getType())) {
+        unsupported(call, "'" + call->getDirectCallee()->getNameAsString() + "' returns a structure, which funcgen "
+                          "cannot take apart in its caller yet; return std::tuple or tensors from helpers");
+        ExprPtr x = make_expr(ExprKind::Opaque, e);  // reported: its parts are not reported again
+        x->text = text_of(e);
+        return x;
+      }
+    }
     unsupported(e, expression_problem(e));
     return opaque(e);
   }
@@ -1270,6 +1306,7 @@ class FunctionLowerer {
   std::optional<pytree::Tree> result_;                      // a structured result
   std::set<std::string> names_;                             // declared in the function
   std::set<const clang::Expr*> reported_indices_;
+  std::map<const clang::ValueDecl*, const clang::Expr*> aliases_;  // names of parts of structured parameters
   bool ok_ = true;
 };
 

@@ -133,3 +133,14 @@ add_test(NAME funcgen.mutation
                  ${PROJECT_SOURCE_DIR}/runtime/include $<TARGET_FILE:mutation_runner>
                  ${CMAKE_CURRENT_LIST_DIR}/mutation/cases)
 set_tests_properties(funcgen.mutation PROPERTIES LABELS generator TIMEOUT 600)
+
+# Structured parameters and results (torch.func's pytrees): the tutorials' ports with parameters in
+# structs and maps, against torch.func's values and finite differences.
+add_executable(test_structures ${CMAKE_CURRENT_LIST_DIR}/structures/test_structures.cpp)
+target_include_directories(test_structures PRIVATE ${CMAKE_CURRENT_LIST_DIR}/structures ${CMAKE_CURRENT_LIST_DIR}/ad)
+target_link_libraries(test_structures PRIVATE GTest::gtest GTest::gtest_main nlohmann_json::nlohmann_json)
+target_compile_definitions(test_structures PRIVATE FUNCGEN_GOLDEN_JSON="${PROJECT_SOURCE_DIR}/tests/golden/torch_func_golden.json")
+target_compile_options(test_structures PRIVATE -Wall -Wextra)
+funcgen_generate(test_structures SOURCES ${CMAKE_CURRENT_LIST_DIR}/structures/structures_functions.cpp)
+funcgen_generated_test(test_structures)
+gtest_discover_tests(test_structures PROPERTIES LABELS generator)

@@ -2,50 +2,12 @@
 // inputs tests/golden/make_golden.py gave torch.func, must reproduce its stored results.
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <string>
-#include <vector>
-
+#include "golden_cases.h"
 #include "golden_functions.funcgen.h"
 
 namespace {
 
-using nlohmann::json;
-
-// x[i] = sin(0.37 * (i + 1) + seed) * 0.8 over the flattened shape, as make_golden.py's input().
-fg::Tensor input(std::vector<int64_t> shape, int seed) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  std::vector<double> data;
-  for (int64_t i = 0; i < n; ++i) data.push_back(std::sin(0.37 * static_cast<double>(i + 1) + seed) * 0.8);
-  return fg::tensor(data, fg::kDouble).reshape(shape);
-}
-
-const json& cases() {
-  static const json j = [] {
-    std::ifstream in(FUNCGEN_GOLDEN_JSON);
-    if (!in) throw std::runtime_error("cannot read " + std::string(FUNCGEN_GOLDEN_JSON));
-    return json::parse(in);
-  }();
-  return j.at("cases");
-}
-
-fg::Tensor expected(const std::string& name, size_t k) {
-  const json& o = cases().at(name).at("outputs").at(k);
-  std::vector<double> data = o.at("data").get<std::vector<double>>();
-  std::vector<int64_t> shape = o.at("shape").get<std::vector<int64_t>>();
-  return fg::tensor(data, fg::kDouble).reshape(shape);
-}
-
-void expect_golden(const std::string& name, size_t k, const fg::Tensor& actual, double tol = 1e-10) {
-  SCOPED_TRACE(name + " output " + std::to_string(k));
-  const fg::Tensor want = expected(name, k);
-  ASSERT_EQ(actual.sizes(), want.sizes());
-  ASSERT_EQ(actual.dtype(), fg::kDouble);
-  EXPECT_TRUE(fg::allclose(actual, want, tol, tol)) << "funcgen:\n" << actual << "\ntorch.func:\n" << want;
-}
+using namespace golden_cases;
 
 constexpr int64_t IN = 8, HID = 16, OUT = 4, N = 6, D = 16, B = 4;
 

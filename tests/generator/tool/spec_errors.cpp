@@ -2,6 +2,8 @@
 // EXIT: 1
 #include <funcgen/funcgen.h>
 
+#include <list>
+
 FUNCGEN("batched = vmap(f, in_dims=(0, 0, None))")
 FUNCGEN("bad = vmapp(f)")
 // CHECK: spec_errors.cpp:[[@LINE-1]]:16: error: unknown transform 'vmapp'; did you mean 'vmap'? [funcgen-spec]
@@ -37,8 +39,8 @@ FUNCGEN("n = vmap(batched, in_dim=0)")
 // CHECK: spec_errors.cpp:[[@LINE-5]]:14: note: vmap takes in_dims, out_dims, randomness, chunk_size, control_flow
 fg::Tensor g2(fg::Tensor x) { return x.sin(); }
 
-// A spec on a function whose signature cannot be transformed (yet): a container of tensors.
-FUNCGEN("p = vmap(takes_vector)")
-fg::Tensor takes_vector(const std::vector<fg::Tensor>& v) { return fg::zeros({1}); }
-// CHECK: spec_errors.cpp:[[@LINE-1]]:56: error: parameter 'v' of type 'std::vector<fg::Tensor>' holds tensors, which cannot be transformed yet; pass each tensor as a parameter of its own [funcgen-unsupported]
+// A spec on a function whose signature cannot be transformed: a container funcgen cannot see into.
+FUNCGEN("p = vmap(takes_list)")
+fg::Tensor takes_list(const std::list<fg::Tensor>& v) { return fg::zeros({1}); }
+// CHECK: spec_errors.cpp:[[@LINE-1]]:52: error: parameter 'v' cannot be transformed: 'std::list<fg::Tensor>' holds tensors in a type funcgen cannot see into; use a struct, std::tuple, std::array, std::vector or std::map of fg::Tensor [funcgen-unsupported]
 // CHECK: 10 errors generated.

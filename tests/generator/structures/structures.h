@@ -1,0 +1,46 @@
+// The structures the tutorials' C++ ports keep their parameters in, shared by the annotated file
+// and the tests that call what funcgen generates of it.
+#pragma once
+
+#include <funcgen/funcgen.h>
+
+#include <array>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace structured {
+
+// The per-sample-gradients tutorial's model parameters, as a libtorch user keeps them.
+struct Mlp {
+  fg::Tensor w1, b1, w2, b2;
+};
+
+// torch.nn.Linear's parameters.
+struct Linear {
+  fg::Tensor weight, bias;
+};
+
+// A layer with a scale that is not a parameter: passed through, copied into gradients.
+struct Scaled {
+  Linear layer;
+  double scale;
+};
+
+// Two heads of one model: a structured result.
+struct Heads {
+  fg::Tensor logits, probs;
+};
+
+// dict(model.named_parameters()) in C++.
+using ParamDict = std::map<std::string, fg::Tensor>;
+
+// Defined in structures_functions.cpp, with the FUNCGEN specs that transform them.
+fg::Tensor predict(const Linear& layer, const fg::Tensor& x);
+Heads heads(const Linear& layer, const fg::Tensor& x);
+fg::Tensor scaled_loss(const Scaled& s, const std::array<fg::Tensor, 2>& xs);
+fg::Tensor pair_loss(const std::pair<fg::Tensor, fg::Tensor>& ab, const fg::Tensor& x);
+fg::Tensor vector_loss(const std::vector<fg::Tensor>& ws, const fg::Tensor& x);
+
+}  // namespace structured

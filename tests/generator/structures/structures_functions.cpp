@@ -1,0 +1,83 @@
+// The torch.func tutorials ported to C++ the way their authors keep parameters: in a struct or a
+// std::map, as the tutorials keep them in a dict (functional_call(model, params, x)). funcgen
+// transforms them leaf by leaf and returns gradients in the same structures; test_structures.cpp
+// checks the values against torch.func's (tests/golden) and finite differences.
+#include "structures.h"
+
+namespace structured {
+
+// ---- per-sample gradients, with the parameters in a struct
+static fg::Tensor mlp(const Mlp& p, const fg::Tensor& x) {
+  fg::Tensor h = fg::linear(x, p.w1, p.b1).relu();
+  return fg::linear(h, p.w2, p.b2);
+}
+
+FUNCGEN("per_sample_grads = vmap(grad(example_loss), in_dims=(None, 0, 0))")
+FUNCGEN("example_grad = grad(example_loss)")
+fg::Tensor example_loss(const Mlp& params, const fg::Tensor& x, const fg::Tensor& target) {
+  fg::Tensor logp = mlp(params, x).log_softmax(-1);
+  return -logp.gather(0, target.reshape({1})).sum();
+}
+
+// ---- per-sample gradients, with the parameters in a dict as named_parameters() gives them
+static fg::Tensor mlp_dict(const ParamDict& params, const fg::Tensor& x) {
+  fg::Tensor h = fg::linear(x, params.at("fc1.weight"), params.at("fc1.bias")).relu();
+  return fg::linear(h, params.at("fc2.weight"), params.at("fc2.bias"));
+}
+
+FUNCGEN("per_sample_grads_dict = vmap(grad(example_loss_dict), in_dims=(None, 0, 0))")
+fg::Tensor example_loss_dict(const ParamDict& params, const fg::Tensor& x, const fg::Tensor& target) {
+  fg::Tensor logp = mlp_dict(params, x).log_softmax(-1);
+  return -logp.gather(0, target.reshape({1})).sum();
+}
+
+// ---- model ensembling: the models' parameters stacked in one struct
+FUNCGEN("ensemble = vmap(mlp_forward, in_dims=(0, None))")
+fg::Tensor mlp_forward(const Mlp& params, const fg::Tensor& x) { return mlp(params, x); }
+
+// ---- jacobians and hessians of a linear layer held in a struct
+FUNCGEN("jac_rev_wx = jacrev(predict, argnums=(0, 1))")
+FUNCGEN("jac_fwd_wx = jacfwd(predict, argnums=(0, 1))")
+FUNCGEN("jac_rev_layer = jacrev(predict)")
+FUNCGEN("hess = hessian(predict, argnums=1)")
+FUNCGEN("batch_jac_fwd = vmap(jacfwd(predict, argnums=1), in_dims=(None, 0))")
+FUNCGEN("predict_jvp = jvp(predict)")
+FUNCGEN("batched_jvp = vmap(jvp(predict), in_dims=(None, 0, None, 0))")
+fg::Tensor predict(const Linear& layer, const fg::Tensor& x) { return fg::linear(x, layer.weight, layer.bias).tanh(); }
+
+// ---- a structured result, batched
+FUNCGEN("batched_heads = vmap(heads, in_dims=(None, 0))")
+Heads heads(const Linear& layer, const fg::Tensor& x) {
+  fg::Tensor z = fg::linear(x, layer.weight, layer.bias);
+  return Heads{z, z.softmax(-1)};
+}
+
+// ---- nesting, scalars passed through, std::array, std::pair, std::tuple, std::vector
+FUNCGEN("scaled_grad = grad(scaled_loss, argnums=(0, 1))")
+fg::Tensor scaled_loss(const Scaled& s, const std::array<fg::Tensor, 2>& xs) {
+  fg::Tensor y = fg::linear(xs[0], s.layer.weight, s.layer.bias) * s.scale;
+  if (s.scale > 1.0) y = y.sin();
+  return (y * xs[1]).sum();
+}
+
+FUNCGEN("pair_grad = grad(pair_loss)")
+fg::Tensor pair_loss(const std::pair<fg::Tensor, fg::Tensor>& ab, const fg::Tensor& x) {
+  return (ab.first * x.exp() + std::get<1>(ab) * x).pow(2).sum();
+}
+
+FUNCGEN("vector_grad = grad(vector_loss)")
+FUNCGEN("vector_jacrev = jacrev(vector_loss, argnums=(0, 1))")
+fg::Tensor vector_loss(const std::vector<fg::Tensor>& ws, const fg::Tensor& x) {
+  fg::Tensor h = x;
+  h = fg::matmul(ws[0], h).tanh();
+  h = fg::matmul(ws[1], h).tanh();
+  return h.sum() * static_cast<double>(ws.size());
+}
+
+FUNCGEN("tuple_jacfwd = jacfwd(tuple_fn)")
+std::tuple<fg::Tensor, fg::Tensor> tuple_fn(const std::tuple<fg::Tensor, Linear>& t) {
+  const Linear& layer = std::get<1>(t);
+  return {fg::linear(std::get<0>(t), layer.weight, layer.bias), std::get<0>(t).sum()};
+}
+
+}  // namespace structured

@@ -1,0 +1,188 @@
+// Structured parameters and results (torch.func's pytrees): the tutorials' ports of
+// structures_functions.cpp against the values torch.func computed for the same inputs (the flat
+// ports' golden cases: the same numbers in other containers), the rest against central finite
+// differences in float64 and the loop-of-unbatched definition of vmap.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "golden_cases.h"
+#include "structures.h"
+#include "structures_functions.funcgen.h"
+
+namespace {
+
+using namespace golden_cases;
+using structured::Linear;
+using structured::Mlp;
+
+constexpr int64_t IN = 8, HID = 16, OUT = 4, N = 6, D = 16, B = 4;
+
+Mlp golden_mlp() { return Mlp{input({HID, IN}, 1), input({HID}, 2), input({OUT, HID}, 3), input({OUT}, 4)}; }
+const fg::Tensor xs = input({N, IN}, 5);
+const fg::Tensor targets = fg::tensor(std::vector<int64_t>{0, 1, 2, 3, 0, 1});  // i % OUT
+
+TEST(Structures, PerSampleGradientsWithParametersInAStruct) {
+  const Mlp g = structured::per_sample_grads(golden_mlp(), xs, targets);
+  expect_golden("per_sample_grads", 0, g.w1);
+  expect_golden("per_sample_grads", 1, g.b1);
+  expect_golden("per_sample_grads", 2, g.w2);
+  expect_golden("per_sample_grads", 3, g.b2);
+  const Mlp e = structured::example_grad(golden_mlp(), xs[0], targets[0]);
+  expect_golden("example_grad", 0, e.w1);
+  expect_golden("example_grad", 3, e.b2);
+}
+
+TEST(Structures, PerSampleGradientsWithNamedParametersInAMap) {
+  const Mlp m = golden_mlp();
+  const structured::ParamDict params{{"fc1.weight", m.w1}, {"fc1.bias", m.b1}, {"fc2.weight", m.w2}, {"fc2.bias", m.b2}};
+  const structured::ParamDict g = structured::per_sample_grads_dict(params, xs, targets);
+  ASSERT_EQ(g.size(), 4u);
+  expect_golden("per_sample_grads", 0, g.at("fc1.weight"));
+  expect_golden("per_sample_grads", 1, g.at("fc1.bias"));
+  expect_golden("per_sample_grads", 2, g.at("fc2.weight"));
+  expect_golden("per_sample_grads", 3, g.at("fc2.bias"));
+}
+
+TEST(Structures, AMapWithOtherKeysIsAnErrorNamingThem) {
+  const Mlp m = golden_mlp();
+  structured::ParamDict params{{"fc1.weight", m.w1}, {"fc1.bias", m.b1}, {"fc2.weight", m.w2}, {"fc2.bias", m.b2}};
+  params["fc3.bias"] = m.b2;
+  try {
+    structured::per_sample_grads_dict(params, xs, targets);
+    FAIL() << "no error";
+  } catch (const fg::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'fc3.bias'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Structures, ModelEnsemblingWithStackedStructs) {
+  std::vector<fg::Tensor> stacked;
+  const std::vector<std::vector<int64_t>> shapes = {{HID, IN}, {HID}, {OUT, HID}, {OUT}};
+  for (int k = 0; k < 4; ++k) {
+    std::vector<fg::Tensor> models;
+    for (int i = 0; i < 3; ++i) models.push_back(input(shapes[static_cast<size_t>(k)], 10 * (i + 1) + k));
+    stacked.push_back(fg::stack(models));
+  }
+  expect_golden("ensemble", 0, structured::ensemble(Mlp{stacked[0], stacked[1], stacked[2], stacked[3]}, xs));
+}
+
+struct Predict {
+  Linear layer{input({D, D}, 20), input({D}, 21)};
+  fg::Tensor x = input({D}, 22), xb = input({B, D}, 23);
+};
+
+TEST(Structures, JacobiansWithRespectToALayerStruct) {
+  Predict p;
+  auto [rl, rx] = structured::jac_rev_wx(p.layer, p.x);
+  expect_golden("jac_rev_wx", 0, rl.weight);
+  expect_golden("jac_rev_wx", 1, rx);
+  auto [fl, fx] = structured::jac_fwd_wx(p.layer, p.x);
+  expect_golden("jac_fwd_wx", 0, fl.weight);
+  expect_golden("jac_fwd_wx", 1, fx);
+  // The bias's block: d tanh(Wx + b) / db = diag(1 - y^2).
+  const fg::Tensor y = structured::predict(p.layer, p.x);
+  EXPECT_TRUE(fg::allclose(rl.bias, fg::eye(D, fg::kDouble) * (1 - y * y), 1e-12, 1e-12));
+  EXPECT_TRUE(fg::allclose(fl.bias, rl.bias, 1e-12, 1e-12));
+  const Linear whole = structured::jac_rev_layer(p.layer, p.x);
+  EXPECT_TRUE(fg::allclose(whole.weight, rl.weight, 1e-12, 1e-12));
+  EXPECT_TRUE(fg::allclose(whole.bias, rl.bias, 1e-12, 1e-12));
+}
+
+TEST(Structures, HessiansAndJvpsOfALayerStruct) {
+  Predict p;
+  expect_golden("hess", 0, structured::hess(p.layer, p.x));
+  expect_golden("batch_jac_fwd", 0, structured::batch_jac_fwd(p.layer, p.xb));
+  const Linear tangent{input({D, D}, 25), input({D}, 26)};
+  const fg::Tensor tx = input({D}, 27);
+  auto [o, t] = structured::predict_jvp(p.layer, p.x, tangent, tx);
+  expect_golden("predict_jvp", 0, o);
+  expect_golden("predict_jvp", 1, t);
+  // vmap(jvp) over examples and their tangents: each row is one jvp.
+  const fg::Tensor txb = input({B, D}, 28);
+  auto [ob, tb] = structured::batched_jvp(p.layer, p.xb, tangent, txb);
+  for (int64_t i = 0; i < B; ++i) {
+    auto [oi, ti] = structured::predict_jvp(p.layer, p.xb[i], tangent, txb[i]);
+    EXPECT_TRUE(fg::allclose(ob[i], oi, 1e-12, 1e-12));
+    EXPECT_TRUE(fg::allclose(tb[i], ti, 1e-12, 1e-12));
+  }
+}
+
+TEST(Structures, AStructuredResultIsBatchedFieldByField) {
+  Predict p;
+  const structured::Heads h = structured::batched_heads(p.layer, p.xb);
+  for (int64_t i = 0; i < B; ++i) {
+    const structured::Heads one = structured::heads(p.layer, p.xb[i]);
+    EXPECT_TRUE(fg::allclose(h.logits[i], one.logits, 1e-12, 1e-12));
+    EXPECT_TRUE(fg::allclose(h.probs[i], one.probs, 1e-12, 1e-12));
+  }
+}
+
+// Central differences in float64 of a scalar function of one tensor, perturbed in place.
+fg::Tensor numeric_grad(const std::function<double()>& f, fg::Tensor x) {
+  fg::Tensor g = fg::zeros_like(x);
+  fg::Tensor flat = x.reshape({-1}), gflat = g.reshape({-1});
+  const double h = 1e-6;
+  for (int64_t i = 0; i < flat.numel(); ++i) {
+    const double v = flat[i].item<double>();
+    flat[i].fill_(v + h);
+    const double up = f();
+    flat[i].fill_(v - h);
+    const double down = f();
+    flat[i].fill_(v);
+    gflat[i].fill_((up - down) / (2 * h));
+  }
+  return g;
+}
+
+void expect_close(const fg::Tensor& analytic, const fg::Tensor& numeric) {
+  ASSERT_EQ(analytic.sizes(), numeric.sizes());
+  EXPECT_TRUE(fg::allclose(analytic, numeric, 1e-5, 1e-6)) << "analytic\n" << analytic << "\nnumeric\n" << numeric;
+}
+
+TEST(Structures, NestedStructsAndArraysAgainstFiniteDifferences) {
+  for (double scale : {0.5, 2.0}) {  // both sides of the branch on the scale
+    structured::Scaled s{Linear{input({3, 4}, 1), input({3}, 2)}, scale};
+    std::array<fg::Tensor, 2> in{input({4}, 3), input({3}, 4)};
+    auto [gs, gin] = structured::scaled_grad(s, in);
+    EXPECT_EQ(gs.scale, scale);  // passed through, as it is no tensor
+    auto f = [&] { return structured::scaled_loss(s, in).item<double>(); };
+    expect_close(gs.layer.weight, numeric_grad(f, s.layer.weight));
+    expect_close(gs.layer.bias, numeric_grad(f, s.layer.bias));
+    expect_close(gin[0], numeric_grad(f, in[0]));
+    expect_close(gin[1], numeric_grad(f, in[1]));
+  }
+}
+
+TEST(Structures, PairsVectorsAndTuplesAgainstFiniteDifferences) {
+  std::pair<fg::Tensor, fg::Tensor> ab{input({5}, 1), input({5}, 2)};
+  const fg::Tensor x = input({5}, 3);
+  const auto gp = structured::pair_grad(ab, x);
+  auto fp = [&] { return structured::pair_loss(ab, x).item<double>(); };
+  expect_close(gp.first, numeric_grad(fp, ab.first));
+  expect_close(gp.second, numeric_grad(fp, ab.second));
+
+  std::vector<fg::Tensor> ws{input({4, 3}, 4), input({2, 4}, 5)};
+  const fg::Tensor v = input({3}, 6);
+  const std::vector<fg::Tensor> gw = structured::vector_grad(ws, v);
+  ASSERT_EQ(gw.size(), 2u);
+  auto fv = [&] { return structured::vector_loss(ws, v).item<double>(); };
+  expect_close(gw[0], numeric_grad(fv, ws[0]));
+  expect_close(gw[1], numeric_grad(fv, ws[1]));
+  auto [jw, jv] = structured::vector_jacrev(ws, v);
+  expect_close(jw[1], gw[1]);
+  expect_close(jv, numeric_grad(fv, v));
+  ws.push_back(ws[0]);
+  EXPECT_THROW(structured::vector_grad(ws, v), fg::Error);  // a third element would get no gradient
+
+  std::tuple<fg::Tensor, Linear> t{input({4}, 7), Linear{input({2, 4}, 8), input({2}, 9)}};
+  auto [j0, j1] = structured::tuple_jacfwd(t);
+  // Output 1 (the sum of the input) has the jacobian 1 w.r.t. the input and none w.r.t. the layer.
+  expect_close(std::get<0>(j1), fg::ones({4}, fg::kDouble));
+  expect_close(std::get<1>(j1).weight, fg::zeros({2, 4}, fg::kDouble));
+  // Output 0 (the linear layer): d/dx = W, d/db = I.
+  expect_close(std::get<0>(j0), std::get<1>(t).weight);
+  expect_close(std::get<1>(j0).bias, fg::eye(2, fg::kDouble));
+}
+
+}  // namespace
