@@ -1123,6 +1123,10 @@ class FunctionLowerer {
         const pytree::Tree* wanted = callee_tree(callee, i);
         const pytree::Tree* given = resolve(args[i], false);
         if (wanted == nullptr) return;
+        if (given == nullptr && pass_list(args[i], *wanted, x)) {
+          packing.back() = packing_of(*wanted);
+          continue;
+        }
         if (given == nullptr) {
           unsupported(args[i], "a structure passed to '" + callee->getNameAsString() +
                                    "' must be a parameter of this function (or a part of one); funcgen passes its "
@@ -1139,6 +1143,20 @@ class FunctionLowerer {
       x.param_types.push_back(p != nullptr ? ir_type_of(p->getType()) : x.args.back()->type);
     }
     if (structured) x.packing = std::move(packing);
+  }
+
+  // A braced list of tensors passed to a helper's vector parameter: its elements are the leaves
+  // (as many as the helper reads).
+  bool pass_list(const clang::Expr* arg, const pytree::Tree& wanted, ir::Expr& call) {
+    if (wanted.kind != pytree::Tree::Kind::Vector) return false;
+    const auto* list = llvm::dyn_cast<clang::InitListExpr>(strip(arg));
+    if (list == nullptr || list->getNumInits() != wanted.children.size()) return false;
+    for (const clang::Expr* item : list->inits()) {
+      call.args.push_back(lower_expr(item));
+      call.params.push_back("");
+      call.param_types.push_back(call.args.back()->type);
+    }
+    return true;
   }
 
   // The text that rebuilds a helper's structured parameter from its leaves (ir::kPackedLeaf each).

@@ -74,6 +74,14 @@ fg::Tensor vector_loss(const std::vector<fg::Tensor>& ws, const fg::Tensor& x) {
   return h.sum() * static_cast<double>(ws.size());
 }
 
+// A helper that takes its layers as a vector, called with a braced list.
+static fg::Tensor two_layers(const std::vector<fg::Tensor>& ws, const fg::Tensor& x) {
+  return fg::matmul(ws[1], fg::matmul(ws[0], x).tanh()).sum();
+}
+FUNCGEN("list_grad = grad(list_loss, argnums=(0, 1))")
+FUNCGEN("batched_list = vmap(list_loss, in_dims=(None, None, 0))")
+fg::Tensor list_loss(const fg::Tensor& a, const fg::Tensor& b, const fg::Tensor& x) { return two_layers({a, b}, x); }
+
 FUNCGEN("tuple_jacfwd = jacfwd(tuple_fn)")
 std::tuple<fg::Tensor, fg::Tensor> tuple_fn(const std::tuple<fg::Tensor, Linear>& t) {
   const Linear& layer = std::get<1>(t);

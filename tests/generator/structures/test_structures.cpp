@@ -175,6 +175,16 @@ TEST(Structures, PairsVectorsAndTuplesAgainstFiniteDifferences) {
   ws.push_back(ws[0]);
   EXPECT_THROW(structured::vector_grad(ws, v), fg::Error);  // a third element would get no gradient
 
+  // A braced list passed to a helper's vector parameter.
+  fg::Tensor a = input({4, 3}, 10), b = input({2, 4}, 11);
+  auto [ga, gb] = structured::list_grad(a, b, v);
+  auto fl = [&] { return structured::list_loss(a, b, v).item<double>(); };
+  expect_close(ga, numeric_grad(fl, a));
+  expect_close(gb, numeric_grad(fl, b));
+  const fg::Tensor vb = input({3, 3}, 12);
+  const fg::Tensor lb = structured::batched_list(a, b, vb);
+  for (int64_t i = 0; i < 3; ++i) expect_close(lb[i], structured::list_loss(a, b, vb[i]));
+
   std::tuple<fg::Tensor, Linear> t{input({4}, 7), Linear{input({2, 4}, 8), input({2}, 9)}};
   auto [j0, j1] = structured::tuple_jacfwd(t);
   // Output 1 (the sum of the input) has the jacobian 1 w.r.t. the input and none w.r.t. the layer.
