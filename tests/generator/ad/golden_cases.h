@@ -48,4 +48,16 @@ inline void expect_golden(const std::string& name, size_t k, const fg::Tensor& a
   EXPECT_TRUE(fg::allclose(actual, want, tol, tol)) << "funcgen:\n" << actual << "\ntorch.func:\n" << want;
 }
 
+// The model-ensembling case's parameters: three models' w1, b1, w2, b2, each stacked (8 -> 16 -> 4).
+inline std::vector<fg::Tensor> stacked_ensemble() {
+  std::vector<fg::Tensor> stacked;
+  const std::vector<std::vector<int64_t>> shapes = {{16, 8}, {16}, {4, 16}, {4}};
+  for (int k = 0; k < 4; ++k) {
+    std::vector<fg::Tensor> models;
+    for (int i = 0; i < 3; ++i) models.push_back(input(shapes[static_cast<size_t>(k)], 10 * (i + 1) + k));
+    stacked.push_back(fg::stack(models));
+  }
+  return stacked;
+}
+
 }  // namespace golden_cases

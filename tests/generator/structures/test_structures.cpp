@@ -57,13 +57,7 @@ TEST(Structures, AMapWithOtherKeysIsAnErrorNamingThem) {
 }
 
 TEST(Structures, ModelEnsemblingWithStackedStructs) {
-  std::vector<fg::Tensor> stacked;
-  const std::vector<std::vector<int64_t>> shapes = {{HID, IN}, {HID}, {OUT, HID}, {OUT}};
-  for (int k = 0; k < 4; ++k) {
-    std::vector<fg::Tensor> models;
-    for (int i = 0; i < 3; ++i) models.push_back(input(shapes[static_cast<size_t>(k)], 10 * (i + 1) + k));
-    stacked.push_back(fg::stack(models));
-  }
+  const std::vector<fg::Tensor> stacked = stacked_ensemble();
   expect_golden("ensemble", 0, structured::ensemble(Mlp{stacked[0], stacked[1], stacked[2], stacked[3]}, xs));
 }
 
