@@ -132,7 +132,6 @@ class FunctionLowerer {
     for (const clang::DeclContext* dc = decl->getDeclContext(); dc != nullptr; dc = dc->getParent())
       if (const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(dc))
         f_.namespaces.insert(f_.namespaces.begin(), ns->isAnonymousNamespace() ? "" : ns->getNameAsString());
-    collect_names(decl);
     for (const clang::ParmVarDecl* p : decl->parameters()) {
       std::string why;
       std::optional<pytree::Tree> tree = pytree::tree_of(p->getType(), context_, &why);
@@ -202,6 +201,7 @@ class FunctionLowerer {
   // The leaves of the structured parameters become the flat function's parameters, in order:
   // first the elements of vectors and maps that the body reads are found.
   bool flatten_parameters(const clang::FunctionDecl* decl) {
+    collect_names(decl);
     discover(decl->getBody());
     if (!ok_) return false;
     unsigned k = 0;
@@ -217,7 +217,7 @@ class FunctionLowerer {
       }
       std::vector<pytree::Tree*> leaves;
       it->second.leaves(leaves);
-      const std::vector<std::string> written = pytree::leaf_accesses(it->second, p->getNameAsString(), false);
+      const std::vector<std::string> written = pytree::leaf_accesses(it->second, p->getNameAsString());
       std::vector<std::string> names;
       leaf_names(it->second, p->getNameAsString(), names);
       for (size_t i = 0; i < leaves.size(); ++i) {
@@ -280,7 +280,8 @@ class FunctionLowerer {
         if (const auto* vd = llvm::dyn_cast<clang::VarDecl>(d)) alias(vd);
     if (const auto* e = llvm::dyn_cast<clang::Expr>(s)) {
       if (resolve(e, true) != nullptr) return;
-      if (const auto* call = llvm::dyn_cast<clang::CallExpr>(e); call != nullptr && is_user_call(call)) {
+      const auto* call = llvm::dyn_cast<clang::CallExpr>(e);
+      if (call != nullptr && !llvm::isa<clang::CXXMemberCallExpr>(call) && is_user_function(call->getDirectCallee())) {
         const clang::FunctionDecl* callee = call->getDirectCallee()->getDefinition();
         for (unsigned i = 0; i < call->getNumArgs() && i < callee->getNumParams(); ++i) {
           pytree::Tree* given = resolve(call->getArg(i), true);
@@ -304,13 +305,15 @@ class FunctionLowerer {
 
   // Gives `into` (a caller's structure) the elements `from` (a helper's) reads.
   static void merge(pytree::Tree& into, const pytree::Tree& from) {
-    for (size_t i = 0; i < from.children.size(); ++i) {
-      pytree::Tree* child = nullptr;
-      if (into.kind == pytree::Tree::Kind::Map) child = &map_child(into, from.keys[i], true);
-      else if (into.kind == pytree::Tree::Kind::Vector) child = &vector_child(into, i, true);
-      else if (i < into.children.size()) child = &into.children[i];
-      if (child != nullptr) merge(*child, from.children[i]);
-    }
+    for (size_t i = 0; i < from.children.size(); ++i) merge(child_for(into, from, i, true), from.children[i]);
+  }
+
+  // The node of `given` (a caller's structure) that child `i` of `wanted` (the same structure as a
+  // helper reads it) stands for: by key in a map, by index elsewhere.
+  static pytree::Tree& child_for(pytree::Tree& given, const pytree::Tree& wanted, size_t i, bool add) {
+    if (given.kind == pytree::Tree::Kind::Map) return map_child(given, wanted.keys[i], add);
+    if (given.kind == pytree::Tree::Kind::Vector) return vector_child(given, i, add);
+    return given.children.at(i);
   }
 
   static pytree::Tree& map_child(pytree::Tree& t, const std::string& key, bool add) {
@@ -332,12 +335,12 @@ class FunctionLowerer {
     return t.children[i];
   }
 
-  bool is_user_call(const clang::CallExpr* call) const {
-    const clang::FunctionDecl* callee = call->getDirectCallee();
-    if (callee == nullptr || llvm::isa<clang::CXXMethodDecl>(callee) || !callee->hasBody()) return false;
+  // A function of the file that funcgen transforms with its callers (not the runtime's fg:: ops).
+  bool is_user_function(const clang::FunctionDecl* callee) const {
+    if (callee == nullptr) return false;
     const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(callee->getDeclContext());
-    if (ns != nullptr && ns->getName() == "fg") return false;
-    return sm_.isInMainFile(callee->getDefinition()->getLocation());
+    if (ns != nullptr && ns->getName() == "fg" && llvm::isa<clang::TranslationUnitDecl>(ns->getParent())) return false;
+    return callee->hasBody() && sm_.isInMainFile(callee->getLocation());
   }
 
   // The node of a structured parameter that `e` names (p, p.w1, p.first, std::get<0>(t), ws[2],
@@ -436,21 +439,15 @@ class FunctionLowerer {
   }
 
   // The leaves of `given` that the helper's parameter tree `wanted` takes, in its order.
-  void pass_leaves(const pytree::Tree& given, const pytree::Tree& wanted, const clang::Expr* e, ir::Expr& call) {
+  void pass_leaves(pytree::Tree& given, const pytree::Tree& wanted, const clang::Expr* e, ir::Expr& call) {
     if (wanted.is_leaf()) {
       call.args.push_back(node_value(given, e));
       call.params.push_back(f_.var(given.var).name);
       call.param_types.push_back(call.args.back()->type);
       return;
     }
-    for (size_t i = 0; i < wanted.children.size(); ++i) {
-      const pytree::Tree* child = nullptr;
-      auto& g = const_cast<pytree::Tree&>(given);
-      if (g.kind == pytree::Tree::Kind::Map) child = &map_child(g, wanted.keys[i], false);
-      else if (g.kind == pytree::Tree::Kind::Vector) child = &vector_child(g, i, false);
-      else child = &g.children.at(i);
-      pass_leaves(*child, wanted.children[i], e, call);
-    }
+    for (size_t i = 0; i < wanted.children.size(); ++i)
+      pass_leaves(child_for(given, wanted, i, false), wanted.children[i], e, call);
   }
 
   // A structured result: returned as the flat tuple of its tensors.
@@ -1121,7 +1118,7 @@ class FunctionLowerer {
       if (x.form == ir::CallForm::User && i < callee->getNumParams() && is_structured_type(callee->getParamDecl(i)->getType())) {
         structured = true;
         const pytree::Tree* wanted = callee_tree(callee, i);
-        const pytree::Tree* given = resolve(args[i], false);
+        pytree::Tree* given = resolve(args[i], false);
         if (wanted == nullptr) return;
         if (given == nullptr && pass_list(args[i], *wanted, x)) {
           packing.back() = packing_of(*wanted);
@@ -1290,11 +1287,10 @@ class FunctionLowerer {
     x->callee = callee;
     x->op = callee->getNameAsString();
     x->template_args = template_args_of(callee, context_);
-    const clang::DeclContext* dc = callee->getDeclContext();
-    const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(dc);
+    const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(callee->getDeclContext());
     if (ns != nullptr && ns->getName() == "fg" && llvm::isa<clang::TranslationUnitDecl>(ns->getParent())) {
       x->form = ir::CallForm::Free;
-    } else if (callee->hasBody() && sm_.isInMainFile(callee->getLocation())) {
+    } else if (is_user_function(callee)) {
       x->form = ir::CallForm::User;
       x->callee = callee->getDefinition();
       if (is_structured_type(callee->getReturnType())) {

@@ -38,18 +38,18 @@ std::string access(const Tree& t, size_t i, const std::string& root) {
 }
 
 namespace {
-void collect(const Tree& t, const std::string& at, bool tensors_only, std::vector<std::string>& out) {
+void collect(const Tree& t, const std::string& at, bool passed_only, std::vector<std::string>& out) {
   if (t.is_leaf()) {
-    if (t.kind == Tree::Kind::Tensor || !tensors_only) out.push_back(at);
+    if (t.passed || !passed_only) out.push_back(at);
     return;
   }
-  for (size_t i = 0; i < t.children.size(); ++i) collect(t.children[i], access(t, i, at), tensors_only, out);
+  for (size_t i = 0; i < t.children.size(); ++i) collect(t.children[i], access(t, i, at), passed_only, out);
 }
 }  // namespace
 
-std::vector<std::string> leaf_accesses(const Tree& t, const std::string& root, bool tensors_only) {
+std::vector<std::string> leaf_accesses(const Tree& t, const std::string& root, bool passed_only) {
   std::vector<std::string> out;
-  collect(t, root, tensors_only, out);
+  collect(t, root, passed_only, out);
   return out;
 }
 

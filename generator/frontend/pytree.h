@@ -52,8 +52,9 @@ struct Tree {
 
 // The C++ expression for child `i` of `t`, the structure `root` holds.
 std::string access(const Tree& t, size_t i, const std::string& root);
-// Every leaf's access expression from `root`, in order; with `tensors_only`, the tensor leaves.
-std::vector<std::string> leaf_accesses(const Tree& t, const std::string& root, bool tensors_only);
+// Every leaf's access expression from `root`, in order; with `passed_only`, the leaves that are
+// parameters of the flat function (a tangent's scalars are not).
+std::vector<std::string> leaf_accesses(const Tree& t, const std::string& root, bool passed_only = false);
 // The C++ expression that builds `t` of the given leaf expressions (leaves take them in order;
 // scalar leaves with a `source` are copied from it).
 std::string build(const Tree& t, const std::vector<std::string>& tensors, size_t& next);

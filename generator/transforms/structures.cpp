@@ -65,20 +65,7 @@ Tree leaf(Kind kind, const std::string& cxx_type) {
   return t;
 }
 
-// The leaves of `t` that the flat function takes as parameters, as expressions from `root`.
-void passed_leaves(const Tree& t, const std::string& root, std::vector<std::string>& out) {
-  if (t.is_leaf()) {
-    if (t.passed) out.push_back(root);
-    return;
-  }
-  for (size_t i = 0; i < t.children.size(); ++i) passed_leaves(t.children[i], pytree::access(t, i, root), out);
-}
-
-size_t passed_count(const Tree& t) {
-  std::vector<std::string> leaves;
-  passed_leaves(t, "", leaves);
-  return leaves.size();
-}
+size_t passed_count(const Tree& t) { return pytree::leaf_accesses(t, "", true).size(); }
 
 // The leaves the flat function returns: all but the scalars copied from an argument.
 size_t returned_count(const Tree& t) {
@@ -86,13 +73,6 @@ size_t returned_count(const Tree& t) {
   size_t n = 0;
   for (const Tree& c : t.children) n += returned_count(c);
   return n;
-}
-
-bool any_structured(const Signature& s) {
-  if (pytree::is_structured(s.result)) return true;
-  for (const Param& p : s.params)
-    if (!p.tree.is_leaf()) return true;
-  return false;
 }
 
 size_t param_index(int64_t a, size_t n) { return static_cast<size_t>(a < 0 ? a + static_cast<int64_t>(n) : a); }
@@ -316,7 +296,7 @@ Wrapper wrapper(const std::string& name, const Flat& flat) {
   std::vector<std::string> params, args, checks;
   for (const Param& p : u.params) {
     params.push_back(p.cxx_decl);
-    passed_leaves(p.tree, p.name, args);
+    for (std::string& a : pytree::leaf_accesses(p.tree, p.name, true)) args.push_back(std::move(a));
     // A vector or map must hold what the function reads, no more: the leaves are all of it.
     std::function<void(const Tree&, const std::string&)> check = [&](const Tree& t, const std::string& at) {
       if (t.kind == Kind::Vector)
@@ -343,8 +323,7 @@ Wrapper wrapper(const std::string& name, const Flat& flat) {
     body += "  return " + call + ";\n";
   } else {
     body += "  const auto flat = " + call + ";\n";
-    const std::vector<std::string> leaves =
-        flat.flat.result.is_leaf() ? std::vector<std::string>{"flat"} : pytree::leaf_accesses(flat.flat.result, "flat", false);
+    const std::vector<std::string> leaves = pytree::leaf_accesses(flat.flat.result, "flat");
     size_t next = 0;
     body += "  return " + pytree::build(u.result, leaves, next) + ";\n";
   }
