@@ -1,5 +1,6 @@
 #include "emitter/printer.h"
 
+#include <clang/AST/DeclCXX.h>
 #include <clang/AST/Expr.h>
 #include <llvm/Support/ErrorHandling.h>
 
@@ -244,8 +245,19 @@ class Printer {
             e.text != ">=")
           return args[0] + " " + e.text + " " + args[1];
         return "(" + paren(args[0]) + " " + e.text + " " + paren(args[1]) + ")";  // x * (i + 1)
-      case ir::CallForm::User:
-        return e.callee->getQualifiedNameAsString() + e.template_args + "(" + join_args(packed(e, args)) + ")";
+      case ir::CallForm::User: {
+        std::vector<std::string> given = packed(e, args);
+        if (const auto* m = llvm::dyn_cast<clang::CXXMethodDecl>(e.callee); m != nullptr && m->getParent()->isLambda()) {
+          given.erase(given.begin(), given.begin() + e.index);  // the captured values: the lambda holds them
+          return e.text + "(" + join_args(given) + ")";
+        }
+        if (const auto* m = llvm::dyn_cast<clang::CXXMethodDecl>(e.callee); m != nullptr && !m->isStatic()) {
+          const std::string object = given.front();  // the rebuilt object: Net{w1, b1}.forward(x)
+          given.erase(given.begin());
+          return object + "." + e.op + e.template_args + "(" + join_args(given) + ")";
+        }
+        return e.callee->getQualifiedNameAsString() + e.template_args + "(" + join_args(given) + ")";
+      }
       case ir::CallForm::Vmapped:
         break;
     }
@@ -287,7 +299,7 @@ ir::GeneratedFunction print_program(const ir::Program& program) {
   ir::GeneratedFunction g;
   for (const auto& h : program.helpers) g.helpers += print_function(h) + "\n";
   g.definition = print_function(program.entry);
-  g.declaration = ir::signature(*program.entry.fn, program.entry.fn->name) + ";";
+  g.declaration = ir::declaration(*program.entry.fn, program.entry.fn->name) + ";";
   return g;
 }
 

@@ -190,6 +190,9 @@ class Collector {
     spec::FunctionInfo info;
     info.name = fn->getNameAsString();
     bool ok = true;
+    // A member function's object is its first argument (the lowering reports the classes it cannot take).
+    if (const auto* method = llvm::dyn_cast<clang::CXXMethodDecl>(fn); method != nullptr && !method->isStatic())
+      info.params.push_back({"self", true, cxx_spelling(method->getThisType()->getPointeeType().getUnqualifiedType(), context_)});
     for (const clang::ParmVarDecl* p : fn->parameters()) {
       const clang::QualType t = p->getType();
       std::string why;

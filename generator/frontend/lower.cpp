@@ -10,6 +10,7 @@
 
 #include "compat/clang_compat.h"
 #include "frontend/pytree.h"
+#include "ir/build.h"
 #include "ir/cxx_text.h"
 
 namespace funcgen {
@@ -124,9 +125,9 @@ class FunctionLowerer {
                                           "function that calls the instance it needs (" + f_.name + "<...>(x))");
       return false;
     }
-    if (llvm::isa<clang::CXXMethodDecl>(decl)) {
-      unsupported_at(decl->getLocation(), "'" + f_.name + "' is a member function, which cannot be transformed; "
-                                          "annotate a free function and pass it the members it reads");
+    if (is_lambda(decl)) {
+      if (!capture_parameters(decl)) return false;
+    } else if (!object_parameter(decl)) {
       return false;
     }
     for (const clang::DeclContext* dc = decl->getDeclContext(); dc != nullptr; dc = dc->getParent())
@@ -169,6 +170,100 @@ class FunctionLowerer {
  private:
   // ------------------------------------------------------------------ structures (frontend/pytree.h)
 
+  // A member function (`Net::forward`) takes its object as its first parameter, `self`, a structure
+  // of the class's fields, as torch.func's functional_call takes the module's parameters.
+  bool object_parameter(const clang::FunctionDecl* decl) {
+    const auto* method = llvm::dyn_cast<clang::CXXMethodDecl>(decl);
+    if (method == nullptr || method->isStatic()) return true;
+    const std::string cls = method->getParent()->getNameAsString();
+    if (!method->isConst()) {
+      unsupported_at(decl->getLocation(), "'" + cls + "::" + f_.name + "' must be a const member function to be "
+                                          "transformed: its object's tensors are its inputs, which it cannot change; "
+                                          "declare it 'const'");
+      return false;
+    }
+    std::string why;
+    std::optional<pytree::Tree> tree = pytree::tree_of(method->getThisType()->getPointeeType(), context_, &why);
+    if (!tree) {
+      unsupported_at(decl->getLocation(), "'" + cls + "::" + f_.name + "' cannot be transformed with its object: " +
+                                          (why.empty() ? "'" + cls + "' has no tensor members" : why));
+      return false;
+    }
+    trees_[decl] = std::move(*tree);
+    sig_.params.emplace_back();
+    return true;
+  }
+
+  static bool is_lambda(const clang::FunctionDecl* fn) {
+    const auto* m = llvm::dyn_cast<clang::CXXMethodDecl>(fn);
+    return m != nullptr && m->getParent()->isLambda();
+  }
+
+  // The variables a lambda captures, in order (its helper's first parameters, lower_lambda_call).
+  static std::vector<const clang::ValueDecl*> captured(const clang::FunctionDecl* fn) {
+    std::vector<const clang::ValueDecl*> out;
+    for (const clang::LambdaCapture& c : llvm::cast<clang::CXXMethodDecl>(fn)->getParent()->captures())
+      if (c.capturesVariable()) out.push_back(c.getCapturedVar());
+    return out;
+  }
+
+  // A lambda defined in the body is a helper named `lambda` whose first parameters are the
+  // variables it captures (by value: one that it assigns is reported).
+  bool capture_parameters(const clang::FunctionDecl* decl) {
+    f_.name = f_.qualified_name = "lambda";
+    for (const clang::LambdaCapture& c : llvm::cast<clang::CXXMethodDecl>(decl)->getParent()->captures())
+      if (c.capturesThis()) {
+        unsupported_at(c.getLocation(), "a lambda that captures 'this' cannot be transformed; capture the members it reads");
+        return false;
+      }
+    for (const clang::ValueDecl* v : captured(decl)) {
+      if (is_structured_type(v->getType())) {
+        unsupported_at(decl->getLocation(), "a lambda that captures the structure '" + v->getNameAsString() +
+                                            "' cannot be transformed yet; pass it as a parameter");
+        return false;
+      }
+      if (const clang::Stmt* w = assignment_to(decl->getBody(), v)) {
+        unsupported(w, "a lambda that assigns the variable '" + v->getNameAsString() + "' it captures cannot be "
+                       "transformed; return the new value from the lambda instead");
+        return false;
+      }
+      sig_.params.emplace_back();
+      const int id = add_var(v, v->getType().getNonReferenceType());
+      f_.vars[static_cast<size_t>(id)].param_index = static_cast<int>(f_.params.size());
+      f_.params.push_back(id);
+    }
+    return true;
+  }
+
+  // An assignment (or increment) of `v` in `s`.
+  static const clang::Stmt* assignment_to(const clang::Stmt* s, const clang::ValueDecl* v) {
+    if (s == nullptr) return nullptr;
+    const auto names = [&](const clang::Expr* e) {
+      const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(e->IgnoreParenImpCasts());
+      return r != nullptr && r->getDecl() == v;
+    };
+    if (const auto* b = llvm::dyn_cast<clang::BinaryOperator>(s); b != nullptr && b->isAssignmentOp() && names(b->getLHS()))
+      return s;
+    if (const auto* u = llvm::dyn_cast<clang::UnaryOperator>(s); u != nullptr && u->isIncrementDecrementOp() && names(u->getSubExpr()))
+      return s;
+    if (const auto* o = llvm::dyn_cast<clang::CXXOperatorCallExpr>(s);
+        o != nullptr && o->isAssignmentOp() && o->getNumArgs() > 0 && names(o->getArg(0)))
+      return s;
+    for (const clang::Stmt* c : s->children())
+      if (const clang::Stmt* w = assignment_to(c, v)) return w;
+    return nullptr;
+  }
+
+  // The structured parameters in order, with their names: the object of a member function first.
+  std::vector<std::pair<const clang::ValueDecl*, std::string>> parameters(const clang::FunctionDecl* decl) const {
+    std::vector<std::pair<const clang::ValueDecl*, std::string>> out;
+    if (trees_.count(decl) != 0) out.emplace_back(decl, "self");
+    if (is_lambda(decl))
+      for (const clang::ValueDecl* v : captured(decl)) out.emplace_back(v, v->getNameAsString());
+    for (const clang::ParmVarDecl* p : decl->parameters()) out.emplace_back(p, p->getNameAsString());
+    return out;
+  }
+
   // The names the function's text declares: a leaf's variable must not hide one.
   void collect_names(const clang::FunctionDecl* decl) {
     for (const clang::ParmVarDecl* p : decl->parameters()) names_.insert(p->getNameAsString());
@@ -205,7 +300,7 @@ class FunctionLowerer {
     discover(decl->getBody());
     if (!ok_) return false;
     unsigned k = 0;
-    for (const clang::ParmVarDecl* p : decl->parameters()) {
+    for (const auto& [p, name] : parameters(decl)) {
       const size_t index = k++;
       auto it = trees_.find(p);
       if (it == trees_.end()) {
@@ -217,9 +312,9 @@ class FunctionLowerer {
       }
       std::vector<pytree::Tree*> leaves;
       it->second.leaves(leaves);
-      const std::vector<std::string> written = pytree::leaf_accesses(it->second, p->getNameAsString());
+      const std::vector<std::string> written = pytree::leaf_accesses(it->second, name);
       std::vector<std::string> names;
-      leaf_names(it->second, p->getNameAsString(), names);
+      leaf_names(it->second, name, names);
       for (size_t i = 0; i < leaves.size(); ++i) {
         pytree::Tree& leaf = *leaves[i];
         ir::Var v;
@@ -281,8 +376,12 @@ class FunctionLowerer {
     if (const auto* e = llvm::dyn_cast<clang::Expr>(s)) {
       if (resolve(e, true) != nullptr) return;
       const auto* call = llvm::dyn_cast<clang::CallExpr>(e);
-      if (call != nullptr && !llvm::isa<clang::CXXMemberCallExpr>(call) && is_user_function(call->getDirectCallee())) {
+      if (call != nullptr && is_user_function(call->getDirectCallee())) {
         const clang::FunctionDecl* callee = call->getDirectCallee()->getDefinition();
+        if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(call)) {
+          pytree::Tree* object = resolve(mc->getImplicitObjectArgument(), true);
+          if (const pytree::Tree* wanted = object != nullptr ? object_tree(callee) : nullptr) merge(*object, *wanted);
+        }
         for (unsigned i = 0; i < call->getNumArgs() && i < callee->getNumParams(); ++i) {
           pytree::Tree* given = resolve(call->getArg(i), true);
           if (given == nullptr) continue;
@@ -293,14 +392,25 @@ class FunctionLowerer {
     for (const clang::Stmt* child : s->children()) discover(child);
   }
 
-  // The tree of a helper's parameter, as the helper's lowering found it.
+  // The tree of a helper's parameter `i`, as the helper's lowering found it (a member function's
+  // object comes before its parameters: object_tree).
   const pytree::Tree* callee_tree(const clang::FunctionDecl* callee, unsigned i) {
+    return signature_tree(callee, i + (is_instance_method(callee) ? 1 : 0));
+  }
+  const pytree::Tree* object_tree(const clang::FunctionDecl* callee) {
+    return is_instance_method(callee) ? signature_tree(callee, 0) : nullptr;
+  }
+  const pytree::Tree* signature_tree(const clang::FunctionDecl* callee, size_t k) {
     if (lowering_.lower(callee) == nullptr) {
       ok_ = false;
       return nullptr;
     }
     const StructuredSignature& sig = lowering_.signature(callee);
-    return i < sig.params.size() && sig.params[i] ? &*sig.params[i] : nullptr;
+    return k < sig.params.size() && sig.params[k] ? &*sig.params[k] : nullptr;
+  }
+  static bool is_instance_method(const clang::FunctionDecl* fn) {
+    const auto* m = llvm::dyn_cast<clang::CXXMethodDecl>(fn);
+    return m != nullptr && !m->isStatic();
   }
 
   // Gives `into` (a caller's structure) the elements `from` (a helper's) reads.
@@ -335,12 +445,25 @@ class FunctionLowerer {
     return t.children[i];
   }
 
-  // A function of the file that funcgen transforms with its callers (not the runtime's fg:: ops).
+  // Whether a function computes with tensors: its parameters, its object or its result hold some.
+  bool takes_tensors(const clang::FunctionDecl* fn) const {
+    const auto holds = [&](clang::QualType t) { return ir::is_tensor_like(ir_type_of(t)) || is_structured_type(t); };
+    if (holds(fn->getReturnType())) return true;
+    for (const clang::ParmVarDecl* p : fn->parameters())
+      if (holds(p->getType())) return true;
+    const auto* m = llvm::dyn_cast<clang::CXXMethodDecl>(fn);
+    return m != nullptr && !m->isStatic() && is_structured_type(m->getThisType()->getPointeeType());
+  }
+
+  // A function whose body funcgen sees (in this file or a header it includes, not a system header)
+  // and transforms with its callers; not the runtime's fg:: ops.
   bool is_user_function(const clang::FunctionDecl* callee) const {
     if (callee == nullptr) return false;
-    const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(callee->getDeclContext());
-    if (ns != nullptr && ns->getName() == "fg" && llvm::isa<clang::TranslationUnitDecl>(ns->getParent())) return false;
-    return callee->hasBody() && sm_.isInMainFile(callee->getLocation());
+    const clang::NamespaceDecl* outermost = nullptr;
+    for (const clang::DeclContext* dc = callee->getDeclContext(); dc != nullptr; dc = dc->getParent())
+      if (const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(dc)) outermost = ns;
+    if (outermost != nullptr && outermost->getName() == "fg") return false;
+    return callee->hasBody() && !sm_.isInSystemHeader(callee->getLocation()) && takes_tensors(callee);
   }
 
   // The node of a structured parameter that `e` names (p, p.w1, p.first, std::get<0>(t), ws[2],
@@ -353,8 +476,12 @@ class FunctionLowerer {
       auto it = trees_.find(ref->getDecl());
       return it != trees_.end() ? &it->second : nullptr;
     }
+    if (llvm::isa<clang::CXXThisExpr>(e)) {  // a member function's object
+      auto it = trees_.find(f_.decl);
+      return it != trees_.end() ? &it->second : nullptr;
+    }
     if (const auto* m = llvm::dyn_cast<clang::MemberExpr>(e)) {
-      if (m->isArrow()) return nullptr;
+      if (m->isArrow() && !llvm::isa<clang::CXXThisExpr>(strip(m->getBase()))) return nullptr;
       pytree::Tree* base = resolve(m->getBase(), discovering);
       if (base == nullptr || !(base->kind == pytree::Tree::Kind::Record || base->is_pair())) return nullptr;
       const std::string field = m->getMemberDecl()->getNameAsString();
@@ -536,9 +663,9 @@ class FunctionLowerer {
   // Opaque text with the structured parameters' leaves it reads replaced by their variables
   // (`p.n_layers * 2` -> `p_n_layers * 2`) and a vector's size() by the number of its elements.
   std::string with_leaves(const clang::Stmt* node, std::string text, std::vector<int>& reads) {
-    if (trees_.empty()) return text;
     std::vector<std::pair<clang::SourceRange, std::string>> edits;
-    find_leaves(node, edits, reads);
+    if (!trees_.empty()) find_leaves(node, edits, reads);
+    find_unqualified(node, edits);
     if (edits.empty()) return text;
     const clang::LangOptions& lo = context_.getLangOpts();
     const clang::CharSourceRange whole =
@@ -584,6 +711,41 @@ class FunctionLowerer {
       }
     }
     for (const clang::Stmt* child : s->children()) find_leaves(child, edits, reads);
+  }
+
+  // Names of declarations in namespaces or classes written without them (`kAlpha` inside namespace
+  // nn, a static member inside its class): the generated code that holds this text may be in
+  // another namespace (a helper's body is inlined into its caller), so they are qualified.
+  void find_unqualified(const clang::Stmt* s, std::vector<std::pair<clang::SourceRange, std::string>>& edits) const {
+    if (s == nullptr) return;
+    if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(s); ref != nullptr && !ref->hasQualifier() &&
+                                                                ref->getNameInfo().getName().isIdentifier()) {
+      const std::string scope = enclosing_scope(ref->getDecl());
+      if (!scope.empty()) edits.emplace_back(clang::SourceRange(ref->getLocation()), scope + ref->getDecl()->getNameAsString());
+    }
+    for (const clang::Stmt* child : s->children()) find_unqualified(child, edits);
+  }
+
+  // "nn::" for a declaration of namespace nn (or of an unscoped enum in it); "" for a global or a
+  // local. Anonymous and inline namespaces are not written.
+  static std::string enclosing_scope(const clang::NamedDecl* d) {
+    const clang::DeclContext* dc = d->getDeclContext();
+    if (const auto* e = llvm::dyn_cast<clang::EnumDecl>(dc); e != nullptr && !e->isScoped()) dc = dc->getParent();
+    std::string scope;
+    for (; dc != nullptr && !dc->isTranslationUnit(); dc = dc->getParent()) {
+      if (dc->isFunctionOrMethod()) return "";  // a local (or a local class's member)
+      if (const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(dc)) {
+        if (!ns->isAnonymousNamespace() && !ns->isInline()) scope = ns->getNameAsString() + "::" + scope;
+      } else if (const auto* r = llvm::dyn_cast<clang::CXXRecordDecl>(dc)) {
+        if (r->getIdentifier() == nullptr || r->getDescribedClassTemplate() != nullptr ||
+            llvm::isa<clang::ClassTemplateSpecializationDecl>(r))
+          return "";  // spelled as written (an unnamed class, a template: its arguments are not known here)
+        scope = r->getNameAsString() + "::" + scope;
+      } else if (!llvm::isa<clang::LinkageSpecDecl>(dc) && !llvm::isa<clang::EnumDecl>(dc)) {
+        return "";
+      }
+    }
+    return scope;
   }
 
   int add_var(const clang::ValueDecl* d, clang::QualType type) {
@@ -733,6 +895,15 @@ class FunctionLowerer {
       return;
     }
     if (aliases_.count(vd) != 0 || alias(vd)) return;  // reads of it read the parameter's leaves
+    if (vd->getInit() != nullptr && llvm::isa<clang::LambdaExpr>(strip(vd->getInit()))) {
+      // Its calls are helper calls (lower_lambda_call); the definition stays for the generated
+      // code that calls it as it is (unbatched), which may not.
+      StmtPtr st = opaque_stmt(ds);
+      st->text = "[[maybe_unused]] " + st->text;
+      lambdas_.insert(vd);
+      out.push_back(std::move(st));
+      return;
+    }
     if (user_record_holds_tensors(vd->getType())) {
       const auto* record = bare(vd->getType())->getAsCXXRecordDecl();
       reject_variable(vd, ds, "'" + vd->getNameAsString() + "' is a '" + record->getNameAsString() +
@@ -846,8 +1017,203 @@ class FunctionLowerer {
       return nullptr;
     }
     if (!involves_tensors(s)) return opaque_stmt(s);
+    if (const auto* rs = llvm::dyn_cast<clang::CXXForRangeStmt>(s))
+      if (StmtPtr st = lower_range_for(rs)) return st;
+    if (!ok_) return nullptr;
     unsupported(s, statement_words(s) + " that uses tensors cannot be transformed; " + statement_advice(s));
     return nullptr;
+  }
+
+  // ------------------------------------------------------------------ range-based for loops
+  // `for (decl : range)` as the loop C++ defines it to be, over what funcgen can index: the slices
+  // of a tensor (`x.unbind(0)`), a braced list (unrolled), or a named container of numbers.
+  StmtPtr lower_range_for(const clang::CXXForRangeStmt* rs) {
+    const clang::Expr* range = strip(rs->getRangeInit());
+    if (const auto* list = llvm::dyn_cast<clang::InitListExpr>(range)) return unrolled(rs, list);
+    const clang::Expr* dim = nullptr;
+    if (const clang::Expr* tensor = unbound(range, dim)) return slices(rs, tensor, dim);
+    const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(range);
+    if (ref != nullptr && resolve(ref, false) != nullptr) {
+      unsupported(rs, "a range-based for loop over the parameter '" + ref->getDecl()->getNameAsString() +
+                          "' cannot be transformed: funcgen passes its tensors one by one, so they must be read at "
+                          "constant indices (" + ref->getDecl()->getNameAsString() + "[0], ...)");
+      return nullptr;
+    }
+    const bool tensors = ref != nullptr && vars_.count(ref->getDecl()) != 0 &&
+                         f_.var(vars_.at(ref->getDecl())).type == ir::Type::TensorList;
+    if (ref != nullptr && (tensors || !holds_tensors(ref->getType()))) return indexed(rs, ref, tensors);
+    return nullptr;
+  }
+
+  // The tensor of `x.unbind(dim)` or `fg::unbind(x, dim)`, with its dim (null: 0).
+  const clang::Expr* unbound(const clang::Expr* e, const clang::Expr*& dim) {
+    const auto* call = llvm::dyn_cast<clang::CallExpr>(e);
+    const clang::FunctionDecl* f = call != nullptr ? call->getDirectCallee() : nullptr;
+    if (f == nullptr || f->getName() != "unbind" || !compat::starts_with(f->getQualifiedNameAsString(), "fg::")) return nullptr;
+    const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(call);
+    const unsigned first = mc != nullptr ? 0 : 1;
+    if (call->getNumArgs() > first && !llvm::isa<clang::CXXDefaultArgExpr>(call->getArg(first))) dim = call->getArg(first);
+    return mc != nullptr ? mc->getImplicitObjectArgument() : call->getArg(0);
+  }
+
+  // for (row : x.unbind(d)) body  ->  { const fg::Tensor rows = x; for (int64_t i = 0; i < rows.size(d); ++i) { row = rows.select(d, i); body } }
+  StmtPtr slices(const clang::CXXForRangeStmt* rs, const clang::Expr* tensor, const clang::Expr* dim_expr) {
+    const clang::VarDecl* var = rs->getLoopVariable();
+    const auto dim = [&] { return dim_expr != nullptr ? lower_expr(dim_expr) : ir::opaque("0", ir::Type::Int); };
+    StmtPtr block = make(StmtKind::Block, rs);
+    const int source = generated_var(var->getNameAsString() + "_slices__", ir::Type::Tensor, "const fg::Tensor");
+    StmtPtr src = make(StmtKind::Decl, rs->getRangeInit());
+    src->var = source;
+    src->expr = lower_expr(tensor);
+    block->body.push_back(std::move(src));
+    const clang::CXXRecordDecl* record = bare(tensor->getType())->getAsCXXRecordDecl();
+    StmtPtr loop = make(StmtKind::For, rs);
+    const int index = generated_var(var->getNameAsString() + "_index__", ir::Type::Int, "int64_t");
+    StmtPtr init = make(StmtKind::Decl, rs);
+    init->var = index;
+    init->expr = ir::opaque("0", ir::Type::Int);
+    loop->init.push_back(std::move(init));
+    std::vector<ExprPtr> size_args;
+    size_args.push_back(ir::var_ref(f_, source));
+    size_args.push_back(dim());
+    loop->expr = binary("<", ir::var_ref(f_, index), method_call(record, "size", ir::Type::Int, std::move(size_args)),
+                        ir::Type::Bool);
+    loop->step = unary("++", ir::var_ref(f_, index), ir::Type::Int);
+    StmtPtr row = make(StmtKind::Decl, rs->getLoopVarStmt());
+    row->var = add_var(var, var->getType());
+    std::vector<ExprPtr> select_args;
+    select_args.push_back(ir::var_ref(f_, source));
+    select_args.push_back(dim());
+    select_args.push_back(ir::var_ref(f_, index));
+    row->expr = method_call(record, "select", ir::Type::Tensor, std::move(select_args));
+    loop->body.push_back(std::move(row));
+    for (StmtPtr& b : lower_body(rs->getBody())) loop->body.push_back(std::move(b));
+    block->body.push_back(std::move(loop));
+    return block;
+  }
+
+  // for (w : {a, b, c}) body  ->  { w = a; body } { w = b; body } ... (a loop with break or continue
+  // cannot be unrolled so).
+  StmtPtr unrolled(const clang::CXXForRangeStmt* rs, const clang::InitListExpr* list) {
+    if (has_jump(rs->getBody())) return nullptr;
+    StmtPtr block = make(StmtKind::Block, rs);
+    const clang::VarDecl* var = rs->getLoopVariable();
+    for (const clang::Expr* item : list->inits()) {
+      StmtPtr trip = make(StmtKind::Block, rs);
+      StmtPtr decl = make(StmtKind::Decl, rs->getLoopVarStmt());
+      decl->var = add_var(var, var->getType());
+      decl->expr = lower_expr(item);
+      trip->body.push_back(std::move(decl));
+      for (StmtPtr& b : lower_body(rs->getBody())) trip->body.push_back(std::move(b));
+      block->body.push_back(std::move(trip));
+    }
+    return block;
+  }
+
+  // A break or continue of the loop whose body `s` is (not of a loop or switch inside it).
+  static bool has_jump(const clang::Stmt* s) {
+    if (s == nullptr) return false;
+    if (llvm::isa<clang::BreakStmt>(s) || llvm::isa<clang::ContinueStmt>(s)) return true;
+    if (llvm::isa<clang::ForStmt>(s) || llvm::isa<clang::WhileStmt>(s) || llvm::isa<clang::DoStmt>(s) ||
+        llvm::isa<clang::CXXForRangeStmt>(s) || llvm::isa<clang::SwitchStmt>(s))
+      return false;
+    for (const clang::Stmt* c : s->children())
+      if (has_jump(c)) return true;
+    return false;
+  }
+
+  // for (w : weights) body over a named container of numbers or a local std::vector of tensors ->
+  // for (size_t i = 0; i < weights.size(); ++i) { w = weights[i]; body }
+  StmtPtr indexed(const clang::CXXForRangeStmt* rs, const clang::DeclRefExpr* range, bool tensors) {
+    const clang::VarDecl* var = rs->getLoopVariable();
+    std::vector<int> unused;
+    const std::string container = with_leaves(range, text_of(range), unused);
+    StmtPtr loop = make(StmtKind::For, rs);
+    const int index = generated_var(var->getNameAsString() + "_index__", ir::Type::Int, "size_t");
+    const std::string i = f_.var(index).name;
+    StmtPtr init = make(StmtKind::Decl, rs);
+    init->var = index;
+    init->expr = ir::opaque("0", ir::Type::Int);
+    loop->init.push_back(std::move(init));
+    ExprPtr size = ir::opaque(container + ".size()", ir::Type::Int);
+    size->range = range->getSourceRange();
+    if (!tensors) record_uses(range, *size);  // a list's length is the same in every example
+    loop->expr = binary("<", ir::var_ref(f_, index), std::move(size), ir::Type::Bool);
+    loop->step = unary("++", ir::var_ref(f_, index), ir::Type::Int);
+    StmtPtr item = make(StmtKind::Decl, rs->getLoopVarStmt());
+    item->var = add_var(var, var->getType());
+    if (tensors) {  // the element, as the lowering makes `v[i]` of a vector of tensors
+      item->expr = make_expr(ExprKind::Call, range);
+      item->expr->form = ir::CallForm::External;
+      item->expr->type = ir::Type::Tensor;
+      item->expr->text = "[]";
+      item->expr->op = "operator[]";
+      item->expr->args.push_back(ir::var_ref(f_, vars_.at(range->getDecl())));
+      item->expr->args.push_back(ir::var_ref(f_, index));
+      item->expr->params = {"", ""};
+      item->expr->param_types = {ir::Type::TensorList, ir::Type::Int};
+    } else {
+      item->expr = ir::opaque(container + "[" + i + "]", ir_type_of(var->getType()));
+      record_uses(range, *item->expr);
+      item->expr->reads.push_back(index);
+    }
+    loop->body.push_back(std::move(item));
+    for (StmtPtr& b : lower_body(rs->getBody())) loop->body.push_back(std::move(b));
+    return loop;
+  }
+
+  int generated_var(const std::string& name, ir::Type type, const std::string& cxx_type) {
+    ir::Var v;
+    v.id = static_cast<int>(f_.vars.size());
+    v.name = name;
+    v.type = type;
+    v.cxx_type = cxx_type;
+    f_.vars.push_back(v);
+    return v.id;
+  }
+
+  static ExprPtr binary(const char* op, ExprPtr a, ExprPtr b, ir::Type type) {
+    auto x = std::make_unique<ir::Expr>();
+    x->kind = ExprKind::Binary;
+    x->type = type;
+    x->text = op;
+    x->range = a->range;
+    x->args.push_back(std::move(a));
+    x->args.push_back(std::move(b));
+    return x;
+  }
+
+  static ExprPtr unary(const char* op, ExprPtr a, ir::Type type) {
+    auto x = std::make_unique<ir::Expr>();
+    x->kind = ExprKind::Unary;
+    x->type = type;
+    x->text = op;
+    x->range = a->range;
+    x->args.push_back(std::move(a));
+    return x;
+  }
+
+  // self.op(args...) on fg::Tensor (`record`), with the overload that takes as many arguments.
+  static ExprPtr method_call(const clang::CXXRecordDecl* record, const std::string& op, ir::Type type,
+                             std::vector<ExprPtr> args) {
+    auto x = std::make_unique<ir::Expr>();
+    x->kind = ExprKind::Call;
+    x->form = ir::CallForm::Method;
+    x->op = op;
+    x->type = type;
+    x->range = args[0]->range;
+    for (const clang::NamedDecl* d : record->lookup(&record->getASTContext().Idents.get(op)))
+      if (const auto* m = llvm::dyn_cast<clang::CXXMethodDecl>(d); m != nullptr && m->getNumParams() == args.size() - 1) {
+        x->callee = m;
+        x->params.push_back("self");
+        x->param_types.push_back(ir::Type::Tensor);
+        for (const clang::ParmVarDecl* p : m->parameters()) {
+          x->params.push_back(p->getNameAsString());
+          x->param_types.push_back(ir_type_of(p->getType()));
+        }
+      }
+    x->args = std::move(args);
+    return x;
   }
 
   // A statement kind the lowering has no IR for, as a C++ user calls it.
@@ -1107,10 +1473,10 @@ class FunctionLowerer {
 
   // `fill_defaults`: a helper of the file is called with every argument, defaults written out (its
   // generated versions have no defaults); an fg op's defaults are left to it.
+  // `packing`: that of the arguments already passed (a member function's object).
   void add_args(ir::Expr& x, const clang::FunctionDecl* callee, llvm::ArrayRef<const clang::Expr*> args,
-                bool fill_defaults = false) {
-    std::vector<std::string> packing;
-    bool structured = false;
+                bool fill_defaults = false, std::vector<std::string> packing = {}) {
+    bool structured = !packing.empty();
     for (unsigned i = 0; i < args.size(); ++i) {
       const auto* given_default = llvm::dyn_cast<clang::CXXDefaultArgExpr>(args[i]);
       if (given_default != nullptr && !fill_defaults) break;
@@ -1183,6 +1549,8 @@ class FunctionLowerer {
   ExprPtr lower_member_call(const clang::CXXMemberCallExpr* mc) {
     const clang::CXXMethodDecl* method = mc->getMethodDecl();
     const clang::Expr* object = mc->getImplicitObjectArgument();
+    if (method != nullptr && object != nullptr && !method->isStatic() && is_user_function(method))
+      if (pytree::Tree* given = resolve(object, false)) return lower_method_call(mc, *given);
     if (method != nullptr && object != nullptr && ir_type_of(object->getType()) == ir::Type::TensorList &&
         (method->getName() == "size" || method->getName() == "empty"))
     {
@@ -1212,13 +1580,71 @@ class FunctionLowerer {
     return x;
   }
 
+  // `forward(x)` in another member function of the class (or `layer.forward(x)` on a structured
+  // part): a helper whose first parameter is its object, passed leaf by leaf.
+  ExprPtr lower_method_call(const clang::CXXMemberCallExpr* mc, pytree::Tree& object) {
+    const clang::FunctionDecl* callee = mc->getMethodDecl()->getDefinition();
+    if (is_structured_type(callee->getReturnType())) {
+      unsupported(mc, "'" + callee->getNameAsString() + "' returns a structure, which funcgen cannot take apart in "
+                      "its caller yet; return std::tuple or tensors from helpers");
+      return opaque(mc);
+    }
+    const pytree::Tree* wanted = object_tree(callee);
+    if (wanted == nullptr) return opaque(mc);  // reported by the callee's lowering
+    ExprPtr x = make_expr(ExprKind::Call, mc);
+    x->form = ir::CallForm::User;
+    x->callee = callee;
+    x->op = callee->getNameAsString();
+    x->template_args = template_args_of(callee, context_);
+    pass_leaves(object, *wanted, mc->getImplicitObjectArgument(), *x);
+    std::vector<const clang::Expr*> args(mc->arg_begin(), mc->arg_end());
+    add_args(*x, callee, args, true, {packing_of(*wanted)});
+    return x;
+  }
+
+  // `square(x)` of a lambda variable of the body: a helper call, the captured variables passed first.
+  ExprPtr lower_lambda_call(const clang::CXXOperatorCallExpr* oc, const clang::FunctionDecl* op) {
+    const auto* object = llvm::dyn_cast<clang::DeclRefExpr>(strip(oc->getArg(0)));
+    if (object == nullptr || lambdas_.count(object->getDecl()) == 0) {
+      unsupported(oc, "a lambda called where it is not a variable of this function cannot be transformed; define it "
+                      "with 'auto name = [...](...) { ... };' and call it by its name");
+      return opaque(oc);
+    }
+    const clang::FunctionDecl* callee = op->getDefinition() != nullptr ? op->getDefinition() : op;
+    if (lowering_.lower(callee) == nullptr) {
+      ok_ = false;
+      return opaque(oc);
+    }
+    ExprPtr x = make_expr(ExprKind::Call, oc);
+    x->form = ir::CallForm::User;
+    x->callee = callee;
+    x->op = "lambda";
+    x->text = text_of(object);
+    const std::vector<const clang::ValueDecl*> captures = captured(callee);
+    for (const clang::ValueDecl* v : captures) {
+      auto it = vars_.find(v);
+      if (it == vars_.end()) {
+        unsupported(oc, "'" + v->getNameAsString() + "', which this lambda captures, is not a variable funcgen follows; "
+                        "pass it as a parameter");
+        return opaque(oc);
+      }
+      x->args.push_back(ir::var_ref(f_, it->second));
+      x->params.push_back(v->getNameAsString());
+      x->param_types.push_back(f_.var(it->second).type);
+    }
+    x->index = static_cast<int>(captures.size());  // the arguments that the lambda object holds
+    std::vector<const clang::Expr*> args(oc->arg_begin() + 1, oc->arg_end());
+    add_args(*x, callee, args, true);
+    if (!x->packing.empty()) x->packing.insert(x->packing.begin(), captures.size(), "");
+    return x;
+  }
+
   ExprPtr lower_operator_call(const clang::CXXOperatorCallExpr* oc) {
     const auto* callee = llvm::dyn_cast_or_null<clang::FunctionDecl>(oc->getCalleeDecl());
+    if (callee != nullptr && is_lambda(callee) && is_user_function(callee)) return lower_lambda_call(oc, callee);
     // A free operator function of this file (operator*(const Affine&, const fg::Tensor&)) is a
     // helper like any other: transformed with its caller.
-    if (callee != nullptr && !llvm::isa<clang::CXXMethodDecl>(callee) && callee->hasBody() &&
-        sm_.isInMainFile(callee->getLocation()))
-      return lower_call(oc);
+    if (callee != nullptr && !llvm::isa<clang::CXXMethodDecl>(callee) && is_user_function(callee)) return lower_call(oc);
     const bool unary = oc->getNumArgs() == 1;
     const char* op = operator_op(oc->getOperator(), unary);
     const bool fg_operator = callee != nullptr && compat::starts_with(callee->getQualifiedNameAsString(), "fg::");
@@ -1316,6 +1742,7 @@ class FunctionLowerer {
   const clang::Stmt* pending_after_label_ = nullptr;
   std::map<std::string, std::string> template_values_;
   std::set<const clang::ValueDecl*> rejected_;  // reported where they are declared
+  std::set<const clang::ValueDecl*> lambdas_;   // variables holding lambdas of the body
   std::map<const clang::ValueDecl*, pytree::Tree> trees_;  // the structured parameters
   std::optional<pytree::Tree> result_;                      // a structured result
   std::set<std::string> names_;                             // declared in the function

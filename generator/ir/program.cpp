@@ -2,6 +2,11 @@
 
 #include <cctype>
 
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/RecursiveASTVisitor.h>
+#include <clang/Basic/SourceManager.h>
+#include <clang/Lex/Lexer.h>
+
 #include "ir/cxx_text.h"
 
 namespace funcgen::ir {
@@ -24,6 +29,55 @@ std::string signature(const Function& fn, const std::string& name, const std::st
     const bool unnamed = v.unnamed_if_unused && body != nullptr && !uses_name(*body, v.name);
     const std::string shown = unnamed ? "/*" + v.name + "*/" : v.name;
     params.push_back(type + (type.back() == '&' ? "" : " ") + shown);
+  }
+  return fn.return_cxx_type + " " + name + "(" + cxx::join(params) + ")";
+}
+
+namespace {
+
+// Whether `e` names only what every file that includes the generated header sees: no declaration of
+// the annotated file itself (its constants are not declared there).
+bool visible_from_header(const clang::Expr* e, const clang::SourceManager& sm) {
+  struct Finder : clang::RecursiveASTVisitor<Finder> {
+    const clang::SourceManager* sm;
+    bool found = false;
+    bool VisitDeclRefExpr(clang::DeclRefExpr* r) {
+      found |= sm->isInMainFile(sm->getExpansionLoc(r->getDecl()->getLocation()));
+      return true;
+    }
+  } finder;
+  finder.sm = &sm;
+  finder.TraverseStmt(const_cast<clang::Expr*>(e));
+  return !finder.found;
+}
+
+// The default argument of the user's parameter that `v` is, as written, or "".
+std::string default_argument(const Var& v) {
+  const auto* p = llvm::dyn_cast_or_null<clang::ParmVarDecl>(v.decl);
+  if (p == nullptr || v.param_index < 0 || p->getName() != v.name || !p->hasDefaultArg() || p->hasUnparsedDefaultArg() ||
+      p->hasUninstantiatedDefaultArg())
+    return "";
+  const clang::ASTContext& ctx = p->getASTContext();
+  const clang::SourceManager& sm = ctx.getSourceManager();
+  if (!visible_from_header(p->getDefaultArg(), sm)) return "";
+  const clang::CharSourceRange range = clang::Lexer::makeFileCharRange(
+      clang::CharSourceRange::getTokenRange(p->getDefaultArgRange()), sm, ctx.getLangOpts());
+  return range.isValid() ? clang::Lexer::getSourceText(range, sm, ctx.getLangOpts()).str() : "";
+}
+
+}  // namespace
+
+std::string declaration(const Function& fn, const std::string& name) {
+  std::vector<std::string> params;
+  for (int id : fn.params) {
+    const Var& v = fn.var(id);
+    params.push_back(v.cxx_type + (v.cxx_type.back() == '&' ? "" : " ") + v.name);
+  }
+  // Only a run of parameters at the end can have defaults (jvp's tangents come after the primals).
+  for (size_t i = fn.params.size(); i-- > 0;) {
+    const std::string d = default_argument(fn.var(fn.params[i]));
+    if (d.empty()) break;
+    params[i] += " = " + d;
   }
   return fn.return_cxx_type + " " + name + "(" + cxx::join(params) + ")";
 }

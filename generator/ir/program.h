@@ -34,6 +34,8 @@ struct GeneratedFunction {
 // The C++ signature of `fn` under `name` (parameters as fn spells their types; a generated
 // parameter that `body` does not use is left unnamed).
 std::string signature(const Function& fn, const std::string& name, const std::string* body = nullptr);
+// Its declaration for the header: the user's default arguments kept on the parameters that end it.
+std::string declaration(const Function& fn, const std::string& name);
 
 // Whether `word` occurs in `text` as a whole identifier.
 bool uses_name(const std::string& text, const std::string& word);

@@ -205,12 +205,22 @@ std::string bare_spelling(const clang::QualType t, const clang::ASTContext& cont
 
 Signature user_signature(const clang::FunctionDecl& fn, const StructuredSignature& sig, const clang::ASTContext& context) {
   Signature s;
+  size_t first = 0;  // sig.params' index of the first declared parameter
+  if (const auto* method = llvm::dyn_cast<clang::CXXMethodDecl>(&fn); method != nullptr && !method->isStatic()) {
+    Param self;  // the object, the first parameter of the generated free functions (lower.h)
+    self.name = "self";
+    self.tree = *sig.params.at(0);
+    self.cxx_decl = "const " + self.tree.cxx_type + "& self";
+    declare_types(method->getThisType()->getPointeeType(), s);
+    s.params.push_back(std::move(self));
+    first = 1;
+  }
   for (unsigned i = 0; i < fn.getNumParams(); ++i) {
     const clang::ParmVarDecl* p = fn.getParamDecl(i);
     Param param;
     param.name = p->getNameAsString();
-    if (i < sig.params.size() && sig.params[i]) {
-      param.tree = *sig.params[i];
+    if (first + i < sig.params.size() && sig.params[first + i]) {
+      param.tree = *sig.params[first + i];
       param.cxx_decl = "const " + param.tree.cxx_type + "& " + param.name;
       declare_types(p->getType(), s);
     } else if (ir::is_tensor_like(ir_type_of(p->getType()))) {

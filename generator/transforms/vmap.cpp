@@ -31,6 +31,7 @@ class Entry {
       const ir::Var& v = fn_.var(id);
       const int p = ir::add_var(*out_, v.name, v.type, v.cxx_type);
       out_->vars[static_cast<size_t>(p)].param_index = v.param_index;
+      out_->vars[static_cast<size_t>(p)].decl = v.decl;  // its default argument is kept (ir::declaration)
       out_->params.push_back(p);
     }
     arguments_in();

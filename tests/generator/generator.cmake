@@ -144,3 +144,12 @@ target_compile_options(test_structures PRIVATE -Wall -Wextra)
 funcgen_generate(test_structures SOURCES ${CMAKE_CURRENT_LIST_DIR}/structures/structures_functions.cpp)
 funcgen_generated_test(test_structures)
 gtest_discover_tests(test_structures PROPERTIES LABELS generator)
+
+# The constructs users write (jumps out of loops, ...), each through every transform against finite
+# differences in float64 and the loop of unbatched calls.
+add_executable(test_constructs ${CMAKE_CURRENT_LIST_DIR}/constructs/test_constructs.cpp)
+target_link_libraries(test_constructs PRIVATE GTest::gtest GTest::gtest_main)
+target_compile_options(test_constructs PRIVATE -Wall -Wextra)
+funcgen_generate(test_constructs SOURCES ${CMAKE_CURRENT_LIST_DIR}/constructs/constructs_functions.cpp)
+funcgen_generated_test(test_constructs)
+gtest_discover_tests(test_constructs PROPERTIES LABELS generator)

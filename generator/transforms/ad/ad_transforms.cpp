@@ -515,6 +515,7 @@ class AdEmitter {
       const ir::Var& v = g->var(id);
       const int p = ir::add_var(*w, v.name, v.type, v.cxx_type);
       w->vars[static_cast<size_t>(p)].param_index = static_cast<int>(w->params.size());
+      w->vars[static_cast<size_t>(p)].decl = v.decl;
       w->params.push_back(p);
     }
     std::vector<int> outs;
@@ -540,7 +541,7 @@ class AdEmitter {
     GeneratedFunction out;
     const std::string body = stages_.plain(g, name, link, out.helpers);
     const std::string signature = ir::signature(g, name);
-    out.declaration = signature + ";";
+    out.declaration = ir::declaration(g, name) + ";";
     out.definition = "// " + what + ": generated derivative code (rules: templates/derivatives.def).\n" +
                      (is_static ? "static " : "") + signature + " {\n" + body + "}\n";
     return out;
@@ -714,17 +715,24 @@ class AdEmitter {
     if (!n) return std::nullopt;
     const auto outs = returned(*n);
     if (!enough_outputs(l, outs)) return std::nullopt;
-    if (!l.t->has_aux && outs.size() != 1) {
-      // One jacobian per output: the composed form, each output's vjp over its own basis.
+    const auto composed = [&]() -> std::optional<GeneratedFunction> {
+      // Each output's vjp over its own basis, inside one function that the outer vmaps batch whole.
       auto j = jacrev_ir(*n, l);
       if (!j) return std::nullopt;
       if (outer.empty()) return plain(*j, spec_.name, description(0), false, i);
       return vmapped(*j, spec_.name, outer_levels(outer, *j), false, i);
-    }
+    };
+    if (!l.t->has_aux && outs.size() != 1) return composed();  // one jacobian per output
     const std::vector<int> wrt = argnums(*l.t, *n);
     ReverseResult r = reverse(*n, wrt, 1, false, spec_.name, lowering_, resolver_, reporter_);
     if (!r.fn) return std::nullopt;
     Split s = split(*r.fn, from_statement(*r.fn, r.forward_size), r.cotangents, r.outputs, refs(*r.fn, r.grads, true));
+    // Under vmap, the split passes only tensors from the batched forward pass to the pullback; a
+    // derivative that needs C++ values computed in the function (a trip count, a shape, a branch
+    // taken, a loop's stored trips) is the composed form, batched whole.
+    if (!outer.empty() && !l.t->has_aux)
+      for (int id : s.residuals)
+        if (s.first->var(id).type != ir::Type::Tensor) return composed();
     GeneratedFunction out;
     const size_t k = outer.size();
     const std::string first = spec_.name + "__forward", rows = spec_.name + "__pullback_rows";
@@ -789,7 +797,7 @@ class AdEmitter {
     const std::string aux_type = naux == 1 ? "fg::Tensor" : "std::tuple<" + join(aux_types) + ">";
     ir::Function sig_fn = signature_of(n, l.t->has_aux ? "std::tuple<" + jac_type + ", " + aux_type + ">" : jac_type);
     const std::string signature = ir::signature(sig_fn, spec_.name);
-    out.declaration = signature + ";";
+    out.declaration = ir::declaration(sig_fn, spec_.name) + ";";
     std::string d = "// " + description(0) + ": the pullback of each output element, all at once (vmap over the basis).\n";
     d += signature + " {\n";
     d += "  const auto forward__ = " + first + "(" + param_list(*s.first) + ");\n";  // "__": see the vjp wrapper
@@ -940,7 +948,7 @@ class AdEmitter {
     auto [result, ret] = jacfwd_result(jacs, aux, l.t->argnums.is_tuple, has_aux);
     ir::Function sig_fn = signature_of(*n, ret);
     const std::string signature = ir::signature(sig_fn, spec_.name);
-    out.declaration = signature + ";";
+    out.declaration = ir::declaration(sig_fn, spec_.name) + ";";
     std::string def = "// " + description(0) + ": " + how + ".\n";
     def += signature + " {\n" + d;
     def += "  return " + result + ";\n}\n";

@@ -21,21 +21,6 @@ using ir::StmtKind;
 using ir::StmtPtr;
 
 
-bool has_tensors(const Stmt& s, const ir::Function& fn) {
-  bool found = false;
-  const auto stmt = [&](const Stmt& t) {
-    if ((t.kind == StmtKind::Decl || t.kind == StmtKind::Assign) && t.var >= 0 && ir::is_tensor_like(fn.var(t.var).type))
-      found = true;
-    for (int v : t.vars) found |= ir::is_tensor_like(fn.var(v).type);
-    const auto expr = [&](const Expr& e) { found |= ir::is_tensor_like(e.type); };
-    if (t.expr) ir::for_each_expr(*t.expr, expr);
-    if (t.step) ir::for_each_expr(*t.step, expr);
-  };
-  stmt(s);
-  for (const auto* children : {&s.init, &s.body, &s.else_body}) ir::for_each_stmt(*children, stmt);
-  return found;
-}
-
 const char* statement_name(StmtKind k) {
   switch (k) {
     case StmtKind::If: return "an 'if'";
@@ -284,7 +269,7 @@ class Normalizer {
         out.push_back(ir::clone(s, remap(scope)));
         return;
       default:
-        if (!has_tensors(s, fn)) {  // scalar control flow (counting, indices) is kept as it is
+        if (!computes_tensors(s, fn)) {  // scalar control flow (counting, indices) is kept as it is
           if (const Stmt* jump = scope.in_loop ? leaves_loop(s) : nullptr) {
             leaving_loop(*jump);
             return;
@@ -547,10 +532,14 @@ class Normalizer {
     std::vector<std::pair<int, int>> carried;  // source var, carried variable
     for (int src : assigned) {
       auto it = inner.vars.find(src);
-      if (it == inner.vars.end() || it->second == kUnset) continue;  // local to the body, or set in it
+      if (it == inner.vars.end()) continue;  // local to the body
       const int c = new_tensor(scope.fn->var(src).name);
-      out.push_back(ir::decl(c, ir::var_ref(*out_, it->second)));
-      detach(c, {it->second}, {&inner});
+      if (it->second == kUnset) {  // first given a value in the loop: the first trip starts without one
+        out.push_back(ir::decl(c, nullptr));
+      } else {
+        out.push_back(ir::decl(c, ir::var_ref(*out_, it->second)));
+        detach(c, {it->second}, {&inner});
+      }
       carried.emplace_back(src, c);
       it->second = c;
     }
@@ -960,6 +949,10 @@ class Normalizer {
       ok_ = false;  // reported by the lowering
       return {};
     }
+    if (auto loops = structured_loops(*callee)) {  // loops left early made to run to their condition
+      callee = loops.get();
+      single_returns_.push_back(std::move(loops));
+    }
     if (auto single = single_return(*callee)) {  // early returns moved to the end
       callee = single.get();
       single_returns_.push_back(std::move(single));
@@ -1007,7 +1000,7 @@ class Normalizer {
   std::map<int, ExprPtr> view_call_;  // version -> the view call that made it
   std::map<int, std::set<int>> detached_;  // a merged or carried view -> the source vars of its base
   std::set<const clang::FunctionDecl*> active_;
-  std::vector<std::unique_ptr<ir::Function>> single_returns_;  // helpers with their early returns moved
+  std::vector<std::unique_ptr<ir::Function>> single_returns_;  // helpers with their jumps and early returns moved
   bool ok_ = true;
 };
 
@@ -1015,8 +1008,10 @@ class Normalizer {
 
 std::unique_ptr<ir::Function> normalize(const ir::Function& fn, Lowering& lowering, Reporter& reporter,
                                         const std::string& what, const OpResolver& resolver) {
-  const std::unique_ptr<ir::Function> single = single_return(fn);  // early returns moved to the end
-  return Normalizer(lowering, reporter, what, resolver).run(single ? *single : fn);
+  const std::unique_ptr<ir::Function> loops = structured_loops(fn);  // loops left early run to their condition
+  const ir::Function& src = loops ? *loops : fn;
+  const std::unique_ptr<ir::Function> single = single_return(src);  // early returns moved to the end
+  return Normalizer(lowering, reporter, what, resolver).run(single ? *single : src);
 }
 
 std::vector<const ir::Expr*> returned(const ir::Function& fn) {

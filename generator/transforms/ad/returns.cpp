@@ -1,5 +1,8 @@
 #include "transforms/ad/returns.h"
 
+#include <set>
+#include <string>
+
 #include "ir/build.h"
 
 namespace funcgen::ad {
@@ -97,7 +100,241 @@ size_t returned_tensors(const ir::Function& fn) {
   return ok ? n : 0;
 }
 
+bool is_loop(const ir::Stmt& s) {
+  return s.kind == StmtKind::For || s.kind == StmtKind::While || s.kind == StmtKind::DoWhile;
+}
+
+// What leaves the loop whose body `s` is in: a break or continue of that loop (not of a loop or a
+// switch inside it) or a return.
+struct Jumps {
+  bool breaks = false, continues = false, returns = false;
+  bool through_switch = false;  // a continue or return inside a switch, which this does not rewrite
+  bool any() const { return breaks || continues || returns; }
+};
+
+void find_jumps(const ir::Stmt& s, Jumps& j, bool in_switch, bool in_loop) {
+  if (s.kind == StmtKind::Return) j.returns = true;
+  if (s.kind == StmtKind::Break && !in_switch && !in_loop) j.breaks = true;
+  if (s.kind == StmtKind::Continue && !in_loop) j.continues = true;
+  if ((s.kind == StmtKind::Return || (s.kind == StmtKind::Continue && !in_loop)) && in_switch) j.through_switch = true;
+  const bool loop = in_loop || is_loop(s);
+  const bool sw = in_switch || s.kind == StmtKind::Switch;
+  for (const auto* children : {&s.body, &s.else_body})
+    for (const auto& c : *children) find_jumps(*c, j, sw, loop);
+}
+
+Jumps jumps_of(const std::vector<StmtPtr>& body) {
+  Jumps j;
+  for (const auto& s : body) find_jumps(*s, j, false, false);
+  return j;
+}
+
+class LoopRewriter {
+ public:
+  LoopRewriter(ir::Function& fn, size_t results) : fn_(fn), result_count_(results) {
+    for (const auto& v : fn.vars) taken_.insert(v.name);
+    for (const auto& n : ir::text_names(fn)) taken_.insert(n);
+  }
+
+  bool changed() const { return changed_; }
+  const std::vector<int>& declared_results() const { return results_; }
+
+  std::vector<StmtPtr> rewrite(std::vector<StmtPtr> stmts) {
+    std::vector<StmtPtr> out;
+    for (StmtPtr& s : stmts) {
+      s->body = rewrite(std::move(s->body));  // inner loops first: their returns become ifs here
+      s->else_body = rewrite(std::move(s->else_body));
+      if (is_loop(*s)) loop(std::move(s), out);
+      else out.push_back(std::move(s));
+    }
+    return out;
+  }
+
+ private:
+  struct Flags {
+    int broke = -1, skipped = -1, returned = -1;
+  };
+
+  void loop(StmtPtr s, std::vector<StmtPtr>& out) {
+    const Jumps j = jumps_of(s->body);
+    if (!j.any() || j.through_switch || (j.returns && result_count_ == 0) || !computes_tensors(*s, fn_)) {
+      out.push_back(std::move(s));
+      return;
+    }
+    changed_ = true;
+    Flags f;
+    if (j.breaks || j.returns) f.broke = flag("broke__", out, s->range);
+    if (j.returns) f.returned = flag("returned__", out, s->range);
+    std::vector<StmtPtr> body;
+    if (j.continues) f.skipped = flag("skipped__", body, s->range);
+    for (StmtPtr& b : guard(std::move(s->body), f)) body.push_back(std::move(b));
+    if (s->step && f.broke >= 0) {  // a loop that breaks does not step
+      std::vector<StmtPtr> step;
+      step.push_back(ir::eval(std::move(s->step)));
+      body.push_back(when_not({f.broke}, std::move(step), s->range));
+    }
+    s->body = std::move(body);
+    if (f.broke >= 0)
+      s->expr = s->expr ? binary("&&", negated(f.broke), std::move(s->expr)) : negated(f.broke);
+    const clang::SourceRange range = s->range;
+    out.push_back(std::move(s));
+    if (f.returned >= 0) {
+      auto st = std::make_unique<ir::Stmt>();
+      st->kind = StmtKind::If;
+      st->range = range;
+      st->expr = ir::var_ref(fn_, f.returned);
+      std::vector<ir::ExprPtr> values;
+      for (int r : results()) values.push_back(ir::var_ref(fn_, r));
+      st->body.push_back(ir::ret(values.size() == 1 ? std::move(values[0]) : ir::tuple(std::move(values))));
+      out.push_back(std::move(st));
+    }
+  }
+
+  // The statements of a loop's body with its jumps made into flags and what follows one guarded.
+  std::vector<StmtPtr> guard(std::vector<StmtPtr> stmts, const Flags& f) {
+    std::vector<StmtPtr> out;
+    for (size_t i = 0; i < stmts.size(); ++i) {
+      StmtPtr s = std::move(stmts[i]);
+      if (s->kind == StmtKind::Break) {
+        out.push_back(set(f.broke, s->range));
+        return out;
+      }
+      if (s->kind == StmtKind::Continue) {
+        out.push_back(set(f.skipped, s->range));
+        return out;
+      }
+      if (s->kind == StmtKind::Return) {
+        const std::vector<int> r = results();
+        for (size_t k = 0; k < r.size(); ++k) {
+          StmtPtr a = ir::assign(r[k], ir::clone(r.size() == 1 ? *s->expr : s->expr->arg(k)));
+          a->range = s->range;
+          a->ast = s->ast;
+          out.push_back(std::move(a));
+        }
+        out.push_back(set(f.returned, s->range));
+        out.push_back(set(f.broke, s->range));
+        return out;
+      }
+      Jumps j;
+      if (s->kind == StmtKind::If || s->kind == StmtKind::Block) find_jumps(*s, j, false, false);
+      if (!j.any()) {
+        out.push_back(std::move(s));
+        continue;
+      }
+      s->body = guard(std::move(s->body), f);
+      s->else_body = guard(std::move(s->else_body), f);
+      const clang::SourceRange range = s->range;
+      out.push_back(std::move(s));
+      std::vector<StmtPtr> rest;
+      for (size_t k = i + 1; k < stmts.size(); ++k) rest.push_back(std::move(stmts[k]));
+      rest = guard(std::move(rest), f);
+      if (!rest.empty()) out.push_back(when_not({f.broke, f.skipped}, std::move(rest), range));
+      return out;
+    }
+    return out;
+  }
+
+  int flag(const std::string& base, std::vector<StmtPtr>& out, clang::SourceRange range) {
+    const int id = ir::add_var(fn_, claim(base), ir::Type::Bool, "bool");
+    StmtPtr d = ir::decl(id, ir::opaque("false", ir::Type::Bool));
+    d->range = range;
+    out.push_back(std::move(d));
+    return id;
+  }
+
+  StmtPtr set(int flag, clang::SourceRange range) {
+    StmtPtr a = ir::assign(flag, ir::opaque("true", ir::Type::Bool));
+    a->range = range;
+    return a;
+  }
+
+  ir::ExprPtr negated(int flag) {
+    auto x = std::make_unique<ir::Expr>();
+    x->kind = ir::ExprKind::Unary;
+    x->type = ir::Type::Bool;
+    x->text = "!";
+    x->args.push_back(ir::var_ref(fn_, flag));
+    return x;
+  }
+
+  static ir::ExprPtr binary(const char* op, ir::ExprPtr a, ir::ExprPtr b) {
+    auto x = std::make_unique<ir::Expr>();
+    x->kind = ir::ExprKind::Binary;
+    x->type = ir::Type::Bool;
+    x->text = op;
+    x->args.push_back(std::move(a));
+    x->args.push_back(std::move(b));
+    return x;
+  }
+
+  // if (!flag && ...) { body }, over the flags that exist.
+  StmtPtr when_not(const std::vector<int>& flags, std::vector<StmtPtr> body, clang::SourceRange range) {
+    ir::ExprPtr cond;
+    for (int f : flags)
+      if (f >= 0) cond = cond ? binary("&&", std::move(cond), negated(f)) : negated(f);
+    auto st = std::make_unique<ir::Stmt>();
+    st->kind = StmtKind::If;
+    st->range = range;
+    st->expr = std::move(cond);
+    st->body = std::move(body);
+    return st;
+  }
+
+  // The variables a return inside a loop assigns, declared (without a value) first in the function.
+  const std::vector<int>& results() {
+    if (results_.empty())
+      for (size_t k = 0; k < result_count_; ++k) {
+        const int id = ir::add_var(fn_, claim(result_count_ == 1 ? "loop_result__" : "loop_result" + std::to_string(k) + "__"),
+                                   ir::Type::Tensor, "fg::Tensor");
+        results_.push_back(id);
+      }
+    return results_;
+  }
+
+  std::string claim(const std::string& base) {
+    std::string n = base;
+    for (int i = 1; taken_.count(n) != 0; ++i) n = base + std::to_string(i);
+    taken_.insert(n);
+    return n;
+  }
+
+  ir::Function& fn_;
+  size_t result_count_;
+  std::vector<int> results_;
+  std::set<std::string> taken_;
+  bool changed_ = false;
+};
+
 }  // namespace
+
+bool computes_tensors(const ir::Stmt& s, const ir::Function& fn) {
+  bool found = false;
+  const auto stmt = [&](const ir::Stmt& t) {
+    if ((t.kind == StmtKind::Decl || t.kind == StmtKind::Assign) && t.var >= 0 && ir::is_tensor_like(fn.var(t.var).type))
+      found = true;
+    for (int v : t.vars) found |= ir::is_tensor_like(fn.var(v).type);
+    const auto expr = [&](const ir::Expr& e) { found |= ir::is_tensor_like(e.type); };
+    if (t.expr) ir::for_each_expr(*t.expr, expr);
+    if (t.step) ir::for_each_expr(*t.step, expr);
+  };
+  stmt(s);
+  for (const auto* children : {&s.init, &s.body, &s.else_body}) ir::for_each_stmt(*children, stmt);
+  return found;
+}
+
+std::unique_ptr<ir::Function> structured_loops(const ir::Function& fn) {
+  bool any = false;
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) { any |= is_loop(s) && jumps_of(s.body).any(); });
+  if (!any) return nullptr;
+  std::unique_ptr<ir::Function> out = ir::copy_function(fn);
+  LoopRewriter rw(*out, returned_tensors(fn));
+  std::vector<StmtPtr> body = rw.rewrite(std::move(out->body));
+  if (!rw.changed()) return nullptr;
+  out->body.clear();
+  for (int r : rw.declared_results()) out->body.push_back(ir::decl(r, nullptr));
+  for (StmtPtr& s : body) out->body.push_back(std::move(s));
+  return out;
+}
 
 std::unique_ptr<ir::Function> single_return(const ir::Function& fn) {
   if (fn.body.empty()) return nullptr;

@@ -14,4 +14,16 @@ namespace funcgen::ad {
 // switch or a nested block: the normalizer reports those where they are).
 std::unique_ptr<ir::Function> single_return(const ir::Function& fn);
 
+// Loops left early made into loops that run until their condition says so, the form the normalizer
+// carries tensors through: `break` sets a flag the condition reads, `continue` a flag that skips the
+// rest of the trip, and `return e` inside a loop assigns the result, sets both and is returned
+// after the loop (`if (returned__) return loop_result__;`, which single_return then moves). The
+// statements after a jump are guarded by `if (!broke__ && !skipped__)`; a for loop's step moves to
+// the end of its body, behind the same guard, so a loop that breaks does not step. Only loops that
+// compute tensors are rewritten. Null when there is nothing to rewrite.
+std::unique_ptr<ir::Function> structured_loops(const ir::Function& fn);
+
+// Whether `s` or a statement in it computes or assigns tensors (rather than scalar bookkeeping).
+bool computes_tensors(const ir::Stmt& s, const ir::Function& fn);
+
 }  // namespace funcgen::ad

@@ -17,9 +17,21 @@ struct Mlp {
   fg::Tensor w1, b1, w2, b2;
 };
 
-// torch.nn.Linear's parameters.
+// torch.nn.Linear's parameters, and its forward as member functions: one defined here (a helper
+// in a header), one annotated where structures_functions.cpp defines it (its jacobian is taken with
+// respect to the layer, its first argument).
 struct Linear {
   fg::Tensor weight, bias;
+  fg::Tensor forward(const fg::Tensor& x) const { return fg::linear(x, weight, bias); }
+  fg::Tensor affine(const fg::Tensor& x) const;
+};
+
+// The per-sample-gradients tutorial's model in libtorch's style: a class whose members are its
+// layers and whose member functions compute with them (annotated where they are defined).
+struct Classifier {
+  Linear fc1, fc2;
+  fg::Tensor forward(const fg::Tensor& x) const;
+  fg::Tensor loss(const fg::Tensor& x, const fg::Tensor& target) const;
 };
 
 // A layer with a scale that is not a parameter: passed through, copied into gradients.

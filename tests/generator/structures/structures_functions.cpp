@@ -31,6 +31,20 @@ fg::Tensor example_loss_dict(const ParamDict& params, const fg::Tensor& x, const
   return -logp.gather(0, target.reshape({1})).sum();
 }
 
+FUNCGEN("linear_jacrev = jacrev(affine, argnums=(0, 1))")
+fg::Tensor Linear::affine(const fg::Tensor& x) const { return fg::matmul(weight, x) + bias; }
+
+// ---- per-sample gradients and ensembling of a model written as a class (libtorch's style): the
+// object is the functions' first argument, as functional_call(model, params, x) takes the module
+FUNCGEN("classifier_ensemble = vmap(forward, in_dims=(0, None))")
+fg::Tensor Classifier::forward(const fg::Tensor& x) const { return fc2.forward(fc1.forward(x).relu()); }
+
+FUNCGEN("classifier_per_sample_grads = vmap(grad(loss), in_dims=(None, 0, 0))")
+fg::Tensor Classifier::loss(const fg::Tensor& x, const fg::Tensor& target) const {
+  fg::Tensor logp = forward(x).log_softmax(-1);
+  return -logp.gather(0, target.reshape({1})).sum();
+}
+
 // ---- model ensembling: the models' parameters stacked in one struct
 FUNCGEN("ensemble = vmap(mlp_forward, in_dims=(0, None))")
 fg::Tensor mlp_forward(const Mlp& params, const fg::Tensor& x) { return mlp(params, x); }

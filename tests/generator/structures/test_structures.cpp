@@ -61,6 +61,30 @@ TEST(Structures, ModelEnsemblingWithStackedStructs) {
   expect_golden("ensemble", 0, structured::ensemble(Mlp{stacked[0], stacked[1], stacked[2], stacked[3]}, xs));
 }
 
+TEST(Structures, PerSampleGradientsAndEnsemblingOfAModelClass) {
+  const Mlp m = golden_mlp();
+  const structured::Classifier model{Linear{m.w1, m.b1}, Linear{m.w2, m.b2}};
+  const structured::Classifier g = structured::classifier_per_sample_grads(model, xs, targets);
+  expect_golden("per_sample_grads", 0, g.fc1.weight);
+  expect_golden("per_sample_grads", 1, g.fc1.bias);
+  expect_golden("per_sample_grads", 2, g.fc2.weight);
+  expect_golden("per_sample_grads", 3, g.fc2.bias);
+  const std::vector<fg::Tensor> stacked = stacked_ensemble();
+  const structured::Classifier models{Linear{stacked[0], stacked[1]}, Linear{stacked[2], stacked[3]}};
+  expect_golden("ensemble", 0, structured::classifier_ensemble(models, xs));
+}
+
+TEST(Structures, JacobianOfAMemberFunctionWithRespectToItsObject) {
+  const Linear layer{input({OUT, IN}, 30), input({OUT}, 31)};
+  const fg::Tensor x = input({IN}, 32);
+  auto [d_layer, d_x] = structured::linear_jacrev(layer, x);
+  // d (Wx + b)_i / d W_jk = [i == j] x_k, d / d b = I, d / d x = W.
+  const fg::Tensor eye = fg::eye(OUT, fg::kDouble);
+  EXPECT_TRUE(fg::allclose(d_layer.weight, eye.unsqueeze(2) * x.reshape({1, 1, IN}), 1e-12, 1e-12));
+  EXPECT_TRUE(fg::allclose(d_layer.bias, eye, 1e-12, 1e-12));
+  EXPECT_TRUE(fg::allclose(d_x, layer.weight, 1e-12, 1e-12));
+}
+
 struct Predict {
   Linear layer{input({D, D}, 20), input({D}, 21)};
   fg::Tensor x = input({D}, 22), xb = input({B, D}, 23);

@@ -30,29 +30,7 @@ fg::Tensor uses_doubled(const fg::Tensor& x) { return doubled(x).sin(); }
 // CHECK: ad_diagnostics.cpp:[[@LINE-1]]:55: error: 'doubled' has a custom_vjp rule but no custom_jvp; forward mode (jvp, jacfwd, hessian) needs a custom_jvp rule for it [funcgen-unsupported]
 
 // Branches and loops are differentiated (test_control_flow.cpp); what they may not do is here.
-// Early returns inside ifs are moved to the end (test_control_flow.cpp); inside a loop they are not.
-FUNCGEN("loop_return_grad = grad(loop_return)")
-fg::Tensor loop_return(const fg::Tensor& x, int n) {
-  fg::Tensor y = x;
-  for (int i = 0; i < n; ++i) {
-    if (i == 3) return y.sum();
-    y = y.sin();
-  }
-  return y.sum();
-}
-// CHECK: ad_diagnostics.cpp:[[@LINE-5]]:17: error: a return inside a loop cannot be differentiated yet; keep the result in a variable, leave the loop with 'break', and return it at the end of the function [funcgen-unsupported]
-
-FUNCGEN("loop_break_grad = grad(loop_break)")
-fg::Tensor loop_break(const fg::Tensor& x, int n) {
-  fg::Tensor y = x;
-  for (int i = 0; i < n; ++i) {
-    if (i == 3) break;
-    y = y.sin();
-  }
-  return y.sum();
-}
-// CHECK: ad_diagnostics.cpp:[[@LINE-5]]:17: error: 'break' in a loop that computes tensors cannot be differentiated yet; make the loop's condition say when it ends [funcgen-unsupported]
-
+// Early returns, break and continue are differentiated (test_constructs.cpp); fallthrough is not.
 FUNCGEN("fallthrough_grad = grad(fallthrough)")
 fg::Tensor fallthrough(const fg::Tensor& x, int k) {
   fg::Tensor y = x;

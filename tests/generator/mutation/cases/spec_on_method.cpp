@@ -1,4 +1,5 @@
-// A spec on a member function: the generated free function would not see the members.
+// A spec on a member function of a class without tensors: its object cannot be taken apart as
+// the function's first argument (classes of tensors can: tests/generator/structures).
 // EXPECT: reject
 #include <funcgen/funcgen.h>
 

@@ -1,0 +1,193 @@
+// The constructs of C++ that users write, each in a function of one tensor (3x4) that returns a
+// scalar, so that every transform applies: test_constructs.cpp runs grad, jvp, jacfwd, hessian,
+// jacrev(jacrev), jvp(grad), vmap and vmap(grad) of each and checks them against finite
+// differences in float64 of the function itself and the loop-of-unbatched definition of vmap.
+// Specs are spelled out per function: a construct that stays unsupported would fail the build.
+#include <funcgen/funcgen.h>
+
+#include <vector>
+
+#include "constructs_helpers.h"
+
+namespace cs {
+
+// ---- break, continue and return inside loops
+FUNCGEN("loop_break_grad = grad(loop_break)")
+FUNCGEN("loop_break_jvp = jvp(loop_break)")
+FUNCGEN("loop_break_jacfwd = jacfwd(loop_break)")
+FUNCGEN("loop_break_hessian = hessian(loop_break)")
+FUNCGEN("loop_break_jacrev2 = jacrev(jacrev(loop_break))")
+FUNCGEN("loop_break_hvp = jvp(grad(loop_break))")
+FUNCGEN("loop_break_vmap = vmap(loop_break)")
+FUNCGEN("loop_break_psg = vmap(grad(loop_break))")
+FUNCGEN("loop_break_vjacrev = vmap(jacrev(loop_break))")
+fg::Tensor loop_break(const fg::Tensor& x) {
+  fg::Tensor y = x;
+  for (int i = 0; i < 10; ++i) {
+    if (i == 3) break;
+    y = y.sin() * 1.5;
+  }
+  return y.sum();
+}
+
+FUNCGEN("loop_continue_grad = grad(loop_continue)")
+FUNCGEN("loop_continue_jvp = jvp(loop_continue)")
+FUNCGEN("loop_continue_jacfwd = jacfwd(loop_continue)")
+FUNCGEN("loop_continue_hessian = hessian(loop_continue)")
+FUNCGEN("loop_continue_jacrev2 = jacrev(jacrev(loop_continue))")
+FUNCGEN("loop_continue_hvp = jvp(grad(loop_continue))")
+FUNCGEN("loop_continue_vmap = vmap(loop_continue)")
+FUNCGEN("loop_continue_psg = vmap(grad(loop_continue))")
+FUNCGEN("loop_continue_vjacrev = vmap(jacrev(loop_continue))")
+fg::Tensor loop_continue(const fg::Tensor& x) {
+  fg::Tensor y = x;
+  for (int i = 0; i < 5; ++i) {
+    if (i % 2 == 1) continue;
+    y = y * 0.5 + y.tanh();
+  }
+  return (y * y).sum();
+}
+
+// The loop runs until a value says it is done: a return from inside it, under an if.
+FUNCGEN("loop_return_grad = grad(loop_return)")
+FUNCGEN("loop_return_jvp = jvp(loop_return)")
+FUNCGEN("loop_return_jacfwd = jacfwd(loop_return)")
+FUNCGEN("loop_return_hessian = hessian(loop_return)")
+FUNCGEN("loop_return_jacrev2 = jacrev(jacrev(loop_return))")
+FUNCGEN("loop_return_hvp = jvp(grad(loop_return))")
+FUNCGEN("loop_return_vmap = vmap(loop_return)")
+FUNCGEN("loop_return_psg = vmap(grad(loop_return))")
+FUNCGEN("loop_return_vjacrev = vmap(jacrev(loop_return))")
+fg::Tensor loop_return(const fg::Tensor& x) {
+  fg::Tensor y = x;
+  for (int i = 0; i < 8; ++i) {
+    y = y.cos() + x;
+    if (i == 2) return (y * x).sum();
+  }
+  return y.sum();
+}
+
+// A while loop left by a break, with a continue, nested in a for loop that returns.
+FUNCGEN("nested_jumps_grad = grad(nested_jumps)")
+FUNCGEN("nested_jumps_jvp = jvp(nested_jumps)")
+FUNCGEN("nested_jumps_jacfwd = jacfwd(nested_jumps)")
+FUNCGEN("nested_jumps_hessian = hessian(nested_jumps)")
+FUNCGEN("nested_jumps_jacrev2 = jacrev(jacrev(nested_jumps))")
+FUNCGEN("nested_jumps_hvp = jvp(grad(nested_jumps))")
+FUNCGEN("nested_jumps_vmap = vmap(nested_jumps)")
+FUNCGEN("nested_jumps_psg = vmap(grad(nested_jumps))")
+FUNCGEN("nested_jumps_vjacrev = vmap(jacrev(nested_jumps))")
+fg::Tensor nested_jumps(const fg::Tensor& x) {
+  fg::Tensor acc = x * 0.1;
+  for (int i = 0; i < 4; ++i) {
+    int k = 0;
+    while (true) {
+      ++k;
+      if (k == 2) continue;
+      acc = acc + (acc * x).sin();
+      if (k >= 3) break;
+    }
+    if (i == 2) return acc.pow(2).sum();
+  }
+  return acc.sum();
+}
+
+// The last trip's value, assigned to a tensor declared without one.
+FUNCGEN("last_trip_grad = grad(last_trip)")
+FUNCGEN("last_trip_jvp = jvp(last_trip)")
+FUNCGEN("last_trip_jacfwd = jacfwd(last_trip)")
+FUNCGEN("last_trip_hessian = hessian(last_trip)")
+FUNCGEN("last_trip_jacrev2 = jacrev(jacrev(last_trip))")
+FUNCGEN("last_trip_hvp = jvp(grad(last_trip))")
+FUNCGEN("last_trip_vmap = vmap(last_trip)")
+FUNCGEN("last_trip_psg = vmap(grad(last_trip))")
+FUNCGEN("last_trip_vjacrev = vmap(jacrev(last_trip))")
+fg::Tensor last_trip(const fg::Tensor& x) {
+  fg::Tensor y;
+  for (int i = 1; i < 4; ++i) y = (x * static_cast<double>(i)).sin();
+  return y.sum();
+}
+
+// ---- helpers defined in a header (constructs_helpers.h)
+FUNCGEN("header_helpers_grad = grad(header_helpers)")
+FUNCGEN("header_helpers_jvp = jvp(header_helpers)")
+FUNCGEN("header_helpers_jacfwd = jacfwd(header_helpers)")
+FUNCGEN("header_helpers_hessian = hessian(header_helpers)")
+FUNCGEN("header_helpers_jacrev2 = jacrev(jacrev(header_helpers))")
+FUNCGEN("header_helpers_hvp = jvp(grad(header_helpers))")
+FUNCGEN("header_helpers_vmap = vmap(header_helpers)")
+FUNCGEN("header_helpers_psg = vmap(grad(header_helpers))")
+FUNCGEN("header_helpers_vjacrev = vmap(jacrev(header_helpers))")
+fg::Tensor header_helpers(const fg::Tensor& x) {
+  return (layers::smooth(x) + layers::power<3>(x) * 0.1 + layers::Ops::softsign(x)).sum();
+}
+
+// ---- range-based for loops: over a tensor's rows and columns, over braced lists of numbers and of
+// tensors (unrolled), over a container of numbers at namespace scope
+const std::vector<double> kWeights{0.25, -0.5, 1.5};
+
+FUNCGEN("range_for_grad = grad(range_for)")
+FUNCGEN("range_for_jvp = jvp(range_for)")
+FUNCGEN("range_for_jacfwd = jacfwd(range_for)")
+FUNCGEN("range_for_hessian = hessian(range_for)")
+FUNCGEN("range_for_jacrev2 = jacrev(jacrev(range_for))")
+FUNCGEN("range_for_hvp = jvp(grad(range_for))")
+FUNCGEN("range_for_vmap = vmap(range_for)")
+FUNCGEN("range_for_psg = vmap(grad(range_for))")
+FUNCGEN("range_for_vjacrev = vmap(jacrev(range_for))")
+fg::Tensor range_for(const fg::Tensor& x) {
+  fg::Tensor s = (x * 0.0).sum();
+  for (auto row : x.unbind(0)) s = s + row.sin().sum() * s.cos();
+  for (const auto& col : fg::unbind(x, 1)) s = s * 0.5 + col.pow(2).mean();
+  for (double w : {0.5, 2.0}) s = s + (x * w).tanh().sum();
+  for (double w : kWeights) s = s + (x.exp() * w).mean();
+  for (const fg::Tensor& t : {x, x.cos()}) s = s + (t * t).sum() * 0.1;
+  return s;
+}
+
+// ---- lambdas in the body: without captures, capturing a tensor and a number by reference, generic
+FUNCGEN("lambdas_grad = grad(lambdas)")
+FUNCGEN("lambdas_jvp = jvp(lambdas)")
+FUNCGEN("lambdas_jacfwd = jacfwd(lambdas)")
+FUNCGEN("lambdas_hessian = hessian(lambdas)")
+FUNCGEN("lambdas_jacrev2 = jacrev(jacrev(lambdas))")
+FUNCGEN("lambdas_hvp = jvp(grad(lambdas))")
+FUNCGEN("lambdas_vmap = vmap(lambdas)")
+FUNCGEN("lambdas_psg = vmap(grad(lambdas))")
+FUNCGEN("lambdas_vjacrev = vmap(jacrev(lambdas))")
+fg::Tensor lambdas(const fg::Tensor& x) {
+  const fg::Tensor w = x.cos();
+  const double k = 0.5;
+  auto square = [](const fg::Tensor& t) { return t * t; };
+  auto layer = [&](const fg::Tensor& h) { return (h * w + k).tanh(); };
+  auto twice = [](const auto& t) { return t + t; };
+  fg::Tensor h = layer(square(x));
+  h = layer(h);
+  return twice(h).sum();
+}
+
+// ---- integers computed from shapes: loop trip counts and branches (vmap(jacrev) included)
+FUNCGEN("shape_ints_grad = grad(shape_ints)")
+FUNCGEN("shape_ints_jvp = jvp(shape_ints)")
+FUNCGEN("shape_ints_jacfwd = jacfwd(shape_ints)")
+FUNCGEN("shape_ints_hessian = hessian(shape_ints)")
+FUNCGEN("shape_ints_jacrev2 = jacrev(jacrev(shape_ints))")
+FUNCGEN("shape_ints_hvp = jvp(grad(shape_ints))")
+FUNCGEN("shape_ints_vmap = vmap(shape_ints)")
+FUNCGEN("shape_ints_psg = vmap(grad(shape_ints))")
+FUNCGEN("shape_ints_vjacrev = vmap(jacrev(shape_ints))")
+fg::Tensor shape_ints(const fg::Tensor& x) {
+  const int64_t rows = x.size(0), cols = x.size(-1);
+  fg::Tensor y = x;
+  for (int64_t i = 0; i < rows; ++i) y = y.sin() + x * static_cast<double>(i);
+  if (cols > 2) y = y * 0.5;
+  auto n = x.numel();
+  return y.sum() / static_cast<double>(n);
+}
+
+// ---- default arguments stay on the generated functions
+FUNCGEN("defaults_grad = grad(defaults)")
+FUNCGEN("defaults_vmap = vmap(defaults, in_dims=(0, None, None))")
+fg::Tensor defaults(const fg::Tensor& x, double scale = 2.0, int64_t power = 3) { return (x * scale).pow(power).sum(); }
+
+}  // namespace cs

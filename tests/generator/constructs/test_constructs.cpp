@@ -1,0 +1,124 @@
+// Every transform over functions written with each construct of constructs_functions.cpp: grad,
+// jacfwd and jvp against central finite differences in float64 of the function; hessian against
+// finite differences of the generated grad; jacrev(jacrev) and jvp(grad) against the hessian; vmap
+// and vmap(grad) and vmap(jacrev) against a loop over the batch of the unbatched function and grad.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "constructs_functions.funcgen.h"
+
+namespace cs {  // the functions as written (defined in constructs_functions.cpp)
+fg::Tensor loop_break(const fg::Tensor& x);
+fg::Tensor loop_continue(const fg::Tensor& x);
+fg::Tensor loop_return(const fg::Tensor& x);
+fg::Tensor nested_jumps(const fg::Tensor& x);
+fg::Tensor last_trip(const fg::Tensor& x);
+fg::Tensor header_helpers(const fg::Tensor& x);
+fg::Tensor range_for(const fg::Tensor& x);
+fg::Tensor lambdas(const fg::Tensor& x);
+fg::Tensor shape_ints(const fg::Tensor& x);
+fg::Tensor defaults(const fg::Tensor& x, double scale, int64_t power);
+}  // namespace cs
+
+namespace {
+
+using T = fg::Tensor;
+using Unary = std::function<T(const T&)>;
+using Binary = std::function<std::tuple<T, T>(const T&, const T&)>;
+constexpr double kStep = 1e-6;
+
+// One construct's function and what funcgen generated from it.
+struct Construct {
+  std::string name;
+  Unary f, grad, jacfwd, hessian, jacrev2, vmap, psg, vjacrev;
+  Binary jvp, hvp;
+};
+
+#define CONSTRUCT(n)                                                                                     \
+  Construct {                                                                                            \
+    #n, cs::n, cs::n##_grad, cs::n##_jacfwd, cs::n##_hessian, cs::n##_jacrev2, cs::n##_vmap, cs::n##_psg, \
+        cs::n##_vjacrev, cs::n##_jvp, cs::n##_hvp                                                         \
+  }
+
+std::vector<Construct> constructs() {
+  return {CONSTRUCT(loop_break), CONSTRUCT(loop_continue), CONSTRUCT(loop_return), CONSTRUCT(nested_jumps),
+          CONSTRUCT(last_trip), CONSTRUCT(header_helpers), CONSTRUCT(range_for), CONSTRUCT(lambdas),
+          CONSTRUCT(shape_ints)};
+}
+
+// d f(x) / d x by central differences: shape out.shape + x.shape.
+void PrintTo(const Construct& c, std::ostream* os) { *os << c.name; }
+
+T numeric_jacobian(const Unary& f, const T& at) {
+  T x = at.clone().contiguous();
+  const T out0 = f(x);
+  std::vector<int64_t> shape(out0.sizes().begin(), out0.sizes().end());
+  shape.insert(shape.end(), x.sizes().begin(), x.sizes().end());
+  T jac = fg::zeros({out0.numel(), x.numel()}, fg::kDouble);
+  double* px = x.data_ptr<double>();
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const double saved = px[i];
+    px[i] = saved + kStep;
+    const T up = f(x).contiguous().reshape({-1});
+    px[i] = saved - kStep;
+    const T down = f(x).contiguous().reshape({-1});
+    px[i] = saved;
+    jac.select(1, i).copy_((up - down) / (2 * kStep));
+  }
+  return jac.reshape(shape);
+}
+
+void expect_close(const T& actual, const T& expected, const std::string& what) {
+  ASSERT_EQ(actual.sizes(), expected.sizes()) << what;
+  EXPECT_TRUE(fg::allclose(actual, expected, 1e-5, 1e-6)) << what << "\nactual\n" << actual << "\nexpected\n" << expected;
+}
+
+T loop_over_batch(const Unary& f, const T& xs) {
+  std::vector<T> outs;
+  for (int64_t b = 0; b < xs.size(0); ++b) outs.push_back(f(xs.select(0, b)));
+  return fg::stack(outs, 0);
+}
+
+class Constructs : public ::testing::TestWithParam<Construct> {
+ protected:
+  void SetUp() override { fg::manual_seed(11); }
+};
+
+TEST_P(Constructs, EveryTransformAgreesWithFiniteDifferencesAndTheLoop) {
+  const Construct& c = GetParam();
+  const T x = fg::randn({3, 4}, fg::kDouble), t = fg::randn({3, 4}, fg::kDouble);
+  const T grad = c.grad(x);
+  expect_close(grad, numeric_jacobian(c.f, x), "grad");
+  expect_close(c.jacfwd(x), grad, "jacfwd");
+  auto [value, tangent] = c.jvp(x, t);
+  expect_close(value, c.f(x), "jvp's value");
+  expect_close(tangent, (grad * t).sum(), "jvp's tangent");
+  const T hessian = c.hessian(x);
+  expect_close(hessian, numeric_jacobian(c.grad, x), "hessian");
+  expect_close(c.jacrev2(x), hessian, "jacrev(jacrev)");
+  auto [g, hvp] = c.hvp(x, t);
+  expect_close(g, grad, "jvp(grad)'s value");
+  expect_close(hvp, (hessian * t).sum({2, 3}), "jvp(grad)'s tangent");
+  const T xs = fg::randn({2, 3, 4}, fg::kDouble);
+  expect_close(c.vmap(xs), loop_over_batch(c.f, xs), "vmap");
+  expect_close(c.psg(xs), loop_over_batch(c.grad, xs), "vmap(grad)");
+  expect_close(c.vjacrev(xs), loop_over_batch(c.grad, xs), "vmap(jacrev)");
+}
+
+TEST(DefaultArguments, StayOnTheGeneratedFunctions) {
+  const T x = fg::randn({3, 4}, fg::kDouble), xs = fg::randn({2, 3, 4}, fg::kDouble);
+  const Unary f = [](const T& a) { return cs::defaults(a, 2.0, 3); };
+  expect_close(cs::defaults_grad(x), numeric_jacobian(f, x), "grad with the defaults");
+  expect_close(cs::defaults_grad(x, 0.5), numeric_jacobian([](const T& a) { return cs::defaults(a, 0.5, 3); }, x),
+               "grad with a scale");
+  expect_close(cs::defaults_vmap(xs), loop_over_batch(f, xs), "vmap with the defaults");
+}
+
+INSTANTIATE_TEST_SUITE_P(Cxx, Constructs, ::testing::ValuesIn(constructs()),
+                         [](const ::testing::TestParamInfo<Construct>& info) { return info.param.name; });
+
+}  // namespace
