@@ -1274,6 +1274,54 @@ class FunctionLowerer {
     return st;
   }
 
+  // std::tie(a, b) = e;  ->  { auto [a_tied__, b_tied__] = e; a = a_tied__; b = b_tied__; }
+  // (std::ignore takes its element nowhere).
+  StmtPtr lower_tie(const clang::Expr* e, const clang::CallExpr* tie, const clang::Expr* value) {
+    StmtPtr block = make(StmtKind::Block, e);
+    StmtPtr bind = make(StmtKind::Bind, e);
+    bind->text = "auto";
+    bind->expr = lower_expr(value);
+    std::vector<StmtPtr> assigns;
+    for (const clang::Expr* arg : tie->arguments()) {
+      const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(strip(arg));
+      auto it = ref != nullptr ? vars_.find(ref->getDecl()) : vars_.end();
+      const bool ignored = ref != nullptr && ref->getDecl()->getQualifiedNameAsString() == "std::ignore";
+      if (!ignored && it == vars_.end()) {
+        unsupported(arg, "std::tie of something other than a local variable or std::ignore cannot be transformed; "
+                         "bind the values with auto [a, b] = ... and assign them");
+        return nullptr;
+      }
+      const std::string name = ignored ? "ignored" + std::to_string(bind->vars.size()) : f_.var(it->second).name;
+      const ir::Type type = ignored ? element_type(value->getType(), bind->vars.size()) : f_.var(it->second).type;
+      const int tied = generated_var(name + "_tied__", type, "auto");
+      bind->vars.push_back(tied);
+      if (ignored) continue;
+      StmtPtr a = make(StmtKind::Assign, e);
+      a->var = it->second;
+      a->text = "=";
+      a->expr = ir::var_ref(f_, tied);
+      assigns.push_back(std::move(a));
+    }
+    block->body.push_back(std::move(bind));
+    for (StmtPtr& a : assigns) block->body.push_back(std::move(a));
+    return block;
+  }
+
+  // The IR type of element `i` of a std::tuple or std::pair type (Other where it is not one).
+  static ir::Type element_type(clang::QualType t, size_t i) {
+    const auto* spec = llvm::dyn_cast_or_null<clang::ClassTemplateSpecializationDecl>(bare(t)->getAsCXXRecordDecl());
+    if (spec == nullptr) return ir::Type::Other;
+    std::vector<clang::QualType> items;
+    for (const clang::TemplateArgument& a : spec->getTemplateArgs().asArray()) {
+      if (a.getKind() == clang::TemplateArgument::Pack) {
+        for (const clang::TemplateArgument& p : a.pack_elements()) items.push_back(p.getAsType());
+      } else if (a.getKind() == clang::TemplateArgument::Type) {
+        items.push_back(a.getAsType());
+      }
+    }
+    return i < items.size() ? ir_type_of(items[i]) : ir::Type::Other;
+  }
+
   StmtPtr lower_expr_stmt(const clang::Expr* e) {
     if (is_assert(e)) return lower_assert(e);
     const clang::Expr* inner = e->IgnoreImplicit();
@@ -1292,6 +1340,10 @@ class FunctionLowerer {
       rhs = oc->getArg(1);
       op = "=";
     }
+    if (lhs != nullptr && op == "=")
+      if (const auto* tie = llvm::dyn_cast<clang::CallExpr>(strip(lhs));
+          tie != nullptr && tie->getDirectCallee() != nullptr && tie->getDirectCallee()->getQualifiedNameAsString() == "std::tie")
+        return lower_tie(e, tie, rhs);
     if (lhs != nullptr) {
       if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(lhs->IgnoreParenImpCasts())) {
         if (auto it = vars_.find(ref->getDecl()); it != vars_.end()) {
@@ -1716,6 +1768,9 @@ class FunctionLowerer {
     const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(callee->getDeclContext());
     if (ns != nullptr && ns->getName() == "fg" && llvm::isa<clang::TranslationUnitDecl>(ns->getParent())) {
       x->form = ir::CallForm::Free;
+      // An op's deduced template arguments stay deduced (fg::tensor({{1.0, 2.0}}) as written).
+      const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(call->getCallee()->IgnoreParenImpCasts());
+      if (ref != nullptr && !ref->hasExplicitTemplateArgs()) x->template_args.clear();
     } else if (is_user_function(callee)) {
       x->form = ir::CallForm::User;
       x->callee = callee->getDefinition();

@@ -163,18 +163,13 @@ Tensor tensor_from(const T* values, std::vector<int64_t> sizes, ScalarType natur
   return out;
 }
 
-template <typename T, typename Stored>
-Tensor tensor_from_rows(std::initializer_list<std::initializer_list<T>> rows, ScalarType natural,
+template <typename Stored>
+Tensor tensor_from_rows(const std::vector<Stored>& flat, const std::vector<size_t>& lengths, ScalarType natural,
                         TensorOptions options) {
-  std::vector<Stored> flat;
-  const size_t cols = rows.size() ? rows.begin()->size() : 0;
-  for (const auto& r : rows) {
-    if (r.size() != cols)
-      fail("tensor", "rows have different lengths (", cols, " and ", r.size(), ")");
-    for (const T& v : r) flat.push_back(static_cast<Stored>(v));
-  }
-  return tensor_from(flat.data(), {static_cast<int64_t>(rows.size()), static_cast<int64_t>(cols)},
-                     natural, options);
+  const size_t cols = lengths.empty() ? 0 : lengths.front();
+  for (size_t n : lengths)
+    if (n != cols) fail("tensor", "rows have different lengths (", cols, " and ", n, ")");
+  return tensor_from(flat.data(), {static_cast<int64_t>(lengths.size()), static_cast<int64_t>(cols)}, natural, options);
 }
 
 }  // namespace
@@ -196,12 +191,14 @@ Tensor tensor(std::initializer_list<bool> v, TensorOptions o) {
   std::vector<char> w(v.begin(), v.end());
   return tensor_from(reinterpret_cast<const bool*>(w.data()), {static_cast<int64_t>(w.size())}, kBool, o);
 }
-Tensor tensor(std::initializer_list<std::initializer_list<double>> rows, TensorOptions o) {
-  return tensor_from_rows<double, double>(rows, kFloat, o);
+namespace detail {
+Tensor tensor_rows(const std::vector<double>& flat, const std::vector<size_t>& lengths, TensorOptions o) {
+  return tensor_from_rows(flat, lengths, kFloat, o);
 }
-Tensor tensor(std::initializer_list<std::initializer_list<int>> rows, TensorOptions o) {
-  return tensor_from_rows<int, int64_t>(rows, kLong, o);
+Tensor tensor_rows(const std::vector<int64_t>& flat, const std::vector<size_t>& lengths, TensorOptions o) {
+  return tensor_from_rows(flat, lengths, kLong, o);
 }
+}  // namespace detail
 Tensor tensor(const std::vector<double>& v, TensorOptions o) {
   return tensor_from(v.data(), {static_cast<int64_t>(v.size())}, kFloat, o);
 }

@@ -5,6 +5,7 @@
 // Specs are spelled out per function: a construct that stays unsupported would fail the build.
 #include <funcgen/funcgen.h>
 
+#include <tuple>
 #include <vector>
 
 #include "constructs_helpers.h"
@@ -166,7 +167,8 @@ fg::Tensor lambdas(const fg::Tensor& x) {
   return twice(h).sum();
 }
 
-// ---- integers computed from shapes: loop trip counts and branches (vmap(jacrev) included)
+// ---- integers computed from shapes: loop trip counts and branches (vmap(jacrev) included); a
+// constant written as rows
 FUNCGEN("shape_ints_grad = grad(shape_ints)")
 FUNCGEN("shape_ints_jvp = jvp(shape_ints)")
 FUNCGEN("shape_ints_jacfwd = jacfwd(shape_ints)")
@@ -181,8 +183,35 @@ fg::Tensor shape_ints(const fg::Tensor& x) {
   fg::Tensor y = x;
   for (int64_t i = 0; i < rows; ++i) y = y.sin() + x * static_cast<double>(i);
   if (cols > 2) y = y * 0.5;
+  y = y * fg::tensor({{1.0, 2.0, 0.5, -1.0}}, x.options());  // nested braces, as under GCC
   auto n = x.numel();
   return y.sum() / static_cast<double>(n);
+}
+
+// ---- a tensor at namespace scope read (a constant of every transform), structured bindings,
+// std::tie (with std::ignore), const references, auto, a ternary on a shape
+const fg::Tensor kShift = fg::tensor({0.5, -0.25, 1.0, 2.0}, fg::kDouble);
+
+static std::tuple<fg::Tensor, fg::Tensor> halves(const fg::Tensor& x) { return std::make_tuple(x.sin(), x.cos()); }
+
+FUNCGEN("bindings_grad = grad(bindings)")
+FUNCGEN("bindings_jvp = jvp(bindings)")
+FUNCGEN("bindings_jacfwd = jacfwd(bindings)")
+FUNCGEN("bindings_hessian = hessian(bindings)")
+FUNCGEN("bindings_jacrev2 = jacrev(jacrev(bindings))")
+FUNCGEN("bindings_hvp = jvp(grad(bindings))")
+FUNCGEN("bindings_vmap = vmap(bindings)")
+FUNCGEN("bindings_psg = vmap(grad(bindings))")
+FUNCGEN("bindings_vjacrev = vmap(jacrev(bindings))")
+fg::Tensor bindings(const fg::Tensor& x) {
+  auto [s, c] = halves(x + kShift);
+  fg::Tensor a, b;
+  std::tie(a, b) = halves(s * c);
+  std::tie(a, std::ignore) = halves(a + b);
+  const fg::Tensor& r = a;
+  const double k = x.dim() > 1 ? 0.5 : 2.0;
+  auto y = (r + b) * k;
+  return y.sum();
 }
 
 // ---- default arguments stay on the generated functions

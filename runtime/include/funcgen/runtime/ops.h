@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "funcgen/runtime/tensor.h"
@@ -34,8 +35,26 @@ Tensor tensor(std::initializer_list<float> values, TensorOptions options = {});
 Tensor tensor(std::initializer_list<int> values, TensorOptions options = {});
 Tensor tensor(std::initializer_list<int64_t> values, TensorOptions options = {});
 Tensor tensor(std::initializer_list<bool> values, TensorOptions options = {});
-Tensor tensor(std::initializer_list<std::initializer_list<double>> rows, TensorOptions options = {});
-Tensor tensor(std::initializer_list<std::initializer_list<int>> rows, TensorOptions options = {});
+namespace detail {
+// Rows of values laid out one after another, with each row's length (checked to be equal).
+Tensor tensor_rows(const std::vector<double>& flat, const std::vector<size_t>& lengths, TensorOptions options);
+Tensor tensor_rows(const std::vector<int64_t>& flat, const std::vector<size_t>& lengths, TensorOptions options);
+}  // namespace detail
+// Rows ({{1.0, 2.0}, {3.0, 4.0}}): one template, so that every compiler deduces the same element
+// type (overloads for double rows and int rows are ambiguous under Clang). Floating values give
+// float32, integers int64, unless options say otherwise.
+template <typename T>
+Tensor tensor(std::initializer_list<std::initializer_list<T>> rows, TensorOptions options = {}) {
+  static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>, "fg::tensor takes rows of numbers");
+  using Stored = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
+  std::vector<Stored> flat;
+  std::vector<size_t> lengths;
+  for (const auto& row : rows) {
+    lengths.push_back(row.size());
+    for (const T& v : row) flat.push_back(static_cast<Stored>(v));
+  }
+  return detail::tensor_rows(flat, lengths, options);
+}
 Tensor tensor(const std::vector<double>& values, TensorOptions options = {});
 Tensor tensor(const std::vector<float>& values, TensorOptions options = {});
 Tensor tensor(const std::vector<int64_t>& values, TensorOptions options = {});
