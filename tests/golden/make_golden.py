@@ -64,6 +64,25 @@ stacked = [torch.stack([input(list(p.shape), 10 * (m + 1) + k) for m in range(M)
            for k, p in enumerate((w1, b1, w2, b2))]
 cases["ensemble"] = {"outputs": [enc(vmap(model, in_dims=(0, None))(tuple(stacked), xs))]}
 
+# neural tangent kernels, by jacobian contraction (the tutorial's first method): the per-sample-
+# gradients model on two batches
+def fnet_single(params, x):
+    return model(params, x.unsqueeze(0)).squeeze(0)
+
+
+def empirical_ntk_jacobian_contraction(params, x1, x2, compute):
+    jac1 = vmap(jacrev(fnet_single), (None, 0))(params, x1)
+    jac2 = vmap(jacrev(fnet_single), (None, 0))(params, x2)
+    jac1 = [j.flatten(2) for j in jac1]
+    jac2 = [j.flatten(2) for j in jac2]
+    einsum_expr = {"full": "Naf,Mbf->NMab", "trace": "Naf,Maf->NM", "diagonal": "Naf,Maf->NMa"}[compute]
+    return torch.stack([torch.einsum(einsum_expr, j1, j2) for j1, j2 in zip(jac1, jac2)]).sum(0)
+
+
+x1_ntk, x2_ntk = input([N, IN], 40), input([3, IN], 41)
+cases["ntk"] = {"outputs": [enc(empirical_ntk_jacobian_contraction((w1, b1, w2, b2), x1_ntk, x2_ntk, c))
+                            for c in ("full", "trace", "diagonal")]}
+
 # jacobians and hessians
 D, B = 16, 4
 weight, bias, x = input([D, D], 20), input([D], 21), input([D], 22)

@@ -37,6 +37,7 @@ fg::Tensor Linear::affine(const fg::Tensor& x) const { return fg::matmul(weight,
 // ---- per-sample gradients and ensembling of a model written as a class (libtorch's style): the
 // object is the functions' first argument, as functional_call(model, params, x) takes the module
 FUNCGEN("classifier_ensemble = vmap(forward, in_dims=(0, None))")
+FUNCGEN("classifier_ntk_jacobians = vmap(jacrev(forward), in_dims=(None, 0))")  // the NTK tutorial's jac1, jac2
 fg::Tensor Classifier::forward(const fg::Tensor& x) const { return fc2.forward(fc1.forward(x).relu()); }
 
 FUNCGEN("classifier_per_sample_grads = vmap(grad(loss), in_dims=(None, 0, 0))")

@@ -74,6 +74,29 @@ TEST(Structures, PerSampleGradientsAndEnsemblingOfAModelClass) {
   expect_golden("ensemble", 0, structured::classifier_ensemble(models, xs));
 }
 
+// The neural-tangent-kernel tutorial's jacobian contraction: the jacobians of the model's output
+// w.r.t. its parameters for each example of two batches (one generated function), contracted over
+// the parameters, summed over the parameter tensors.
+fg::Tensor ntk(const structured::Classifier& model, const fg::Tensor& x1, const fg::Tensor& x2, const char* equation) {
+  const structured::Classifier j1 = structured::classifier_ntk_jacobians(model, x1);
+  const structured::Classifier j2 = structured::classifier_ntk_jacobians(model, x2);
+  const auto flat = [](const fg::Tensor& j) { return j.reshape({j.size(0), j.size(1), -1}); };
+  const std::vector<std::pair<fg::Tensor, fg::Tensor>> pairs = {
+      {j1.fc1.weight, j2.fc1.weight}, {j1.fc1.bias, j2.fc1.bias}, {j1.fc2.weight, j2.fc2.weight}, {j1.fc2.bias, j2.fc2.bias}};
+  std::vector<fg::Tensor> terms;
+  for (const auto& [a, b] : pairs) terms.push_back(fg::einsum(equation, {flat(a), flat(b)}));
+  return fg::stack(terms).sum(0);
+}
+
+TEST(Structures, NeuralTangentKernelsByJacobianContraction) {
+  const Mlp m = golden_mlp();
+  const structured::Classifier model{Linear{m.w1, m.b1}, Linear{m.w2, m.b2}};
+  const fg::Tensor x1 = input({N, IN}, 40), x2 = input({3, IN}, 41);
+  expect_golden("ntk", 0, ntk(model, x1, x2, "Naf,Mbf->NMab"));
+  expect_golden("ntk", 1, ntk(model, x1, x2, "Naf,Maf->NM"));
+  expect_golden("ntk", 2, ntk(model, x1, x2, "Naf,Maf->NMa"));
+}
+
 TEST(Structures, JacobianOfAMemberFunctionWithRespectToItsObject) {
   const Linear layer{input({OUT, IN}, 30), input({OUT}, 31)};
   const fg::Tensor x = input({IN}, 32);
