@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model.funcgen.h"
+#include "model.h"
 
 // Deterministic inputs: x[i] = sin(0.37 * (i + 1) + seed) * 0.8 (the golden script's input()).
 static fg::Tensor input(std::vector<int64_t> shape, int seed) {
@@ -26,16 +27,16 @@ static std::string shape(const fg::Tensor& t) {
 
 int main() {
   const int64_t in = 8, hidden = 16, classes = 4, batch = 6;
-  const fg::Tensor w1 = input({hidden, in}, 1), b1 = input({hidden}, 2);
-  const fg::Tensor w2 = input({classes, hidden}, 3), b2 = input({classes}, 4);
+  const mlp::Mlp model{{input({hidden, in}, 1), input({hidden}, 2)}, {input({classes, hidden}, 3), input({classes}, 4)}};
   const fg::Tensor x = input({batch, in}, 5);
   const fg::Tensor target = fg::tensor(std::vector<int64_t>{0, 1, 2, 3, 0, 1});
 
-  auto [g_w1, g_b1, g_w2, g_b2] = mlp::per_sample_grads(w1, b1, w2, b2, x, target);
-  std::printf("per-sample gradients: w1 %s, b1 %s, w2 %s, b2 %s\n", shape(g_w1).c_str(), shape(g_b1).c_str(),
-              shape(g_w2).c_str(), shape(g_b2).c_str());
+  const mlp::Mlp g = mlp::per_sample_grads(model, x, target);
+  std::printf("per-sample gradients: w1 %s, b1 %s, w2 %s, b2 %s\n", shape(g.fc1.weight).c_str(),
+              shape(g.fc1.bias).c_str(), shape(g.fc2.weight).c_str(), shape(g.fc2.bias).c_str());
   for (int64_t i = 0; i < batch; ++i) {
-    const fg::Tensor all = fg::cat({g_w1[i].flatten(), g_b1[i].flatten(), g_w2[i].flatten(), g_b2[i].flatten()});
+    const fg::Tensor all =
+        fg::cat({g.fc1.weight[i].flatten(), g.fc1.bias[i].flatten(), g.fc2.weight[i].flatten(), g.fc2.bias[i].flatten()});
     std::printf("example %lld: gradient norm %.8f\n", static_cast<long long>(i), all.norm().item<double>());
   }
 }

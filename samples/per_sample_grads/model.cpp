@@ -1,19 +1,16 @@
-// A two-layer MLP classifier and its per-example loss; funcgen generates the per-sample gradients.
+// A two-layer MLP classifier and its per-example loss; funcgen generates the per-sample gradients,
+// one Mlp of gradients (each parameter with the batch dim in front), as torch.func returns the
+// gradients in the structure of the parameters.
 #include "model.h"
 
 namespace mlp {
 
-static fg::Tensor forward(const fg::Tensor& w1, const fg::Tensor& b1, const fg::Tensor& w2, const fg::Tensor& b2,
-                          const fg::Tensor& x) {
-  fg::Tensor h = fg::linear(x, w1, b1).relu();
-  return fg::linear(h, w2, b2);
-}
+fg::Tensor Mlp::forward(const fg::Tensor& x) const { return fc2.forward(fc1.forward(x).relu()); }
 
-// Cross entropy of one example (x: [in], target: a class index): -log_softmax(logits)[target].
-FUNCGEN("per_sample_grads = vmap(grad(loss, argnums=(0, 1, 2, 3)), in_dims=(None, None, None, None, 0, 0))")
-fg::Tensor loss(const fg::Tensor& w1, const fg::Tensor& b1, const fg::Tensor& w2, const fg::Tensor& b2,
-                const fg::Tensor& x, const fg::Tensor& target) {
-  fg::Tensor logp = forward(w1, b1, w2, b2, x).log_softmax(-1);
+// -log_softmax(logits)[target]
+FUNCGEN("per_sample_grads = vmap(grad(loss), in_dims=(None, 0, 0))")
+fg::Tensor Mlp::loss(const fg::Tensor& x, const fg::Tensor& target) const {
+  fg::Tensor logp = forward(x).log_softmax(-1);
   return -logp.gather(0, target.reshape({1})).sum();
 }
 
