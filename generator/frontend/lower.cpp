@@ -162,6 +162,7 @@ class FunctionLowerer {
                                                                                        : spec->getTemplateArgs().size();
     }
     bind_template_arguments(decl);
+    find_stacked(decl->getBody());
     if (const auto* body = llvm::dyn_cast_or_null<clang::CompoundStmt>(decl->getBody()))
       for (const clang::Stmt* s : body->body()) append(f_.body, s);
     return ok_;
@@ -895,6 +896,10 @@ class FunctionLowerer {
       return;
     }
     if (aliases_.count(vd) != 0 || alias(vd)) return;  // reads of it read the parameter's leaves
+    if (auto it = stacked_.find(vd); it != stacked_.end()) {
+      declare_stacked(it->second, vd, ds, out);
+      return;
+    }
     if (vd->getInit() != nullptr && llvm::isa<clang::LambdaExpr>(strip(vd->getInit()))) {
       // Its calls are helper calls (lower_lambda_call); the definition stays for the generated
       // code that calls it as it is (unbatched), which may not.
@@ -965,7 +970,9 @@ class FunctionLowerer {
       if (fs->getInit() != nullptr) append(st->init, fs->getInit());
       if (fs->getCond() != nullptr) st->expr = lower_expr(fs->getCond());
       if (fs->getInc() != nullptr) st->step = lower_expr(fs->getInc());
+      ++loops_;
       st->body = lower_body(fs->getBody());
+      --loops_;
       return st;
     }
     if (const auto* w = llvm::dyn_cast<clang::WhileStmt>(s)) {
@@ -975,13 +982,17 @@ class FunctionLowerer {
       }
       StmtPtr st = make(StmtKind::While, s);
       st->expr = lower_expr(w->getCond());
+      ++loops_;
       st->body = lower_body(w->getBody());
+      --loops_;
       return st;
     }
     if (const auto* d = llvm::dyn_cast<clang::DoStmt>(s)) {
       StmtPtr st = make(StmtKind::DoWhile, s);
       st->expr = lower_expr(d->getCond());
+      ++loops_;
       st->body = lower_body(d->getBody());
+      --loops_;
       return st;
     }
     if (const auto* sw = llvm::dyn_cast<clang::SwitchStmt>(s)) {
@@ -1024,6 +1035,278 @@ class FunctionLowerer {
     return nullptr;
   }
 
+  // ------------------------------------------------------------------ vectors built with push_back
+  // A local std::vector<fg::Tensor> that the body fills with push_back and stacks (fg::stack(v)) is
+  // a list of same-shaped tensors: it is held stacked, as one tensor (its name) and a count
+  // (`v_size__`), so that every transform goes through it with the ops it has: push_back is a cat
+  // along dim 0 (the first an unsqueeze), v[i] a select, v.size() the count, fg::stack(v) the tensor.
+  struct Stacked {
+    int var = -1, count = -1;
+    bool pushed = false;  // a push_back was lowered: the count may be nonzero from here on
+    size_t loops = 0;     // loops around the declaration (a push inside more is in a loop)
+  };
+
+  static bool is_tensor_vector(clang::QualType t) {
+    const clang::QualType b = bare(t);
+    if (record_name(b) != "std::vector") return false;
+    const auto* spec = llvm::dyn_cast<clang::ClassTemplateSpecializationDecl>(b->getAsCXXRecordDecl());
+    return spec != nullptr && is_fg_tensor(spec->getTemplateArgs()[0].getAsType());
+  }
+
+  static bool is_push(const clang::CXXMemberCallExpr* mc) {
+    const std::string m = mc->getMethodDecl()->getNameAsString();
+    return (m == "push_back" || m == "emplace_back") && mc->getNumArgs() == 1;
+  }
+
+  // The vectors of the body that qualify: every use is one of the above (or reserve, empty, back,
+  // front, at, a range-based for), one push_back at least, and a stack along dim 0 or 1.
+  void find_stacked(const clang::Stmt* body) {
+    struct Uses : clang::RecursiveASTVisitor<Uses> {
+      FunctionLowerer* self;
+      std::map<const clang::VarDecl*, int> refs, allowed, pushes, stacks;
+      std::map<const clang::VarDecl*, const clang::Stmt*> first_push;
+      std::vector<const clang::VarDecl*> order;
+      const clang::VarDecl* local(const clang::Expr* e) {
+        const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(self->strip(e));
+        const auto* vd = r != nullptr ? llvm::dyn_cast<clang::VarDecl>(r->getDecl()) : nullptr;
+        return vd != nullptr && vd->isLocalVarDecl() && is_tensor_vector(vd->getType()) ? vd : nullptr;
+      }
+      bool VisitVarDecl(clang::VarDecl* vd) {
+        if (vd->isLocalVarDecl() && is_tensor_vector(vd->getType())) order.push_back(vd);
+        return true;
+      }
+      bool VisitDeclRefExpr(clang::DeclRefExpr* r) {
+        if (const auto* vd = local(r)) ++refs[vd];
+        return true;
+      }
+      bool VisitCXXMemberCallExpr(clang::CXXMemberCallExpr* mc) {
+        const clang::VarDecl* vd = mc->getMethodDecl() != nullptr ? local(mc->getImplicitObjectArgument()) : nullptr;
+        if (vd == nullptr) return true;
+        const std::string m = mc->getMethodDecl()->getNameAsString();
+        if (is_push(mc) && pushes[vd]++ == 0) first_push[vd] = mc;
+        if (is_push(mc) || m == "size" || m == "empty" || m == "back" || m == "front" || m == "at" || m == "reserve") ++allowed[vd];
+        return true;
+      }
+      bool VisitCXXOperatorCallExpr(clang::CXXOperatorCallExpr* oc) {
+        if (oc->getOperator() == clang::OO_Subscript && local(oc->getArg(0)) != nullptr) ++allowed[local(oc->getArg(0))];
+        return true;
+      }
+      bool VisitCallExpr(clang::CallExpr* call) {
+        const clang::FunctionDecl* f = call->getDirectCallee();
+        if (f == nullptr || f->getQualifiedNameAsString() != "fg::stack" || call->getNumArgs() == 0) return true;
+        if (const clang::VarDecl* vd = local(call->getArg(0))) {
+          ++allowed[vd];
+          ++stacks[vd];
+        }
+        return true;
+      }
+      bool VisitCXXForRangeStmt(clang::CXXForRangeStmt* rs) {
+        if (const clang::VarDecl* vd = local(rs->getRangeInit())) ++allowed[vd];
+        return true;
+      }
+    } uses;
+    uses.self = this;
+    uses.TraverseStmt(const_cast<clang::Stmt*>(body));
+    for (const clang::VarDecl* vd : uses.order) {
+      if (uses.pushes[vd] == 0) continue;  // a list built with braces: vmap batches it as a list
+      if (uses.stacks[vd] == 0 || uses.allowed[vd] != uses.refs[vd]) {
+        reject_variable(vd, uses.first_push[vd],
+                        "push_back into '" + vd->getNameAsString() + "' cannot be transformed: funcgen transforms a "
+                        "vector of tensors filled with push_back when the function stacks it (fg::stack(" +
+                        vd->getNameAsString() + ")) and otherwise only indexes it, sizes it or loops over it");
+        continue;
+      }
+      stacked_[vd] = Stacked{};
+    }
+  }
+
+  Stacked* stacked_object(const clang::CXXMemberCallExpr* mc) {
+    if (mc->getMethodDecl() == nullptr || mc->getImplicitObjectArgument() == nullptr) return nullptr;
+    const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(strip(mc->getImplicitObjectArgument()));
+    auto it = r != nullptr ? stacked_.find(r->getDecl()) : stacked_.end();
+    return it != stacked_.end() ? &it->second : nullptr;
+  }
+
+  // std::vector<fg::Tensor> v;  ->  fg::Tensor v; int64_t v_size__ = 0;  (with {a, b}: fg::stack({a, b}) and 2)
+  void declare_stacked(Stacked& v, const clang::VarDecl* vd, const clang::DeclStmt* ds, std::vector<StmtPtr>& out) {
+    v.var = generated_var(vd->getNameAsString(), ir::Type::Tensor, "fg::Tensor");
+    f_.vars[static_cast<size_t>(v.var)].decl = vd;
+    v.count = generated_var(vd->getNameAsString() + "_size__", ir::Type::Int, "int64_t");
+    v.loops = loops_;
+    StmtPtr d = make(StmtKind::Decl, ds);
+    d->var = v.var;
+    size_t given = 0;
+    if (const auto* list = llvm::dyn_cast_or_null<clang::InitListExpr>(vd->getInit() ? strip(vd->getInit()) : nullptr);
+        list != nullptr && list->getNumInits() > 0) {
+      ExprPtr items = make_expr(ExprKind::List, list);
+      items->type = ir::Type::TensorList;
+      for (const clang::Expr* item : list->inits()) items->args.push_back(lower_expr(item));
+      given = list->getNumInits();
+      std::vector<ExprPtr> args;
+      args.push_back(std::move(items));
+      args.push_back(ir::opaque("0", ir::Type::Int));
+      d->expr = fg_call("stack", ir::Type::Tensor, std::move(args), {"tensors", "dim"});
+      v.pushed = true;
+    }
+    out.push_back(std::move(d));
+    StmtPtr c = make(StmtKind::Decl, ds);
+    c->var = v.count;
+    c->expr = ir::opaque(std::to_string(given), ir::Type::Int);
+    out.push_back(std::move(c));
+  }
+
+  // v.push_back(e)  ->  { item = e.unsqueeze(0); v = v_size__ == 0 ? item : fg::cat({v, item}); v_size__ += 1; }
+  // (as an if: the first push of a vector that none can precede is the plain assignment).
+  StmtPtr push(Stacked& v, const clang::CXXMemberCallExpr* mc) {
+    StmtPtr block = make(StmtKind::Block, mc);
+    const clang::CXXRecordDecl* tensor = bare(mc->getArg(0)->getType())->getAsCXXRecordDecl();
+    std::vector<ExprPtr> args;
+    args.push_back(lower_expr(mc->getArg(0)));
+    args.push_back(ir::opaque("0", ir::Type::Int));
+    const int item = generated_var(f_.var(v.var).name + "_item__", ir::Type::Tensor, "fg::Tensor");
+    StmtPtr d = make(StmtKind::Decl, mc);
+    d->var = item;
+    d->expr = tensor != nullptr ? method_call(tensor, "unsqueeze", ir::Type::Tensor, std::move(args)) : nullptr;
+    block->body.push_back(std::move(d));
+    const auto assign = [&](ExprPtr value) {
+      StmtPtr a = make(StmtKind::Assign, mc);
+      a->var = v.var;
+      a->text = "=";
+      a->expr = std::move(value);
+      return a;
+    };
+    const auto appended = [&] {
+      ExprPtr items = make_expr(ExprKind::List, mc);
+      items->type = ir::Type::TensorList;
+      items->args.push_back(ir::var_ref(f_, v.var));
+      items->args.push_back(ir::var_ref(f_, item));
+      std::vector<ExprPtr> cat_args;
+      cat_args.push_back(std::move(items));
+      cat_args.push_back(ir::opaque("0", ir::Type::Int));
+      return fg_call("cat", ir::Type::Tensor, std::move(cat_args), {"tensors", "dim"});
+    };
+    if (!v.pushed && loops_ == v.loops) {
+      block->body.push_back(assign(ir::var_ref(f_, item)));  // the first element
+    } else {
+      StmtPtr branch = make(StmtKind::If, mc);
+      branch->expr = binary("==", ir::var_ref(f_, v.count), ir::opaque("0", ir::Type::Int), ir::Type::Bool);
+      branch->body.push_back(assign(ir::var_ref(f_, item)));
+      branch->else_body.push_back(assign(appended()));
+      branch->has_else = true;
+      block->body.push_back(std::move(branch));
+    }
+    v.pushed = true;
+    StmtPtr count = make(StmtKind::Assign, mc);
+    count->var = v.count;
+    count->text = "+=";
+    count->expr = ir::opaque("1", ir::Type::Int);
+    block->body.push_back(std::move(count));
+    return block;
+  }
+
+  // Reads of a stacked vector: v.size(), v.empty(), v[i], v.at(i), v.back(), v.front(), fg::stack(v[, 0 or 1]).
+  ExprPtr stacked_read(const clang::Expr* e) {
+    if (stacked_.empty()) return nullptr;
+    const auto select = [&](const Stacked& v, ExprPtr index) {
+      std::vector<ExprPtr> args;
+      args.push_back(ir::var_ref(f_, v.var));
+      args.push_back(ir::opaque("0", ir::Type::Int));
+      args.push_back(std::move(index));
+      ExprPtr x = method_call(bare(e->getType())->getAsCXXRecordDecl(), "select", ir::Type::Tensor, std::move(args));
+      x->range = e->getSourceRange();
+      return x;
+    };
+    if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(e)) {
+      Stacked* v = stacked_object(mc);
+      if (v == nullptr) return nullptr;
+      const std::string m = mc->getMethodDecl()->getNameAsString();
+      if (m == "size") return ir::var_ref(f_, v->count);
+      if (m == "empty") return binary("==", ir::var_ref(f_, v->count), ir::opaque("0", ir::Type::Int), ir::Type::Bool);
+      if (m == "front") return select(*v, ir::opaque("0", ir::Type::Int));
+      if (m == "back")
+        return select(*v, binary("-", ir::var_ref(f_, v->count), ir::opaque("1", ir::Type::Int), ir::Type::Int));
+      if (m == "at") return select(*v, lower_expr(mc->getArg(0)));
+      unsupported(mc, "'" + m + "' on a vector funcgen holds stacked cannot be transformed");
+      return opaque(mc);
+    }
+    if (const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(e); oc != nullptr && oc->getOperator() == clang::OO_Subscript) {
+      const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(strip(oc->getArg(0)));
+      if (r == nullptr || stacked_.count(r->getDecl()) == 0) return nullptr;
+      return select(stacked_.at(r->getDecl()), lower_expr(oc->getArg(1)));
+    }
+    const auto* call = llvm::dyn_cast<clang::CallExpr>(e);
+    if (call == nullptr || call->getDirectCallee() == nullptr || call->getDirectCallee()->getQualifiedNameAsString() != "fg::stack" ||
+        call->getNumArgs() == 0)
+      return nullptr;
+    const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(strip(call->getArg(0)));
+    if (r == nullptr || stacked_.count(r->getDecl()) == 0) return nullptr;
+    const Stacked& v = stacked_.at(r->getDecl());
+    std::optional<llvm::APSInt> dim;
+    if (call->getNumArgs() > 1 && !llvm::isa<clang::CXXDefaultArgExpr>(call->getArg(1)))
+      dim = call->getArg(1)->getIntegerConstantExpr(context_);
+    else
+      dim = llvm::APSInt::get(0);
+    if (!dim || (*dim != 0 && *dim != 1)) {
+      unsupported(call, "stacking '" + r->getDecl()->getNameAsString() + "' along a dim other than 0 or 1 cannot be "
+                        "transformed yet; stack along 0 and move the dim with permute");
+      return opaque(call);
+    }
+    if (*dim == 0) return ir::var_ref(f_, v.var);
+    std::vector<ExprPtr> args;  // stacked along 1: the list's dim after the elements' first
+    args.push_back(ir::var_ref(f_, v.var));
+    args.push_back(ir::opaque("0", ir::Type::Int));
+    args.push_back(ir::opaque("1", ir::Type::Int));
+    return method_call(bare(call->getType())->getAsCXXRecordDecl(), "transpose", ir::Type::Tensor, std::move(args));
+  }
+
+  // for (h : v) over a stacked vector: for (int64_t i = 0; i < v_size__; ++i) { h = v.select(0, i); body }
+  StmtPtr indexed_stacked(const clang::CXXForRangeStmt* rs, const Stacked& v) {
+    const clang::VarDecl* var = rs->getLoopVariable();
+    StmtPtr loop = make(StmtKind::For, rs);
+    const int index = generated_var(var->getNameAsString() + "_index__", ir::Type::Int, "int64_t");
+    StmtPtr init = make(StmtKind::Decl, rs);
+    init->var = index;
+    init->expr = ir::opaque("0", ir::Type::Int);
+    loop->init.push_back(std::move(init));
+    loop->expr = binary("<", ir::var_ref(f_, index), ir::var_ref(f_, v.count), ir::Type::Bool);
+    loop->step = unary("++", ir::var_ref(f_, index), ir::Type::Int);
+    StmtPtr item = make(StmtKind::Decl, rs->getLoopVarStmt());
+    item->var = add_var(var, var->getType());
+    std::vector<ExprPtr> args;
+    args.push_back(ir::var_ref(f_, v.var));
+    args.push_back(ir::opaque("0", ir::Type::Int));
+    args.push_back(ir::var_ref(f_, index));
+    item->expr = method_call(bare(var->getType())->getAsCXXRecordDecl(), "select", ir::Type::Tensor, std::move(args));
+    loop->body.push_back(std::move(item));
+    ++loops_;
+    for (StmtPtr& b : lower_body(rs->getBody())) loop->body.push_back(std::move(b));
+    --loops_;
+    return loop;
+  }
+
+  // fg::op(args) (a free function of the runtime), with the overload that takes as many arguments.
+  ExprPtr fg_call(const std::string& op, ir::Type type, std::vector<ExprPtr> args, std::vector<std::string> params) {
+    auto x = std::make_unique<ir::Expr>();
+    x->kind = ExprKind::Call;
+    x->form = ir::CallForm::Free;
+    x->op = op;
+    x->type = type;
+    x->range = args[0]->range;
+    for (const clang::NamedDecl* d : fg_namespace()->lookup(&context_.Idents.get(op)))
+      if (const auto* f = llvm::dyn_cast<clang::FunctionDecl>(d); f != nullptr && f->getNumParams() == args.size())
+        x->callee = f;
+    x->params = std::move(params);
+    for (const auto& a : args) x->param_types.push_back(a->type);
+    x->args = std::move(args);
+    return x;
+  }
+
+  const clang::NamespaceDecl* fg_namespace() const {
+    for (const clang::NamedDecl* d : context_.getTranslationUnitDecl()->lookup(&context_.Idents.get("fg")))
+      if (const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(d)) return ns;
+    return nullptr;
+  }
+
   // ------------------------------------------------------------------ range-based for loops
   // `for (decl : range)` as the loop C++ defines it to be, over what funcgen can index: the slices
   // of a tensor (`x.unbind(0)`), a braced list (unrolled), or a named container of numbers.
@@ -1039,6 +1322,7 @@ class FunctionLowerer {
                           "constant indices (" + ref->getDecl()->getNameAsString() + "[0], ...)");
       return nullptr;
     }
+    if (ref != nullptr && stacked_.count(ref->getDecl()) != 0) return indexed_stacked(rs, stacked_.at(ref->getDecl()));
     const bool tensors = ref != nullptr && vars_.count(ref->getDecl()) != 0 &&
                          f_.var(vars_.at(ref->getDecl())).type == ir::Type::TensorList;
     if (ref != nullptr && (tensors || !holds_tensors(ref->getType()))) return indexed(rs, ref, tensors);
@@ -1087,7 +1371,9 @@ class FunctionLowerer {
     select_args.push_back(ir::var_ref(f_, index));
     row->expr = method_call(record, "select", ir::Type::Tensor, std::move(select_args));
     loop->body.push_back(std::move(row));
+    ++loops_;
     for (StmtPtr& b : lower_body(rs->getBody())) loop->body.push_back(std::move(b));
+    --loops_;
     block->body.push_back(std::move(loop));
     return block;
   }
@@ -1158,7 +1444,9 @@ class FunctionLowerer {
       item->expr->reads.push_back(index);
     }
     loop->body.push_back(std::move(item));
+    ++loops_;
     for (StmtPtr& b : lower_body(rs->getBody())) loop->body.push_back(std::move(b));
+    --loops_;
     return loop;
   }
 
@@ -1324,6 +1612,11 @@ class FunctionLowerer {
 
   StmtPtr lower_expr_stmt(const clang::Expr* e) {
     if (is_assert(e)) return lower_assert(e);
+    if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(strip(e))) {
+      if (Stacked* v = stacked_object(mc); v != nullptr && is_push(mc)) return push(*v, mc);
+      if (Stacked* v = stacked_object(mc); v != nullptr && mc->getMethodDecl()->getName() == "reserve")
+        return make(StmtKind::Block, e);  // no storage to reserve: an empty block
+    }
     const clang::Expr* inner = e->IgnoreImplicit();
     if (const auto* w = llvm::dyn_cast<clang::ExprWithCleanups>(inner)) inner = w->getSubExpr()->IgnoreImplicit();
     // var = expr / var op= expr on a local: an assignment, whatever the type.
@@ -1414,6 +1707,7 @@ class FunctionLowerer {
   ExprPtr lower_expr(const clang::Expr* original) {
     const clang::Expr* e = strip(original);
     if (const pytree::Tree* t = resolve(e, false)) return node_value(*t, e);
+    if (ExprPtr x = stacked_read(e)) return x;
     if (!involves_tensors(e) || llvm::isa<clang::UnaryExprOrTypeTraitExpr>(e)) return opaque(e);
 
     if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(e)) {
@@ -1798,6 +2092,8 @@ class FunctionLowerer {
   std::map<std::string, std::string> template_values_;
   std::set<const clang::ValueDecl*> rejected_;  // reported where they are declared
   std::set<const clang::ValueDecl*> lambdas_;   // variables holding lambdas of the body
+  std::map<const clang::ValueDecl*, Stacked> stacked_;  // vectors held stacked
+  size_t loops_ = 0;  // loops around the statement being lowered
   std::map<const clang::ValueDecl*, pytree::Tree> trees_;  // the structured parameters
   std::optional<pytree::Tree> result_;                      // a structured result
   std::set<std::string> names_;                             // declared in the function

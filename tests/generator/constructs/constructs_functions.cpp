@@ -214,6 +214,31 @@ fg::Tensor bindings(const fg::Tensor& x) {
   return y.sum();
 }
 
+// ---- a vector of tensors filled with push_back in a time loop, indexed, sized, looped over and
+// stacked (along 0 and 1), as a recurrent net keeps its outputs
+FUNCGEN("pushed_grad = grad(pushed)")
+FUNCGEN("pushed_jvp = jvp(pushed)")
+FUNCGEN("pushed_jacfwd = jacfwd(pushed)")
+FUNCGEN("pushed_hessian = hessian(pushed)")
+FUNCGEN("pushed_jacrev2 = jacrev(jacrev(pushed))")
+FUNCGEN("pushed_hvp = jvp(grad(pushed))")
+FUNCGEN("pushed_vmap = vmap(pushed)")
+FUNCGEN("pushed_psg = vmap(grad(pushed))")
+FUNCGEN("pushed_vjacrev = vmap(jacrev(pushed))")
+fg::Tensor pushed(const fg::Tensor& x) {
+  std::vector<fg::Tensor> outputs;
+  outputs.reserve(4);
+  fg::Tensor h = x.select(0, 0);
+  for (int64_t t = 0; t < x.size(0); ++t) {
+    h = (h * 0.5 + x.select(0, t)).tanh();
+    outputs.push_back(h);
+  }
+  outputs.emplace_back(h.cos());
+  fg::Tensor s = outputs[0].sum() + outputs.back().sum() * static_cast<double>(outputs.size());
+  for (const fg::Tensor& o : outputs) s = s + o.pow(2).sum() * 0.1;
+  return fg::stack(outputs).sum() + (fg::stack(outputs, 1) * fg::stack(outputs, 1)).mean() + s;
+}
+
 // ---- default arguments stay on the generated functions
 FUNCGEN("defaults_grad = grad(defaults)")
 FUNCGEN("defaults_vmap = vmap(defaults, in_dims=(0, None, None))")

@@ -22,6 +22,7 @@ fg::Tensor range_for(const fg::Tensor& x);
 fg::Tensor lambdas(const fg::Tensor& x);
 fg::Tensor shape_ints(const fg::Tensor& x);
 fg::Tensor bindings(const fg::Tensor& x);
+fg::Tensor pushed(const fg::Tensor& x);
 fg::Tensor defaults(const fg::Tensor& x, double scale, int64_t power);
 }  // namespace cs
 
@@ -48,7 +49,7 @@ struct Construct {
 std::vector<Construct> constructs() {
   return {CONSTRUCT(loop_break), CONSTRUCT(loop_continue), CONSTRUCT(loop_return), CONSTRUCT(nested_jumps),
           CONSTRUCT(last_trip), CONSTRUCT(header_helpers), CONSTRUCT(range_for), CONSTRUCT(lambdas),
-          CONSTRUCT(shape_ints), CONSTRUCT(bindings)};
+          CONSTRUCT(shape_ints), CONSTRUCT(bindings), CONSTRUCT(pushed)};
 }
 
 // d f(x) / d x by central differences: shape out.shape + x.shape.
