@@ -1,5 +1,6 @@
 #include "frontend/lower.h"
 
+#include <functional>
 #include <set>
 
 #include <clang/AST/DeclCXX.h>
@@ -1261,27 +1262,14 @@ class FunctionLowerer {
 
   // for (h : v) over a stacked vector: for (int64_t i = 0; i < v_size__; ++i) { h = v.select(0, i); body }
   StmtPtr indexed_stacked(const clang::CXXForRangeStmt* rs, const Stacked& v) {
-    const clang::VarDecl* var = rs->getLoopVariable();
-    StmtPtr loop = make(StmtKind::For, rs);
-    const int index = generated_var(var->getNameAsString() + "_index__", ir::Type::Int, "int64_t");
-    StmtPtr init = make(StmtKind::Decl, rs);
-    init->var = index;
-    init->expr = ir::opaque("0", ir::Type::Int);
-    loop->init.push_back(std::move(init));
-    loop->expr = binary("<", ir::var_ref(f_, index), ir::var_ref(f_, v.count), ir::Type::Bool);
-    loop->step = unary("++", ir::var_ref(f_, index), ir::Type::Int);
-    StmtPtr item = make(StmtKind::Decl, rs->getLoopVarStmt());
-    item->var = add_var(var, var->getType());
-    std::vector<ExprPtr> args;
-    args.push_back(ir::var_ref(f_, v.var));
-    args.push_back(ir::opaque("0", ir::Type::Int));
-    args.push_back(ir::var_ref(f_, index));
-    item->expr = method_call(bare(var->getType())->getAsCXXRecordDecl(), "select", ir::Type::Tensor, std::move(args));
-    loop->body.push_back(std::move(item));
-    ++loops_;
-    for (StmtPtr& b : lower_body(rs->getBody())) loop->body.push_back(std::move(b));
-    --loops_;
-    return loop;
+    const clang::CXXRecordDecl* tensor = bare(rs->getLoopVariable()->getType())->getAsCXXRecordDecl();
+    return index_loop(rs, "int64_t", ir::var_ref(f_, v.count), [&](int index) {
+      std::vector<ExprPtr> args;
+      args.push_back(ir::var_ref(f_, v.var));
+      args.push_back(ir::opaque("0", ir::Type::Int));
+      args.push_back(ir::var_ref(f_, index));
+      return method_call(tensor, "select", ir::Type::Tensor, std::move(args));
+    });
   }
 
   // fg::op(args) (a free function of the runtime), with the overload that takes as many arguments.
@@ -1351,31 +1339,41 @@ class FunctionLowerer {
     src->expr = lower_expr(tensor);
     block->body.push_back(std::move(src));
     const clang::CXXRecordDecl* record = bare(tensor->getType())->getAsCXXRecordDecl();
+    std::vector<ExprPtr> size_args;
+    size_args.push_back(ir::var_ref(f_, source));
+    size_args.push_back(dim());
+    ExprPtr size = method_call(record, "size", ir::Type::Int, std::move(size_args));
+    block->body.push_back(index_loop(rs, "int64_t", std::move(size), [&](int index) {
+      std::vector<ExprPtr> args;
+      args.push_back(ir::var_ref(f_, source));
+      args.push_back(dim());
+      args.push_back(ir::var_ref(f_, index));
+      return method_call(record, "select", ir::Type::Tensor, std::move(args));
+    }));
+    return block;
+  }
+
+  // for (int64_t i = 0; i < bound; ++i) { decl = item(i); body }: a range-based for over what can be
+  // indexed (`item` makes the loop variable's value from the index).
+  StmtPtr index_loop(const clang::CXXForRangeStmt* rs, const char* index_type, ExprPtr bound,
+                     const std::function<ExprPtr(int)>& item) {
+    const clang::VarDecl* var = rs->getLoopVariable();
     StmtPtr loop = make(StmtKind::For, rs);
-    const int index = generated_var(var->getNameAsString() + "_index__", ir::Type::Int, "int64_t");
+    const int index = generated_var(var->getNameAsString() + "_index__", ir::Type::Int, index_type);
     StmtPtr init = make(StmtKind::Decl, rs);
     init->var = index;
     init->expr = ir::opaque("0", ir::Type::Int);
     loop->init.push_back(std::move(init));
-    std::vector<ExprPtr> size_args;
-    size_args.push_back(ir::var_ref(f_, source));
-    size_args.push_back(dim());
-    loop->expr = binary("<", ir::var_ref(f_, index), method_call(record, "size", ir::Type::Int, std::move(size_args)),
-                        ir::Type::Bool);
+    loop->expr = binary("<", ir::var_ref(f_, index), std::move(bound), ir::Type::Bool);
     loop->step = unary("++", ir::var_ref(f_, index), ir::Type::Int);
-    StmtPtr row = make(StmtKind::Decl, rs->getLoopVarStmt());
-    row->var = add_var(var, var->getType());
-    std::vector<ExprPtr> select_args;
-    select_args.push_back(ir::var_ref(f_, source));
-    select_args.push_back(dim());
-    select_args.push_back(ir::var_ref(f_, index));
-    row->expr = method_call(record, "select", ir::Type::Tensor, std::move(select_args));
-    loop->body.push_back(std::move(row));
+    StmtPtr decl = make(StmtKind::Decl, rs->getLoopVarStmt());
+    decl->var = add_var(var, var->getType());
+    decl->expr = item(index);
+    loop->body.push_back(std::move(decl));
     ++loops_;
     for (StmtPtr& b : lower_body(rs->getBody())) loop->body.push_back(std::move(b));
     --loops_;
-    block->body.push_back(std::move(loop));
-    return block;
+    return loop;
   }
 
   // for (w : {a, b, c}) body  ->  { w = a; body } { w = b; body } ... (a loop with break or continue
@@ -1414,50 +1412,31 @@ class FunctionLowerer {
     const clang::VarDecl* var = rs->getLoopVariable();
     std::vector<int> unused;
     const std::string container = with_leaves(range, text_of(range), unused);
-    StmtPtr loop = make(StmtKind::For, rs);
-    const int index = generated_var(var->getNameAsString() + "_index__", ir::Type::Int, "size_t");
-    const std::string i = f_.var(index).name;
-    StmtPtr init = make(StmtKind::Decl, rs);
-    init->var = index;
-    init->expr = ir::opaque("0", ir::Type::Int);
-    loop->init.push_back(std::move(init));
     ExprPtr size = ir::opaque(container + ".size()", ir::Type::Int);
     size->range = range->getSourceRange();
     if (!tensors) record_uses(range, *size);  // a list's length is the same in every example
-    loop->expr = binary("<", ir::var_ref(f_, index), std::move(size), ir::Type::Bool);
-    loop->step = unary("++", ir::var_ref(f_, index), ir::Type::Int);
-    StmtPtr item = make(StmtKind::Decl, rs->getLoopVarStmt());
-    item->var = add_var(var, var->getType());
-    if (tensors) {  // the element, as the lowering makes `v[i]` of a vector of tensors
-      item->expr = make_expr(ExprKind::Call, range);
-      item->expr->form = ir::CallForm::External;
-      item->expr->type = ir::Type::Tensor;
-      item->expr->text = "[]";
-      item->expr->op = "operator[]";
-      item->expr->args.push_back(ir::var_ref(f_, vars_.at(range->getDecl())));
-      item->expr->args.push_back(ir::var_ref(f_, index));
-      item->expr->params = {"", ""};
-      item->expr->param_types = {ir::Type::TensorList, ir::Type::Int};
-    } else {
-      item->expr = ir::opaque(container + "[" + i + "]", ir_type_of(var->getType()));
-      record_uses(range, *item->expr);
-      item->expr->reads.push_back(index);
-    }
-    loop->body.push_back(std::move(item));
-    ++loops_;
-    for (StmtPtr& b : lower_body(rs->getBody())) loop->body.push_back(std::move(b));
-    --loops_;
-    return loop;
+    return index_loop(rs, "size_t", std::move(size), [&](int index) {
+      if (tensors) {  // the element, as the lowering makes `v[i]` of a vector of tensors
+        ExprPtr x = make_expr(ExprKind::Call, range);
+        x->form = ir::CallForm::External;
+        x->type = ir::Type::Tensor;
+        x->text = "[]";
+        x->op = "operator[]";
+        x->args.push_back(ir::var_ref(f_, vars_.at(range->getDecl())));
+        x->args.push_back(ir::var_ref(f_, index));
+        x->params = {"", ""};
+        x->param_types = {ir::Type::TensorList, ir::Type::Int};
+        return x;
+      }
+      ExprPtr x = ir::opaque(container + "[" + f_.var(index).name + "]", ir_type_of(var->getType()));
+      record_uses(range, *x);
+      x->reads.push_back(index);
+      return x;
+    });
   }
 
   int generated_var(const std::string& name, ir::Type type, const std::string& cxx_type) {
-    ir::Var v;
-    v.id = static_cast<int>(f_.vars.size());
-    v.name = name;
-    v.type = type;
-    v.cxx_type = cxx_type;
-    f_.vars.push_back(v);
-    return v.id;
+    return ir::add_var(f_, name, type, cxx_type);
   }
 
   static ExprPtr binary(const char* op, ExprPtr a, ExprPtr b, ir::Type type) {
