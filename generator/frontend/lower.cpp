@@ -5,6 +5,7 @@
 
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/ExprCXX.h>
+#include <clang/AST/ParentMapContext.h>
 #include <clang/AST/RecursiveASTVisitor.h>
 #include <clang/AST/StmtCXX.h>
 #include <clang/Lex/Lexer.h>
@@ -178,6 +179,12 @@ class FunctionLowerer {
     const auto* method = llvm::dyn_cast<clang::CXXMethodDecl>(decl);
     if (method == nullptr || method->isStatic()) return true;
     const std::string cls = method->getParent()->getNameAsString();
+    for (const clang::ParmVarDecl* p : method->parameters())
+      if (p->getName() == "self") {
+        unsupported_at(p->getLocation(), "a parameter of a member function may not be named 'self': funcgen passes the "
+                                         "object as 'self'; rename it");
+        return false;
+      }
     if (!method->isConst()) {
       unsupported_at(decl->getLocation(), "'" + cls + "::" + f_.name + "' must be a const member function to be "
                                           "transformed: its object's tensors are its inputs, which it cannot change; "
@@ -218,6 +225,30 @@ class FunctionLowerer {
         unsupported_at(c.getLocation(), "a lambda that captures 'this' cannot be transformed; capture the members it reads");
         return false;
       }
+    for (const clang::ParmVarDecl* p : decl->parameters())
+      if (is_structured_type(p->getType())) {
+        unsupported_at(p->getLocation(), "a lambda that takes the structure '" + p->getNameAsString() +
+                                             "' cannot be transformed yet; write it as a function");
+        return false;
+      }
+    if (const clang::DeclRefExpr* r = uncaptured_local(decl->getBody(), decl)) {
+      unsupported(r, "the lambda reads '" + r->getDecl()->getNameAsString() + "' of the function around it without "
+                     "capturing it, which cannot be transformed; capture it ([&] or [" +
+                     r->getDecl()->getNameAsString() + "])");
+      return false;
+    }
+    const auto* closure = llvm::cast<clang::CXXMethodDecl>(decl)->getParent();
+    for (const clang::LambdaCapture& c : closure->captures()) {
+      if (!c.capturesVariable() || c.getCaptureKind() != clang::LCK_ByCopy) continue;
+      // A copy holds the value where the lambda is defined: the helper is given the value at the
+      // call, the same only while nothing assigns the variable after the definition.
+      const clang::Stmt* around = llvm::cast<clang::FunctionDecl>(closure->getDeclContext())->getBody();
+      if (const clang::Stmt* w = assignment_after(around, c.getCapturedVar(), closure->getEndLoc())) {
+        unsupported(w, "'" + c.getCapturedVar()->getNameAsString() + "' is assigned after a lambda captured a copy of "
+                       "it, which cannot be transformed; capture it by reference or pass it as a parameter");
+        return false;
+      }
+    }
     for (const clang::ValueDecl* v : captured(decl)) {
       if (is_structured_type(v->getType())) {
         unsupported_at(decl->getLocation(), "a lambda that captures the structure '" + v->getNameAsString() +
@@ -235,6 +266,31 @@ class FunctionLowerer {
       f_.params.push_back(id);
     }
     return true;
+  }
+
+  // A read in a lambda's body of a local of the function around it that the lambda does not capture
+  // (a constant may be read so), which the lambda's helper would not see.
+  static const clang::DeclRefExpr* uncaptured_local(const clang::Stmt* s, const clang::FunctionDecl* op) {
+    if (s == nullptr) return nullptr;
+    if (const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(s)) {
+      const auto* vd = llvm::dyn_cast<clang::VarDecl>(r->getDecl());
+      if (vd != nullptr && vd->isLocalVarDeclOrParm() && vd->getParentFunctionOrMethod() != op &&
+          !r->refersToEnclosingVariableOrCapture())
+        return r;
+    }
+    for (const clang::Stmt* c : s->children())
+      if (const clang::DeclRefExpr* r = uncaptured_local(c, op)) return r;
+    return nullptr;
+  }
+
+  // An assignment of `v` in `s` that stands after `after`.
+  const clang::Stmt* assignment_after(const clang::Stmt* s, const clang::ValueDecl* v, clang::SourceLocation after) const {
+    if (s == nullptr) return nullptr;
+    if (const clang::Stmt* w = assignment_to(s, v); w != nullptr && w == s && sm_.isBeforeInTranslationUnit(after, s->getBeginLoc()))
+      return w;
+    for (const clang::Stmt* c : s->children())
+      if (const clang::Stmt* w = assignment_after(c, v, after)) return w;
+    return nullptr;
   }
 
   // An assignment (or increment) of `v` in `s`.
@@ -397,10 +453,11 @@ class FunctionLowerer {
   // The tree of a helper's parameter `i`, as the helper's lowering found it (a member function's
   // object comes before its parameters: object_tree).
   const pytree::Tree* callee_tree(const clang::FunctionDecl* callee, unsigned i) {
+    if (is_lambda(callee)) return nullptr;  // a lambda takes no structures (capture_parameters)
     return signature_tree(callee, i + (is_instance_method(callee) ? 1 : 0));
   }
   const pytree::Tree* object_tree(const clang::FunctionDecl* callee) {
-    return is_instance_method(callee) ? signature_tree(callee, 0) : nullptr;
+    return is_instance_method(callee) && !is_lambda(callee) ? signature_tree(callee, 0) : nullptr;
   }
   const pytree::Tree* signature_tree(const clang::FunctionDecl* callee, size_t k) {
     if (lowering_.lower(callee) == nullptr) {
@@ -664,18 +721,23 @@ class FunctionLowerer {
 
   // Opaque text with the structured parameters' leaves it reads replaced by their variables
   // (`p.n_layers * 2` -> `p_n_layers * 2`) and a vector's size() by the number of its elements.
+  // `text` (node's text_of) with the edits made on the source as written: leaves of structures read
+  // as their variables, names qualified (find_unqualified); template parameters replaced after.
   std::string with_leaves(const clang::Stmt* node, std::string text, std::vector<int>& reads) {
     std::vector<std::pair<clang::SourceRange, std::string>> edits;
     if (!trees_.empty()) find_leaves(node, edits, reads);
+    const size_t leaf_edits = edits.size();
     find_unqualified(node, edits);
     if (edits.empty()) return text;
     const clang::LangOptions& lo = context_.getLangOpts();
     const clang::CharSourceRange whole =
         clang::Lexer::makeFileCharRange(clang::CharSourceRange::getTokenRange(node->getSourceRange()), sm_, lo);
     if (whole.isInvalid()) {
-      unsupported(node, "a structure's field read inside a macro cannot be transformed; read it into a variable first");
-      return text;
+      if (leaf_edits != 0)
+        unsupported(node, "a structure's field read inside a macro cannot be transformed; read it into a variable first");
+      return text;  // (names in a macro stay as the macro spells them)
     }
+    text = written_text(node);
     const unsigned base = sm_.getFileOffset(whole.getBegin());
     std::sort(edits.begin(), edits.end(), [&](const auto& a, const auto& b) {
       return sm_.isBeforeInTranslationUnit(b.first.getBegin(), a.first.getBegin());
@@ -686,7 +748,7 @@ class FunctionLowerer {
       const unsigned b = sm_.getFileOffset(r.getBegin()) - base, n = sm_.getFileOffset(r.getEnd()) - base - b;
       if (b + n <= text.size()) text.replace(b, n, replacement);
     }
-    return text;
+    return cxx::replace_identifiers(text, template_values_);
   }
 
   void find_leaves(const clang::Stmt* s, std::vector<std::pair<clang::SourceRange, std::string>>& edits,
@@ -723,7 +785,12 @@ class FunctionLowerer {
     if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(s); ref != nullptr && !ref->hasQualifier() &&
                                                                 ref->getNameInfo().getName().isIdentifier()) {
       const std::string scope = enclosing_scope(ref->getDecl());
-      if (!scope.empty()) edits.emplace_back(clang::SourceRange(ref->getLocation()), scope + ref->getDecl()->getNameAsString());
+      const clang::SourceLocation at = ref->getLocation();
+      const auto inside = [&](const auto& edit) {  // a leaf read already replaced there
+        return !sm_.isBeforeInTranslationUnit(at, edit.first.getBegin()) && !sm_.isBeforeInTranslationUnit(edit.first.getEnd(), at);
+      };
+      if (!scope.empty() && std::none_of(edits.begin(), edits.end(), inside))
+        edits.emplace_back(clang::SourceRange(at), scope + ref->getDecl()->getNameAsString());
     }
     for (const clang::Stmt* child : s->children()) find_unqualified(child, edits);
   }
@@ -1064,7 +1131,7 @@ class FunctionLowerer {
   void find_stacked(const clang::Stmt* body) {
     struct Uses : clang::RecursiveASTVisitor<Uses> {
       FunctionLowerer* self;
-      std::map<const clang::VarDecl*, int> refs, allowed, pushes, stacks;
+      std::map<const clang::VarDecl*, int> refs, allowed, pushes, stacks, written;
       std::map<const clang::VarDecl*, const clang::Stmt*> first_push;
       std::vector<const clang::VarDecl*> order;
       const clang::VarDecl* local(const clang::Expr* e) {
@@ -1086,10 +1153,14 @@ class FunctionLowerer {
         const std::string m = mc->getMethodDecl()->getNameAsString();
         if (is_push(mc) && pushes[vd]++ == 0) first_push[vd] = mc;
         if (is_push(mc) || m == "size" || m == "empty" || m == "back" || m == "front" || m == "at" || m == "reserve") ++allowed[vd];
+        if ((m == "back" || m == "front" || m == "at") && self->written_through(mc)) ++written[vd];
         return true;
       }
       bool VisitCXXOperatorCallExpr(clang::CXXOperatorCallExpr* oc) {
-        if (oc->getOperator() == clang::OO_Subscript && local(oc->getArg(0)) != nullptr) ++allowed[local(oc->getArg(0))];
+        if (oc->getOperator() == clang::OO_Subscript && local(oc->getArg(0)) != nullptr) {
+          ++allowed[local(oc->getArg(0))];
+          if (self->written_through(oc)) ++written[local(oc->getArg(0))];
+        }
         return true;
       }
       bool VisitCallExpr(clang::CallExpr* call) {
@@ -1110,14 +1181,45 @@ class FunctionLowerer {
     uses.TraverseStmt(const_cast<clang::Stmt*>(body));
     for (const clang::VarDecl* vd : uses.order) {
       if (uses.pushes[vd] == 0) continue;  // a list built with braces: vmap batches it as a list
-      if (uses.stacks[vd] == 0 || uses.allowed[vd] != uses.refs[vd]) {
+      const clang::Expr* init = vd->getInit() != nullptr ? strip(vd->getInit()) : nullptr;
+      const auto* ctor = llvm::dyn_cast_or_null<clang::CXXConstructExpr>(init);
+      const bool starts = init == nullptr || llvm::isa<clang::InitListExpr>(init) || (ctor != nullptr && ctor->getNumArgs() == 0);
+      if (uses.stacks[vd] == 0 || uses.allowed[vd] != uses.refs[vd] || uses.written[vd] != 0 || !starts) {
         reject_variable(vd, uses.first_push[vd],
                         "push_back into '" + vd->getNameAsString() + "' cannot be transformed: funcgen transforms a "
-                        "vector of tensors filled with push_back when the function stacks it (fg::stack(" +
-                        vd->getNameAsString() + ")) and otherwise only indexes it, sizes it or loops over it");
+                        "vector of tensors declared empty or with braces, filled with push_back, when the function "
+                        "stacks it (fg::stack(" + vd->getNameAsString() + ")) and otherwise only reads its elements, "
+                        "sizes it or loops over it");
         continue;
       }
       stacked_[vd] = Stacked{};
+    }
+  }
+
+  // Whether the element `e` names is written: assigned to, changed in place (x.add_(y)), or bound
+  // to a non-const reference.
+  bool written_through(const clang::Expr* e) const {
+    const clang::Expr* at = e;
+    while (true) {
+      const auto parents = context_.getParentMapContext().getParents(*at);
+      if (parents.empty()) return false;
+      const auto* p = parents[0].get<clang::Expr>();
+      if (p == nullptr) {
+        const auto* vd = parents[0].get<clang::VarDecl>();
+        return vd != nullptr && vd->getType()->isReferenceType() && !vd->getType().getNonReferenceType().isConstQualified();
+      }
+      if (llvm::isa<clang::ImplicitCastExpr>(p) || llvm::isa<clang::ParenExpr>(p) || llvm::isa<clang::MaterializeTemporaryExpr>(p)) {
+        at = p;
+        continue;
+      }
+      if (const auto* b = llvm::dyn_cast<clang::BinaryOperator>(p)) return b->isAssignmentOp() && b->getLHS()->IgnoreParenImpCasts() == at->IgnoreParenImpCasts();
+      if (const auto* o = llvm::dyn_cast<clang::CXXOperatorCallExpr>(p))
+        return o->isAssignmentOp() && o->getNumArgs() > 0 && o->getArg(0)->IgnoreParenImpCasts() == at->IgnoreParenImpCasts();
+      if (const auto* m = llvm::dyn_cast<clang::MemberExpr>(p)) {
+        const std::string name = m->getMemberDecl()->getNameAsString();
+        return !name.empty() && name.back() == '_';
+      }
+      return false;
     }
   }
 
@@ -1313,8 +1415,18 @@ class FunctionLowerer {
     if (ref != nullptr && stacked_.count(ref->getDecl()) != 0) return indexed_stacked(rs, stacked_.at(ref->getDecl()));
     const bool tensors = ref != nullptr && vars_.count(ref->getDecl()) != 0 &&
                          f_.var(vars_.at(ref->getDecl())).type == ir::Type::TensorList;
-    if (ref != nullptr && (tensors || !holds_tensors(ref->getType()))) return indexed(rs, ref, tensors);
+    if (ref != nullptr && (tensors || (!holds_tensors(ref->getType()) && random_access(ref->getType()))))
+      return indexed(rs, ref, tensors);
     return nullptr;
+  }
+
+  // A container with size() and [] (std::vector, std::array; not a C array or a std::set).
+  static bool random_access(clang::QualType t) {
+    const clang::CXXRecordDecl* r = bare(t)->getAsCXXRecordDecl();
+    if (r == nullptr || !r->hasDefinition()) return false;
+    clang::ASTContext& ctx = r->getASTContext();
+    return !r->lookup(&ctx.Idents.get("size")).empty() &&
+           !r->lookup(ctx.DeclarationNames.getCXXOperatorName(clang::OO_Subscript)).empty();
   }
 
   // The tensor of `x.unbind(dim)` or `fg::unbind(x, dim)`, with its dim (null: 0).
@@ -1382,11 +1494,29 @@ class FunctionLowerer {
     if (has_jump(rs->getBody())) return nullptr;
     StmtPtr block = make(StmtKind::Block, rs);
     const clang::VarDecl* var = rs->getLoopVariable();
+    // The list is made before the first trip: its items are evaluated first (literals need not be).
+    std::vector<ExprPtr> items;
     for (const clang::Expr* item : list->inits()) {
+      ExprPtr value = lower_expr(item);
+      if (llvm::isa<clang::IntegerLiteral>(strip(item)) || llvm::isa<clang::FloatingLiteral>(strip(item)) ||
+          (llvm::isa<clang::UnaryOperator>(strip(item)) && value->kind == ExprKind::Opaque && value->reads.empty())) {
+        items.push_back(std::move(value));
+        continue;
+      }
+      const ir::Type type = ir_type_of(item->getType());
+      const int held = generated_var(var->getNameAsString() + "_item" + std::to_string(items.size()) + "__", type,
+                                     type == ir::Type::Tensor ? "fg::Tensor" : "const auto");
+      StmtPtr d = make(StmtKind::Decl, item);
+      d->var = held;
+      d->expr = std::move(value);
+      block->body.push_back(std::move(d));
+      items.push_back(ir::var_ref(f_, held));
+    }
+    for (ExprPtr& item : items) {
       StmtPtr trip = make(StmtKind::Block, rs);
       StmtPtr decl = make(StmtKind::Decl, rs->getLoopVarStmt());
       decl->var = add_var(var, var->getType());
-      decl->expr = lower_expr(item);
+      decl->expr = std::move(item);
       trip->body.push_back(std::move(decl));
       for (StmtPtr& b : lower_body(rs->getBody())) trip->body.push_back(std::move(b));
       block->body.push_back(std::move(trip));
@@ -1936,9 +2066,11 @@ class FunctionLowerer {
       return opaque(oc);
     }
     const clang::FunctionDecl* callee = op->getDefinition() != nullptr ? op->getDefinition() : op;
-    if (lowering_.lower(callee) == nullptr) {
+    if (lowering_.lower(callee) == nullptr) {  // reported there: the call is not looked into again
       ok_ = false;
-      return opaque(oc);
+      ExprPtr x = make_expr(ExprKind::Opaque, oc);
+      x->text = text_of(oc);
+      return x;
     }
     ExprPtr x = make_expr(ExprKind::Call, oc);
     x->form = ir::CallForm::User;

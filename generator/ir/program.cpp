@@ -35,18 +35,17 @@ std::string signature(const Function& fn, const std::string& name, const std::st
 
 namespace {
 
-// Whether `e` names only what every file that includes the generated header sees: no declaration of
-// the annotated file itself (its constants are not declared there).
-bool visible_from_header(const clang::Expr* e, const clang::SourceManager& sm) {
+// Whether `e` names only what every file that includes the generated header sees (which includes
+// funcgen.h and the standard headers, not the user's): literals, and names of fg and std.
+bool visible_from_header(const clang::Expr* e) {
   struct Finder : clang::RecursiveASTVisitor<Finder> {
-    const clang::SourceManager* sm;
     bool found = false;
     bool VisitDeclRefExpr(clang::DeclRefExpr* r) {
-      found |= sm->isInMainFile(sm->getExpansionLoc(r->getDecl()->getLocation()));
+      const std::string name = r->getDecl()->getQualifiedNameAsString();
+      found |= name.rfind("fg::", 0) != 0 && name.rfind("std::", 0) != 0;
       return true;
     }
   } finder;
-  finder.sm = &sm;
   finder.TraverseStmt(const_cast<clang::Expr*>(e));
   return !finder.found;
 }
@@ -59,7 +58,7 @@ std::string default_argument(const Var& v) {
     return "";
   const clang::ASTContext& ctx = p->getASTContext();
   const clang::SourceManager& sm = ctx.getSourceManager();
-  if (!visible_from_header(p->getDefaultArg(), sm)) return "";
+  if (!visible_from_header(p->getDefaultArg())) return "";
   const clang::CharSourceRange range = clang::Lexer::makeFileCharRange(
       clang::CharSourceRange::getTokenRange(p->getDefaultArgRange()), sm, ctx.getLangOpts());
   return range.isValid() ? clang::Lexer::getSourceText(range, sm, ctx.getLangOpts()).str() : "";

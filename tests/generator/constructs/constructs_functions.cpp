@@ -143,7 +143,9 @@ fg::Tensor range_for(const fg::Tensor& x) {
   for (double w : {0.5, 2.0}) s = s + (x * w).tanh().sum();
   for (double w : kWeights) s = s + (x.exp() * w).mean();
   for (const fg::Tensor& t : {x, x.cos()}) s = s + (t * t).sum() * 0.1;
-  return s;
+  fg::Tensor b = x * 2.0;
+  for (const fg::Tensor& w : {x, b}) b = b + w.sin();  // the list is made before the first trip
+  return s + b.sum();
 }
 
 // ---- lambdas in the body: without captures, capturing a tensor and a number by reference, generic

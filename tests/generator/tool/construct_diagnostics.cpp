@@ -1,0 +1,98 @@
+// The constructs of tests/generator/constructs in the forms funcgen cannot transform: each is an
+// error at the construct that says what to write instead (never code that computes something else).
+// EXIT: 1
+#include <funcgen/funcgen.h>
+
+#include <vector>
+
+namespace diag {
+
+struct Params {
+  fg::Tensor w;
+};
+
+// A vector filled with push_back from a value it did not start with.
+FUNCGEN("g1 = grad(copied_start)")
+fg::Tensor copied_start(const fg::Tensor& x) {
+  std::vector<fg::Tensor> parts(1, x);
+  parts.push_back(x);
+// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:3: error: push_back into 'parts' cannot be transformed: funcgen transforms a vector of tensors declared empty or with braces, filled with push_back, when the function stacks it (fg::stack(parts)) and otherwise only reads its elements, sizes it or loops over it [funcgen-unsupported]
+  return fg::stack(parts).sum();
+}
+
+// An element of a pushed vector written.
+FUNCGEN("g2 = grad(element_written)")
+fg::Tensor element_written(const fg::Tensor& x) {
+  std::vector<fg::Tensor> v;
+  v.push_back(x);
+// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:3: error: push_back into 'v' cannot be transformed: funcgen transforms a vector of tensors declared empty or with braces, filled with push_back, when the function stacks it (fg::stack(v)) and otherwise only reads its elements, sizes it or loops over it [funcgen-unsupported]
+  v[0] = x * 2;
+  return fg::stack(v).sum();
+}
+
+// A lambda's copy of a variable that the function assigns afterwards.
+FUNCGEN("g3 = grad(late_copy)")
+fg::Tensor late_copy(const fg::Tensor& x) {
+  fg::Tensor a = x;
+  auto add_a = [a](const fg::Tensor& t) { return t + a; };
+  for (int i = 0; i < 3; ++i) a = add_a(a);
+// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:31: error: 'a' is assigned after a lambda captured a copy of it, which cannot be transformed; capture it by reference or pass it as a parameter [funcgen-unsupported]
+  return a.sum();
+}
+
+// A lambda that takes a structure.
+FUNCGEN("g4 = grad(lambda_structure)")
+fg::Tensor lambda_structure(const fg::Tensor& x, const Params& p) {
+  auto scale = [](const Params& q, const fg::Tensor& t) { return t * q.w; };
+// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:33: error: a lambda that takes the structure 'q' cannot be transformed yet; write it as a function [funcgen-unsupported]
+  return scale(p, x).sum();
+}
+
+// A lambda that reads a constant of the function without capturing it.
+FUNCGEN("g5 = grad(uncaptured)")
+fg::Tensor uncaptured(const fg::Tensor& x) {
+  constexpr double k = 2.0;
+  auto scale = [](const fg::Tensor& t) { return t * k; };
+// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:53: error: the lambda reads 'k' of the function around it without capturing it, which cannot be transformed; capture it ([&] or [k]) [funcgen-unsupported]
+  return scale(x).sum();
+}
+
+// A lambda called where it is written.
+FUNCGEN("g6 = grad(invoked)")
+fg::Tensor invoked(const fg::Tensor& x) {
+  return [&] { return x.sin(); }().sum();
+// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:10: error: a lambda called where it is not a variable of this function cannot be transformed; define it with 'auto name = [...](...) { ... };' and call it by its name [funcgen-unsupported]
+}
+
+// A range-based for loop over a C array.
+FUNCGEN("g7 = grad(c_array)")
+fg::Tensor c_array(const fg::Tensor& x) {
+  int dims[] = {0, 1};
+  fg::Tensor s = x.sum();
+  for (int d : dims) s = s + x.sum(d).sum();
+// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:3: error: a range-based for loop that uses tensors cannot be transformed; loop over an index instead (for (size_t i = 0; i < v.size(); ++i) ... v[i]) [funcgen-unsupported]
+  return s;
+}
+
+// A range-based for loop over a vector parameter (passed leaf by leaf).
+FUNCGEN("g8 = grad(over_parameter)")
+fg::Tensor over_parameter(const std::vector<fg::Tensor>& ws, const fg::Tensor& x) {
+  fg::Tensor s = x.sum();
+  for (const fg::Tensor& w : ws) s = s + (w * x).sum();
+// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:3: error: a range-based for loop over the parameter 'ws' cannot be transformed: funcgen passes its tensors one by one, so they must be read at constant indices (ws[0], ...) [funcgen-unsupported]
+  return s;
+}
+
+// A member function that changes its object, and one with a parameter named self.
+struct Net {
+  fg::Tensor w;
+  FUNCGEN("g9 = grad(changes)")
+  fg::Tensor changes(const fg::Tensor& x) { return (x * w).sum(); }
+// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:14: error: 'Net::changes' must be a const member function to be transformed: its object's tensors are its inputs, which it cannot change; declare it 'const' [funcgen-unsupported]
+  FUNCGEN("g10 = grad(named_self)")
+  fg::Tensor named_self(const fg::Tensor& self) const { return (self * w).sum(); }
+// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:43: error: a parameter of a member function may not be named 'self': funcgen passes the object as 'self'; rename it [funcgen-unsupported]
+};
+
+// CHECK: 10 errors generated.
+}  // namespace diag
