@@ -780,11 +780,18 @@ class FunctionLowerer {
   // Names of declarations in namespaces or classes written without them (`kAlpha` inside namespace
   // nn, a static member inside its class): the generated code that holds this text may be in
   // another namespace (a helper's body is inlined into its caller), so they are qualified.
-  void find_unqualified(const clang::Stmt* s, std::vector<std::pair<clang::SourceRange, std::string>>& edits) const {
+  void find_unqualified(const clang::Stmt* s, std::vector<std::pair<clang::SourceRange, std::string>>& edits) {
     if (s == nullptr) return;
     if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(s); ref != nullptr && !ref->hasQualifier() &&
                                                                 ref->getNameInfo().getName().isIdentifier()) {
       const std::string scope = enclosing_scope(ref->getDecl());
+      // A class's own private or protected member: the generated free functions may not name it.
+      if (llvm::isa<clang::CXXRecordDecl>(ref->getDecl()->getDeclContext()) && ref->getDecl()->getAccess() != clang::AS_public &&
+          reported_indices_.insert(ref).second) {
+        unsupported(ref, "'" + scope + ref->getDecl()->getNameAsString() + "' is not public, so the functions funcgen "
+                         "generates (free functions) cannot read it; make it public or pass it as a parameter");
+        return;
+      }
       const clang::SourceLocation at = ref->getLocation();
       const auto inside = [&](const auto& edit) {  // a leaf read already replaced there
         return !sm_.isBeforeInTranslationUnit(at, edit.first.getBegin()) && !sm_.isBeforeInTranslationUnit(edit.first.getEnd(), at);

@@ -83,16 +83,23 @@ fg::Tensor over_parameter(const std::vector<fg::Tensor>& ws, const fg::Tensor& x
   return s;
 }
 
-// A member function that changes its object, and one with a parameter named self.
+// A member function that changes its object, one with a parameter named self, one that reads a
+// private member (the generated functions are free functions).
 struct Net {
   fg::Tensor w;
+  FUNCGEN("g11 = grad(private_scale)")
+  fg::Tensor private_scale(const fg::Tensor& x) const { return (x * w).sum() * kScale; }
+// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:80: error: 'diag::Net::kScale' is not public, so the functions funcgen generates (free functions) cannot read it; make it public or pass it as a parameter [funcgen-unsupported]
   FUNCGEN("g9 = grad(changes)")
   fg::Tensor changes(const fg::Tensor& x) { return (x * w).sum(); }
 // CHECK: construct_diagnostics.cpp:[[@LINE-1]]:14: error: 'Net::changes' must be a const member function to be transformed: its object's tensors are its inputs, which it cannot change; declare it 'const' [funcgen-unsupported]
   FUNCGEN("g10 = grad(named_self)")
   fg::Tensor named_self(const fg::Tensor& self) const { return (self * w).sum(); }
 // CHECK: construct_diagnostics.cpp:[[@LINE-1]]:43: error: a parameter of a member function may not be named 'self': funcgen passes the object as 'self'; rename it [funcgen-unsupported]
+
+ private:
+  static constexpr double kScale = 2.0;
 };
 
-// CHECK: 10 errors generated.
+// CHECK: 11 errors generated.
 }  // namespace diag
