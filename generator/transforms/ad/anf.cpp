@@ -1,5 +1,6 @@
 #include "transforms/ad/anf.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -275,6 +276,7 @@ class Normalizer {
             return;
           }
           StmtPtr c = ir::clone(s, remap(scope));
+          if (!scope.renames.empty()) rename_texts(*c, scope.renames);
           out.push_back(std::move(c));
           return;
         }
@@ -283,6 +285,20 @@ class Normalizer {
         else loop(s, scope, out);
         return;
     }
+  }
+
+  // The C++ text in `s` (its statements' and expressions' opaque text) with the scalars renamed
+  // (a helper inlined twice declares its locals under new names the second time).
+  static void rename_texts(Stmt& s, const std::map<std::string, std::string>& renames) {
+    const std::function<void(Expr&)> expr = [&](Expr& e) {
+      if (e.kind == ExprKind::Opaque) e.text = cxx::replace_identifiers(e.text, renames);
+      for (auto& a : e.args) expr(*a);
+    };
+    if (s.kind == StmtKind::Opaque) s.text = cxx::replace_identifiers(s.text, renames);
+    if (s.expr) expr(*s.expr);
+    if (s.step) expr(*s.step);
+    for (auto* children : {&s.init, &s.body, &s.else_body})
+      for (auto& c : *children) rename_texts(*c, renames);
   }
 
   // A break or continue out of a loop that computes tensors: it would skip the loop's carried

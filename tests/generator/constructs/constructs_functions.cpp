@@ -93,6 +93,28 @@ fg::Tensor nested_jumps(const fg::Tensor& x) {
   return acc.sum();
 }
 
+// A helper whose loop returns early and breaks, inlined twice (its locals renamed the second time).
+static fg::Tensor settle(const fg::Tensor& x, int stop) {
+  fg::Tensor y = x;
+  for (int i = 0; i < 10; ++i) {
+    if (i == stop) return y.sin();
+    y = y * 0.9 + x.cos();
+    if (i > 3) break;
+  }
+  return y;
+}
+
+FUNCGEN("helper_jumps_grad = grad(helper_jumps)")
+FUNCGEN("helper_jumps_jvp = jvp(helper_jumps)")
+FUNCGEN("helper_jumps_jacfwd = jacfwd(helper_jumps)")
+FUNCGEN("helper_jumps_hessian = hessian(helper_jumps)")
+FUNCGEN("helper_jumps_jacrev2 = jacrev(jacrev(helper_jumps))")
+FUNCGEN("helper_jumps_hvp = jvp(grad(helper_jumps))")
+FUNCGEN("helper_jumps_vmap = vmap(helper_jumps)")
+FUNCGEN("helper_jumps_psg = vmap(grad(helper_jumps))")
+FUNCGEN("helper_jumps_vjacrev = vmap(jacrev(helper_jumps))")
+fg::Tensor helper_jumps(const fg::Tensor& x) { return (settle(x, 2) * settle(x * 0.5, 7)).sum(); }
+
 // The last trip's value, assigned to a tensor declared without one.
 FUNCGEN("last_trip_grad = grad(last_trip)")
 FUNCGEN("last_trip_jvp = jvp(last_trip)")
