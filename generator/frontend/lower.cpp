@@ -1299,7 +1299,7 @@ class FunctionLowerer {
       block->body.push_back(assign(ir::var_ref(f_, item)));  // the first element
     } else {
       StmtPtr branch = make(StmtKind::If, mc);
-      branch->expr = binary("==", ir::var_ref(f_, v.count), ir::opaque("0", ir::Type::Int), ir::Type::Bool);
+      branch->expr = ir::binary("==", ir::var_ref(f_, v.count), ir::opaque("0", ir::Type::Int), ir::Type::Bool);
       branch->body.push_back(assign(ir::var_ref(f_, item)));
       branch->else_body.push_back(assign(appended()));
       branch->has_else = true;
@@ -1318,11 +1318,7 @@ class FunctionLowerer {
   ExprPtr stacked_read(const clang::Expr* e) {
     if (stacked_.empty()) return nullptr;
     const auto select = [&](const Stacked& v, ExprPtr index) {
-      std::vector<ExprPtr> args;
-      args.push_back(ir::var_ref(f_, v.var));
-      args.push_back(ir::opaque("0", ir::Type::Int));
-      args.push_back(std::move(index));
-      ExprPtr x = method_call(bare(e->getType())->getAsCXXRecordDecl(), "select", ir::Type::Tensor, std::move(args));
+      ExprPtr x = select_of(bare(e->getType())->getAsCXXRecordDecl(), v.var, ir::opaque("0", ir::Type::Int), std::move(index));
       x->range = e->getSourceRange();
       return x;
     };
@@ -1331,10 +1327,10 @@ class FunctionLowerer {
       if (v == nullptr) return nullptr;
       const std::string m = mc->getMethodDecl()->getNameAsString();
       if (m == "size") return ir::var_ref(f_, v->count);
-      if (m == "empty") return binary("==", ir::var_ref(f_, v->count), ir::opaque("0", ir::Type::Int), ir::Type::Bool);
+      if (m == "empty") return ir::binary("==", ir::var_ref(f_, v->count), ir::opaque("0", ir::Type::Int), ir::Type::Bool);
       if (m == "front") return select(*v, ir::opaque("0", ir::Type::Int));
       if (m == "back")
-        return select(*v, binary("-", ir::var_ref(f_, v->count), ir::opaque("1", ir::Type::Int), ir::Type::Int));
+        return select(*v, ir::binary("-", ir::var_ref(f_, v->count), ir::opaque("1", ir::Type::Int), ir::Type::Int));
       if (m == "at") return select(*v, lower_expr(mc->getArg(0)));
       unsupported(mc, "'" + m + "' on a vector funcgen holds stacked cannot be transformed");
       return opaque(mc);
@@ -1373,12 +1369,17 @@ class FunctionLowerer {
   StmtPtr indexed_stacked(const clang::CXXForRangeStmt* rs, const Stacked& v) {
     const clang::CXXRecordDecl* tensor = bare(rs->getLoopVariable()->getType())->getAsCXXRecordDecl();
     return index_loop(rs, "int64_t", ir::var_ref(f_, v.count), [&](int index) {
-      std::vector<ExprPtr> args;
-      args.push_back(ir::var_ref(f_, v.var));
-      args.push_back(ir::opaque("0", ir::Type::Int));
-      args.push_back(ir::var_ref(f_, index));
-      return method_call(tensor, "select", ir::Type::Tensor, std::move(args));
+      return select_of(tensor, v.var, ir::opaque("0", ir::Type::Int), ir::var_ref(f_, index));
     });
+  }
+
+  // tensor.select(dim, index) of the variable `tensor` (fg::Tensor is `record`).
+  ExprPtr select_of(const clang::CXXRecordDecl* record, int tensor, ExprPtr dim, ExprPtr index) {
+    std::vector<ExprPtr> args;
+    args.push_back(ir::var_ref(f_, tensor));
+    args.push_back(std::move(dim));
+    args.push_back(std::move(index));
+    return method_call(record, "select", ir::Type::Tensor, std::move(args));
   }
 
   // fg::op(args) (a free function of the runtime), with the overload that takes as many arguments.
@@ -1462,13 +1463,8 @@ class FunctionLowerer {
     size_args.push_back(ir::var_ref(f_, source));
     size_args.push_back(dim());
     ExprPtr size = method_call(record, "size", ir::Type::Int, std::move(size_args));
-    block->body.push_back(index_loop(rs, "int64_t", std::move(size), [&](int index) {
-      std::vector<ExprPtr> args;
-      args.push_back(ir::var_ref(f_, source));
-      args.push_back(dim());
-      args.push_back(ir::var_ref(f_, index));
-      return method_call(record, "select", ir::Type::Tensor, std::move(args));
-    }));
+    block->body.push_back(index_loop(rs, "int64_t", std::move(size),
+                                     [&](int index) { return select_of(record, source, dim(), ir::var_ref(f_, index)); }));
     return block;
   }
 
@@ -1483,8 +1479,8 @@ class FunctionLowerer {
     init->var = index;
     init->expr = ir::opaque("0", ir::Type::Int);
     loop->init.push_back(std::move(init));
-    loop->expr = binary("<", ir::var_ref(f_, index), std::move(bound), ir::Type::Bool);
-    loop->step = unary("++", ir::var_ref(f_, index), ir::Type::Int);
+    loop->expr = ir::binary("<", ir::var_ref(f_, index), std::move(bound), ir::Type::Bool);
+    loop->step = ir::unary("++", ir::var_ref(f_, index), ir::Type::Int);
     StmtPtr decl = make(StmtKind::Decl, rs->getLoopVarStmt());
     decl->var = add_var(var, var->getType());
     decl->expr = item(index);
@@ -1574,27 +1570,6 @@ class FunctionLowerer {
 
   int generated_var(const std::string& name, ir::Type type, const std::string& cxx_type) {
     return ir::add_var(f_, name, type, cxx_type);
-  }
-
-  static ExprPtr binary(const char* op, ExprPtr a, ExprPtr b, ir::Type type) {
-    auto x = std::make_unique<ir::Expr>();
-    x->kind = ExprKind::Binary;
-    x->type = type;
-    x->text = op;
-    x->range = a->range;
-    x->args.push_back(std::move(a));
-    x->args.push_back(std::move(b));
-    return x;
-  }
-
-  static ExprPtr unary(const char* op, ExprPtr a, ir::Type type) {
-    auto x = std::make_unique<ir::Expr>();
-    x->kind = ExprKind::Unary;
-    x->type = type;
-    x->text = op;
-    x->range = a->range;
-    x->args.push_back(std::move(a));
-    return x;
   }
 
   // self.op(args...) on fg::Tensor (`record`), with the overload that takes as many arguments.

@@ -90,6 +90,27 @@ ExprPtr opaque(const std::string& text, Type type) {
   return x;
 }
 
+ExprPtr unary(const std::string& op, ExprPtr a, Type type) {
+  auto x = std::make_unique<Expr>();
+  x->kind = ExprKind::Unary;
+  x->type = type;
+  x->text = op;
+  x->range = a->range;
+  x->args.push_back(std::move(a));
+  return x;
+}
+
+ExprPtr binary(const std::string& op, ExprPtr a, ExprPtr b, Type type) {
+  auto x = std::make_unique<Expr>();
+  x->kind = ExprKind::Binary;
+  x->type = type;
+  x->text = op;
+  x->range = a->range;
+  x->args.push_back(std::move(a));
+  x->args.push_back(std::move(b));
+  return x;
+}
+
 ExprPtr get(ExprPtr of, int index) {
   auto x = std::make_unique<Expr>();
   x->kind = ExprKind::Get;

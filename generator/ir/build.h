@@ -21,6 +21,9 @@ StmtPtr clone(const Stmt& s, const std::function<int(int)>& remap = nullptr);
 ExprPtr var_ref(const Function& fn, int id);
 ExprPtr opaque(const std::string& text, Type type);
 ExprPtr tuple(std::vector<ExprPtr> items);
+// A scalar operator on IR operands (`!done`, `i < n`), of type `type`.
+ExprPtr unary(const std::string& op, ExprPtr a, Type type);
+ExprPtr binary(const std::string& op, ExprPtr a, ExprPtr b, Type type);
 // std::get<index>(of): one tensor of a tuple.
 ExprPtr get(ExprPtr of, int index);
 

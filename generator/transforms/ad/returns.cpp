@@ -175,7 +175,7 @@ class LoopRewriter {
     }
     s->body = std::move(body);
     if (f.broke >= 0)
-      s->expr = s->expr ? binary("&&", negated(f.broke), std::move(s->expr)) : negated(f.broke);
+      s->expr = s->expr ? ir::binary("&&", negated(f.broke), std::move(s->expr), ir::Type::Bool) : negated(f.broke);
     const clang::SourceRange range = s->range;
     out.push_back(std::move(s));
     if (f.returned >= 0) {
@@ -248,30 +248,13 @@ class LoopRewriter {
     return a;
   }
 
-  ir::ExprPtr negated(int flag) {
-    auto x = std::make_unique<ir::Expr>();
-    x->kind = ir::ExprKind::Unary;
-    x->type = ir::Type::Bool;
-    x->text = "!";
-    x->args.push_back(ir::var_ref(fn_, flag));
-    return x;
-  }
-
-  static ir::ExprPtr binary(const char* op, ir::ExprPtr a, ir::ExprPtr b) {
-    auto x = std::make_unique<ir::Expr>();
-    x->kind = ir::ExprKind::Binary;
-    x->type = ir::Type::Bool;
-    x->text = op;
-    x->args.push_back(std::move(a));
-    x->args.push_back(std::move(b));
-    return x;
-  }
+  ir::ExprPtr negated(int flag) { return ir::unary("!", ir::var_ref(fn_, flag), ir::Type::Bool); }
 
   // if (!flag && ...) { body }, over the flags that exist.
   StmtPtr when_not(const std::vector<int>& flags, std::vector<StmtPtr> body, clang::SourceRange range) {
     ir::ExprPtr cond;
     for (int f : flags)
-      if (f >= 0) cond = cond ? binary("&&", std::move(cond), negated(f)) : negated(f);
+      if (f >= 0) cond = cond ? ir::binary("&&", std::move(cond), negated(f), ir::Type::Bool) : negated(f);
     auto st = std::make_unique<ir::Stmt>();
     st->kind = StmtKind::If;
     st->range = range;
