@@ -137,7 +137,8 @@ class FunctionLowerer {
         f_.namespaces.insert(f_.namespaces.begin(), ns->isAnonymousNamespace() ? "" : ns->getNameAsString());
     for (const clang::ParmVarDecl* p : decl->parameters()) {
       std::string why;
-      std::optional<pytree::Tree> tree = pytree::tree_of(p->getType(), context_, &why);
+      std::optional<pytree::Tree> tree =
+          list_parameter(p, decl->getBody()) ? std::nullopt : pytree::tree_of(p->getType(), context_, &why);
       if (!why.empty()) {
         unsupported_at(p->getLocation(), "parameter '" + p->getNameAsString() + "' cannot be transformed: " + why);
         return false;
@@ -172,6 +173,57 @@ class FunctionLowerer {
 
  private:
   // ------------------------------------------------------------------ structures (frontend/pytree.h)
+
+  // A std::vector<fg::Tensor> parameter that the body reads at run-time indices, iterates, sizes or
+  // passes on whole is a list of the flat function (its length is known only at run time); one
+  // read only at constant indices is a structure whose leaves are the elements read.
+  // Passed whole to a helper, it is what the helper's parameter is.
+  static bool list_parameter(const clang::ParmVarDecl* p, const clang::Stmt* body, int depth = 0) {
+    if (!is_tensor_vector(p->getType()) || body == nullptr || depth > 8) return false;
+    struct Uses : clang::RecursiveASTVisitor<Uses> {
+      const clang::ParmVarDecl* p;
+      clang::ASTContext* context;
+      int depth = 0;
+      int refs = 0, constant = 0;
+      bool VisitCallExpr(clang::CallExpr* call) {
+        const clang::FunctionDecl* f = call->getDirectCallee();
+        if (f == nullptr || !f->hasBody()) return true;
+        const unsigned shift = llvm::isa<clang::CXXOperatorCallExpr>(call) && llvm::isa<clang::CXXMethodDecl>(f);
+        for (unsigned i = shift; i < call->getNumArgs() && i - shift < f->getNumParams(); ++i)
+          if (is_p(call->getArg(i)) && !list_parameter(f->getParamDecl(i - shift), f->getBody(), depth + 1)) ++constant;
+        return true;
+      }
+      bool is_p(const clang::Expr* e) const {
+        const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(e->IgnoreParenImpCasts());
+        return r != nullptr && r->getDecl() == p;
+      }
+      void read(const clang::Expr* object, const clang::Expr* index) {
+        if (is_p(object) && index->getIntegerConstantExpr(*context).has_value()) ++constant;
+      }
+      bool VisitDeclRefExpr(clang::DeclRefExpr* r) {
+        refs += r->getDecl() == p;
+        return true;
+      }
+      bool VisitCXXOperatorCallExpr(clang::CXXOperatorCallExpr* oc) {
+        if (oc->getOperator() == clang::OO_Subscript) read(oc->getArg(0), oc->getArg(1));
+        return true;
+      }
+      bool VisitCXXMemberCallExpr(clang::CXXMemberCallExpr* mc) {
+        if (mc->getMethodDecl() != nullptr && mc->getMethodDecl()->getName() == "at" && mc->getNumArgs() == 1)
+          read(mc->getImplicitObjectArgument(), mc->getArg(0));
+        // its size alone is known from the elements read (the vector must hold exactly those)
+        if (mc->getMethodDecl() != nullptr && (mc->getMethodDecl()->getName() == "size" || mc->getMethodDecl()->getName() == "empty") &&
+            is_p(mc->getImplicitObjectArgument()))
+          ++constant;
+        return true;
+      }
+    } uses;
+    uses.p = p;
+    uses.depth = depth;
+    uses.context = &p->getASTContext();
+    uses.TraverseStmt(const_cast<clang::Stmt*>(body));
+    return uses.refs > uses.constant;
+  }
 
   // A member function (`Net::forward`) takes its object as its first parameter, `self`, a structure
   // of the class's fields, as torch.func's functional_call takes the module's parameters.
@@ -1918,7 +1970,8 @@ class FunctionLowerer {
       const auto* given_default = llvm::dyn_cast<clang::CXXDefaultArgExpr>(args[i]);
       if (given_default != nullptr && !fill_defaults) break;
       packing.emplace_back();
-      if (x.form == ir::CallForm::User && i < callee->getNumParams() && is_structured_type(callee->getParamDecl(i)->getType())) {
+      if (x.form == ir::CallForm::User && i < callee->getNumParams() && is_structured_type(callee->getParamDecl(i)->getType()) &&
+          !list_parameter(callee->getParamDecl(i), callee->getBody())) {
         structured = true;
         const pytree::Tree* wanted = callee_tree(callee, i);
         pytree::Tree* given = resolve(args[i], false);
@@ -1993,6 +2046,25 @@ class FunctionLowerer {
     {
       ExprPtr x = opaque(mc);  // a list's length is the same in every example: it reads no batched value
       x->reads.clear();
+      return x;
+    }
+    if (method != nullptr && object != nullptr && ir_type_of(object->getType()) == ir::Type::TensorList &&
+        (method->getName() == "front" || method->getName() == "back" || method->getName() == "at")) {
+      // ws.front(), ws.back(), ws.at(i): the element ws[0], ws[ws.size() - 1], ws[i]
+      ExprPtr x = make_expr(ExprKind::Call, mc);
+      x->form = ir::CallForm::External;
+      x->type = ir::Type::Tensor;
+      x->text = "[]";
+      x->op = "operator[]";
+      x->args.push_back(lower_expr(object));
+      const std::string list = text_of(object);
+      if (method->getName() == "at") {
+        x->args.push_back(lower_expr(mc->getArg(0)));
+      } else {
+        x->args.push_back(ir::opaque(method->getName() == "front" ? "0" : list + ".size() - 1", ir::Type::Int));
+      }
+      x->params = {"", ""};
+      x->param_types = {ir::Type::TensorList, ir::Type::Int};
       return x;
     }
     if (method == nullptr || object == nullptr || !is_fg_tensor(object->getType())) {

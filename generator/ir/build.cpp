@@ -181,14 +181,16 @@ std::unique_ptr<Function> derived_function(const Function& src) {
 }
 
 std::string returned_type(const Expr& value) {
-  if (value.kind != ExprKind::Tuple) return "fg::Tensor";
+  if (value.kind != ExprKind::Tuple) return value.type == Type::TensorList ? "std::vector<fg::Tensor>" : "fg::Tensor";
   std::string items;
   for (const auto& a : value.args) items += (items.empty() ? "" : ", ") + returned_type(*a);
   return "std::tuple<" + items + ">";
 }
 
 void finish(Function& fn, ExprPtr value) {
-  fn.return_type = value->kind == ExprKind::Tuple ? Type::TensorTuple : Type::Tensor;
+  fn.return_type = value->kind == ExprKind::Tuple        ? Type::TensorTuple
+                   : value->type == Type::TensorList ? Type::TensorList
+                                                     : Type::Tensor;
   fn.return_cxx_type = returned_type(*value);
   fn.outputs = value->kind == ExprKind::Tuple ? value->args.size() : 1;
   fn.body.push_back(ret(std::move(value)));

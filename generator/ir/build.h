@@ -52,6 +52,8 @@ ExprPtr vmapped_call(std::shared_ptr<const Function> fn, std::vector<ExprPtr> ar
 // pop and pop to push.
 inline constexpr const char* kTapePush = "tape_push";  // {tape, value}: tape.push_back(value);
 inline constexpr const char* kTapeAt = "tape_at";      // {tape, index}: tape[index]
+// fg::ad::list_gradient(grads, like): a list parameter's gradient (an External call)
+inline constexpr const char* kListGradient = "fg::ad::list_gradient";
 inline constexpr const char* kTapeAdd = "tape_add";    // {tape, index, value}: adds value to tape[index]
 inline constexpr const char* kTapePop = "tape_pop";    // {tape}: the last entry, taken off
 inline constexpr const char* kTapeRead = "tape_read";  // {tape, index}: tape[index], none where it has none

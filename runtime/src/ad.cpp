@@ -157,6 +157,16 @@ void tape_add(std::vector<Tensor>& tape, int64_t i, const Tensor& g) {
   entry = entry.defined() ? entry + g : g;
 }
 
+std::vector<Tensor> list_gradient(const std::vector<Tensor>& grads, const std::vector<Tensor>& like) {
+  if (grads.size() > like.size())
+    fail("ad::list_gradient", "gradients for ", grads.size(), " elements of a list of ", like.size(),
+         " (internal error of the generated code)");
+  std::vector<Tensor> out(like.size());
+  for (size_t k = 0; k < like.size(); ++k)
+    out[k] = k < grads.size() && grads[k].defined() ? grads[k] : fg::zeros_like(like[k]);
+  return out;
+}
+
 Tensor tape_pop(std::vector<Tensor>& tape) {
   if (tape.empty()) fail("ad::tape_pop", "an empty tape (internal error of the generated code)");
   Tensor g = std::move(tape.back());

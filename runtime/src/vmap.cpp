@@ -240,6 +240,34 @@ Tensor materialize(const Tensor& x, Levels have, Levels all, const std::vector<i
                       [&] { return y.expand(target); });
 }
 
+std::vector<Tensor> materialize(const std::vector<Tensor>& xs, Levels have, Levels all,
+                                const std::vector<int64_t>& batch_sizes) {
+  std::vector<Tensor> out;
+  out.reserve(xs.size());
+  for (const Tensor& x : xs) out.push_back(materialize(x, have, all, batch_sizes));
+  return out;
+}
+
+std::vector<Tensor> move_out(const std::vector<Tensor>& xs, int64_t position, int64_t out_dim, const char* fn) {
+  std::vector<Tensor> out;
+  out.reserve(xs.size());
+  for (const Tensor& x : xs) out.push_back(move_out(x, position, out_dim, fn));
+  return out;
+}
+
+std::vector<Tensor> list_gradient(const std::vector<Tensor>& grads, Levels have, const std::vector<Tensor>& like,
+                                  Levels like_levels, Levels all, const std::vector<int64_t>& batch_sizes) {
+  if (grads.size() > like.size())
+    vfail("ad::list_gradient", "gradients for ", grads.size(), " elements of a list of ", like.size(),
+          " (internal error of the generated code)");
+  std::vector<Tensor> out(like.size());
+  for (size_t k = 0; k < like.size(); ++k)
+    out[k] = k < grads.size() && grads[k].defined()
+                 ? materialize(grads[k], have, all, batch_sizes)
+                 : materialize(fg::zeros_like(like[k]), like_levels, all, batch_sizes);
+  return out;
+}
+
 Tensor move_out(const Tensor& x, int64_t position, int64_t out_dim, const char* fn) {
   if (!x.defined()) vfail(fn, "the output is an undefined tensor");
   if (position < 0 || position >= x.dim())

@@ -159,6 +159,21 @@ class AdEmitter {
     reporter_.report("unsupported", l.where->at(l.t->offset), message);
   }
 
+  // Jacobians w.r.t. a list parameter (a std::vector<fg::Tensor> read at run-time indices) would
+  // need a basis over a list whose length is known only at run time.
+  bool no_list_wrt(const Link& l, const ir::Function& n, const char* what) {
+    for (int a : argnums(*l.t, n)) {
+      if (a < 0 || static_cast<size_t>(a) >= n.params.size() || n.var(n.params[static_cast<size_t>(a)]).type != ir::Type::TensorList)
+        continue;
+      unsupported(l, std::string(what) + " w.r.t. the vector '" + n.var(n.params[static_cast<size_t>(a)]).name +
+                         "' cannot be generated yet: '" + function_->getNameAsString() +
+                         "' reads it at run-time indices, so its length is known only at run time; take its gradient "
+                         "with grad or vjp, or keep its tensors in a struct or a std::array");
+      return false;
+    }
+    return true;
+  }
+
   std::string description(size_t i) const {
     std::string s;
     for (size_t k = i; k < links_.size(); ++k) {
@@ -266,7 +281,8 @@ class AdEmitter {
   std::vector<int> tensor_params(const ir::Function& fn) const {
     std::vector<int> out;
     for (size_t i = 0; i < fn.params.size(); ++i)
-      if (fn.var(fn.params[i]).type == ir::Type::Tensor) out.push_back(static_cast<int>(i));
+      if (fn.var(fn.params[i]).type == ir::Type::Tensor || fn.var(fn.params[i]).type == ir::Type::TensorList)
+        out.push_back(static_cast<int>(i));
     return out;
   }
 
@@ -659,7 +675,7 @@ class AdEmitter {
     }
     for (size_t k = s.residuals.size(); k < s.second->params.size(); ++k) {
       const ir::Var& v = s.second->var(s.second->params[k]);
-      call_params.push_back("const fg::Tensor& " + v.name);
+      call_params.push_back("const " + ir::value_type(v) + "& " + v.name);
       member_names.push_back(v.name);
     }
     const std::string ret = s.second->return_cxx_type;
@@ -712,7 +728,7 @@ class AdEmitter {
   std::optional<GeneratedFunction> jacrev(size_t i, const std::vector<Link>& outer) {
     const Link& l = links_[i];
     auto n = normalized(i + 1, "jacrev");
-    if (!n) return std::nullopt;
+    if (!n || !no_list_wrt(l, *n, "jacrev")) return std::nullopt;
     const auto outs = returned(*n);
     if (!enough_outputs(l, outs)) return std::nullopt;
     const auto composed = [&]() -> std::optional<GeneratedFunction> {
@@ -895,7 +911,7 @@ class AdEmitter {
     const Link& l = links_[i];
     const char* what = hessian ? "hessian" : "jacfwd";
     auto n = normalized(i + 1, what);
-    if (!n) return std::nullopt;
+    if (!n || !no_list_wrt(l, *n, what)) return std::nullopt;
     std::string how = "the jvp of each basis tangent, all at once (vmap over the basis)";
     if (hessian) {
       auto jr = jacrev_ir(*n, l);

@@ -168,6 +168,12 @@ class Normalizer {
       scope.tuples[v.id] = tuple_value(*s.expr, scope, out);
       return;
     }
+    if (s.expr && s.expr->kind == ExprKind::Call && s.expr->op == ir::kListGradient) {
+      fail(s.range.getBegin(), "the gradient of a vector of tensors read at run-time indices cannot be differentiated "
+                               "again yet; differentiate w.r.t. the other arguments (argnums), or keep the vector's "
+                               "tensors in a struct or a std::array");
+      return;
+    }
     if (ir::is_tensor_like(v.type)) {
       fail(s.range.getBegin(), "lists of tensors cannot be differentiated yet; keep the tensors in separate variables or a std::tuple");
       return;
@@ -811,6 +817,7 @@ class Normalizer {
       if (ok_ && results.size() != 1) fail(e, "'" + e.op + "' returns a tuple here; take its elements with std::get");
       return ok_ ? results[0] : 0;
     }
+    if (is_list_element(e)) return list_element(e, scope, out, name);
     if (e.form == ir::CallForm::External) {
       fail(e, e.op.rfind("operator", 0) == 0
                   ? "calling an object ('" + e.op + "' of a functor, std::function or container) cannot be "
@@ -820,6 +827,13 @@ class Normalizer {
       return 0;
     }
     if (is_inplace(e)) return inplace(e, scope, out);
+    for (const auto& a : e.args)
+      if (e.form != ir::CallForm::Vmapped && a->kind == ExprKind::VarRef && a->type == ir::Type::TensorList) {
+        fail(*a, "'" + e.op + "' of the whole vector '" + scope.fn->var(a->var).name + "' cannot be differentiated "
+                 "yet: funcgen differentiates a vector parameter where its elements are read; read them (" +
+                 scope.fn->var(a->var).name + "[i]) and combine those, or push_back them into a local vector");
+        return 0;
+      }
     ExprPtr call = ir::clone(e);
     call->args.clear();
     for (const auto& a : e.args) call->args.push_back(atom(*a, scope, out));
@@ -831,6 +845,34 @@ class Normalizer {
       view_call_[id] = ir::clone(*call);
     }
     StmtPtr d = ir::decl(id, std::move(call));
+    d->range = e.range;
+    out.push_back(std::move(d));
+    return id;
+  }
+
+  // `ws[i]` on a list parameter (a std::vector<fg::Tensor> read at run-time indices).
+  static bool is_list_element(const Expr& e) {
+    return e.kind == ExprKind::Call && e.form == ir::CallForm::External && e.text == "[]" && e.args.size() == 2 &&
+           e.arg(0).kind == ExprKind::VarRef && e.arg(0).type == ir::Type::TensorList;
+  }
+
+  // The element is read like a stored loop trip (tape_at): reverse mode adds its gradient to the
+  // list's list of gradients at the same index (tape_add), forward mode reads the list of tangents.
+  int list_element(const Expr& e, Scope& scope, std::vector<ir::StmtPtr>& out, const std::string& name) {
+    auto list = scope.vars.find(e.arg(0).var);
+    if (list == scope.vars.end() || list->second < 0 || out_->var(list->second).param_index < 0) {
+      fail(e, "a std::vector of tensors other than a parameter cannot be differentiated yet; build it with push_back "
+              "and fg::stack it, or keep the tensors in separate variables");
+      return 0;
+    }
+    ExprPtr index = scalar(e.arg(1), scope, out);
+    int at = index->kind == ExprKind::VarRef ? index->var : -1;
+    if (at < 0) {
+      at = ir::add_var(*out_, claim("index"), ir::Type::Int, "const int64_t");
+      out.push_back(ir::decl(at, std::move(index)));
+    }
+    const int id = new_tensor(name.empty() ? out_->var(list->second).name + "_item" : name);
+    StmtPtr d = ir::decl(id, ir::tape_op(*out_, ir::kTapeAt, {list->second, at}, ir::Type::Tensor));
     d->range = e.range;
     out.push_back(std::move(d));
     return id;
@@ -981,6 +1023,12 @@ class Normalizer {
       const ir::Var& p = callee->var(callee->params[i]);
       if (p.type == ir::Type::Tensor) {
         inner.vars[p.id] = value(e.arg(i), scope, out, p.name);
+        continue;
+      }
+      if (p.type == ir::Type::TensorList && e.arg(i).kind == ExprKind::VarRef &&
+          scope.vars.count(e.arg(i).var) != 0) {  // a list parameter passed on: the same list
+        inner.vars[p.id] = scope.vars.at(e.arg(i).var);
+        if (p.name != out_->var(inner.vars[p.id]).name) inner.renames[p.name] = out_->var(inner.vars[p.id]).name;
         continue;
       }
       // A scalar parameter: a local of the caller's, holding the argument.

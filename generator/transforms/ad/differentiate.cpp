@@ -56,6 +56,28 @@ class Differentiator {
     return n;
   }
   int tensor_var(const std::string& base) { return ir::add_var(*fn_, claim(base), ir::Type::Tensor, "fg::Tensor"); }
+  // A parameter shaped like `like`: a tensor, or a list of tensors for a list parameter.
+  int tangent_param(int like, const std::string& base) {
+    if (fn_->var(like).type != ir::Type::TensorList) return tensor_param(base);
+    const int id = ir::add_var(*fn_, claim(base), ir::Type::TensorList, "const std::vector<fg::Tensor>&");
+    fn_->vars[static_cast<size_t>(id)].param_index = static_cast<int>(fn_->params.size());
+    fn_->params.push_back(id);
+    return id;
+  }
+  // A list parameter's gradient from its list of gradients (filled by tape_add at the indices
+  // read): zeros where no gradient reached an element, as torch.func gives.
+  ExprPtr list_gradient(int grads, int list) const {
+    auto x = std::make_unique<Expr>();
+    x->kind = ExprKind::Call;
+    x->form = ir::CallForm::External;
+    x->op = ir::kListGradient;
+    x->type = ir::Type::TensorList;
+    x->args.push_back(ref(grads));
+    x->args.push_back(ref(list));
+    x->params = {"grads", "like"};
+    x->param_types = {ir::Type::Other, ir::Type::TensorList};
+    return x;
+  }
   int tensor_param(const std::string& base) {
     const int id = ir::add_var(*fn_, claim(base), ir::Type::Tensor, "const fg::Tensor&");
     fn_->vars[static_cast<size_t>(id)].param_index = static_cast<int>(fn_->params.size());
@@ -748,7 +770,8 @@ class Reverse {
   // A variable for v's gradient that additions assign to, starting as its gradient so far or zeros.
   void new_accumulator(int v, Adjoints& a, std::vector<ir::StmtPtr>& out) {
     auto it = a.of.find(v);
-    if (d_.fn_->var(v).type == ir::Type::Other) {  // a tape: a tape of gradients, one per trip, none yet
+    if (d_.fn_->var(v).type == ir::Type::Other || d_.fn_->var(v).type == ir::Type::TensorList) {
+      // a tape (or a list parameter): a tape of gradients, one per trip, none yet
       if (it != a.of.end()) return;  // tape_add adds to it in place
       const int id = ir::add_var(*d_.fn_, d_.claim("d_" + d_.fn_->var(v).name), ir::Type::Other,
                                  ir::value_type(d_.fn_->var(v)));
@@ -945,6 +968,13 @@ ReverseResult reverse(const ir::Function& normalized, const std::vector<int>& wr
 
   Reverse::Adjoints adjoints;
   std::vector<ir::StmtPtr> backward;
+  for (int w : wrt_ids)  // a list parameter's gradients: added where its elements are read
+    if (d.fn_->var(w).type == ir::Type::TensorList) {
+      const int id = ir::add_var(*d.fn_, d.claim("d_" + d.fn_->var(w).name), ir::Type::Other, "std::vector<fg::Tensor>");
+      backward.push_back(ir::decl(id, nullptr));
+      adjoints.of[w] = id;
+      adjoints.accumulators.insert(id);
+    }
   for (size_t k = 0; k < differentiated && k < r.outputs.size(); ++k) {
     const int out = r.outputs[k];
     if (seed) {
@@ -965,6 +995,13 @@ ReverseResult reverse(const ir::Function& normalized, const std::vector<int>& wr
   rev.prune_tape_gradients(backward);
   if (!d.ok()) return r;
   for (int w : wrt_ids) {
+    if (d.fn_->var(w).type == ir::Type::TensorList) {
+      const int id = ir::add_var(*d.fn_, d.claim("grad_" + d.fn_->var(w).name), ir::Type::TensorList,
+                                 "std::vector<fg::Tensor>");
+      backward.push_back(ir::decl(id, d.list_gradient(adjoints.of.at(w), w)));
+      r.grads.push_back(id);
+      continue;
+    }
     if (auto it = adjoints.of.find(w); it != adjoints.of.end()) {
       r.grads.push_back(it->second);
       continue;
@@ -1247,7 +1284,7 @@ ForwardResult forward(const ir::Function& normalized, const std::vector<int>& wr
   for (int w : wrt) {
     const int p = normalized.params[static_cast<size_t>(w)];
     wrt_ids.push_back(p);
-    f.tangent[p] = d.tensor_param(d.fn_->var(p).name + "_tangent");
+    f.tangent[p] = d.tangent_param(p, d.fn_->var(p).name + "_tangent");
   }
   std::vector<ir::StmtPtr> body;
   for (size_t i = 0; i + 1 < normalized.body.size(); ++i) body.push_back(ir::clone(*normalized.body[i]));

@@ -161,6 +161,13 @@ Val Batcher::call(const Expr& e) {
     if (tensors == 0) return {rebuild(e, values(args)), l};
     return specialize(e, std::move(args));
   }
+  // A list parameter's gradient: its elements at the levels of the whole (zeros for those that
+  // got no gradient are batched like the parameter).
+  if (e.form == ir::CallForm::External && e.op == ir::kListGradient && l != 0)
+    return {runtime("vmap::list_gradient", exprs(std::move(args[0].e), mask(args[0].levels), std::move(args[1].e),
+                                                 mask(args[1].levels), mask(l), batch_sizes_of(l)),
+                    ir::Type::TensorList),
+            l};
   // v[i] on a std::vector of tensors: its elements are stored at the vector's levels.
   if (e.form == ir::CallForm::External && e.text == "[]" && e.args[0]->type == ir::Type::TensorList)
     return {rebuild(e, values(args)), l};

@@ -28,19 +28,23 @@ FUNCGEN("g4 = grad(uses_list)")
 fg::Tensor uses_list(const std::list<fg::Tensor>& l) { return l.front().sum(); }
 // CHECK: structure_diagnostics.cpp:[[@LINE-1]]:51: error: parameter 'l' cannot be transformed: 'std::list<fg::Tensor>' holds tensors in a type funcgen cannot see into; use a struct, std::tuple, std::array, std::vector or std::map of fg::Tensor [funcgen-unsupported]
 
-// A vector read at an index computed at run time: its leaves are not known when generating.
-FUNCGEN("g1 = grad(layers)")
+// A vector read at run-time indices is a list: vmap cannot map it, jacobians cannot be taken w.r.t.
+// it, and ops on the whole of it are not differentiated yet.
+FUNCGEN("v1 = vmap(layers, in_dims=(0, 0))")
+// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:37: error: vmap cannot map the vector 'ws' yet: 'layers' reads it at run-time indices, so funcgen passes it as a list; give it in_dims None (in_dims=(None, ...)), or keep the stacked tensors in a struct or a std::array [funcgen-spec]
+FUNCGEN("j1 = jacrev(layers)")
+// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:15: error: jacrev w.r.t. the vector 'ws' cannot be generated yet: 'layers' reads it at run-time indices, so its length is known only at run time; take its gradient with grad or vjp, or keep its tensors in a struct or a std::array [funcgen-unsupported]
+FUNCGEN("h1 = jvp(grad(layers))")
+// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:10: error: the gradient of a vector of tensors read at run-time indices cannot be differentiated again yet; differentiate w.r.t. the other arguments (argnums), or keep the vector's tensors in a struct or a std::array [funcgen-unsupported]
 fg::Tensor layers(const std::vector<fg::Tensor>& ws, const fg::Tensor& x) {
   fg::Tensor h = x;
-  for (size_t i = 0; i < 2; ++i) h = fg::matmul(ws[i], h).tanh();
-// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:49: error: funcgen passes a vector parameter as the tensors it holds, so it must be read at constant indices (ws[0], ws[1]); an index computed at run time cannot be transformed yet: use a std::array or a struct, or write the indices out [funcgen-unsupported]
+  for (size_t i = 0; i < ws.size(); ++i) h = fg::matmul(ws[i], h).tanh();
   return h.sum();
 }
 
-// A vector used as a whole: its size is known only at run time.
 FUNCGEN("g2 = grad(stacked)")
 fg::Tensor stacked(const std::vector<fg::Tensor>& ws) { return fg::stack(ws).sum(); }
-// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:74: error: a std::vector parameter used as a whole cannot be transformed yet: its size is known only at run time; read its elements at constant indices (ws[0]), or take a std::array [funcgen-unsupported]
+// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:74: error: 'stack' of the whole vector 'ws' cannot be differentiated yet: funcgen differentiates a vector parameter where its elements are read; read them (ws[i]) and combine those, or push_back them into a local vector [funcgen-unsupported]
 
 // A helper that returns a structure.
 static Layer scaled(const Layer& l) { return Layer{l.weight * 2, l.bias * 2}; }
@@ -70,5 +74,5 @@ FUNCGEN("v8 = vmap(counted)")
 WithCount counted(const fg::Tensor& x) { return WithCount{x * 2, 1}; }
 // CHECK: structure_diagnostics.cpp:[[@LINE-1]]:1: error: the result of 'counted' cannot be transformed: a returned structure may hold only tensors (and structures of them); return the other values separately [funcgen-unsupported]
 
-// CHECK: 8 errors generated.
+// CHECK: 10 errors generated.
 }  // namespace diag

@@ -102,6 +102,10 @@ Inner tape_pop(std::vector<Inner>& tape) {
 // back from it with tape_read: entry i, or none (an undefined tensor, an empty inner tape) where
 // the tape has none.
 Tensor tape_read(const std::vector<Tensor>& tape, int64_t i);
+// The gradient of a list parameter (a std::vector<Tensor> read at run-time indices): entry k of
+// its list of gradients (tape_add added them where the list was read), zeros like element k where
+// no gradient reached it. Called by generated code only.
+std::vector<Tensor> list_gradient(const std::vector<Tensor>& grads, const std::vector<Tensor>& like);
 template <class Inner>
 Inner tape_read(const std::vector<Inner>& tape, int64_t i) {
   if (i < 0) throw Error("ad::tape_read: trip " + std::to_string(i) + " of a tape (internal error of the generated code)");

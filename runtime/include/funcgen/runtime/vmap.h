@@ -72,6 +72,15 @@ Tensor materialize(const Tensor& x, Levels have, Levels all, const std::vector<i
 // `position` dims before it stay in front. Throws naming fn when out_dim is out of range.
 Tensor move_out(const Tensor& x, int64_t position, int64_t out_dim, const char* fn);
 
+// The same for each element of a list output (the gradient of a list parameter).
+std::vector<Tensor> materialize(const std::vector<Tensor>& xs, Levels have, Levels all,
+                                const std::vector<int64_t>& batch_sizes);
+std::vector<Tensor> move_out(const std::vector<Tensor>& xs, int64_t position, int64_t out_dim, const char* fn);
+// fg::ad::list_gradient on batched values: `grads` at levels `have` (where given), zeros like
+// `like`'s elements (at levels `like_levels`) elsewhere; every element at levels `all`.
+std::vector<Tensor> list_gradient(const std::vector<Tensor>& grads, Levels have, const std::vector<Tensor>& like,
+                                  Levels like_levels, Levels all, const std::vector<int64_t>& batch_sizes);
+
 // ------------------------------------------------------------------ alignment for batching rules
 
 // Makes operands of a broadcasting op line up: every operand with levels != 0 gets a size-1 dim

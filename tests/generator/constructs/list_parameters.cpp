@@ -1,0 +1,44 @@
+// Parameters kept in a std::vector<fg::Tensor> and read at run-time indices, as libtorch users keep
+// a model's layers and as JAX's autodiff cookbook keeps its MLP's (`for w, b in params[:-1]`): the
+// vector is a list of the generated functions, its gradient a vector of the same length.
+#include <funcgen/funcgen.h>
+
+#include <vector>
+
+namespace lp {
+
+FUNCGEN("mlp_grad = grad(mlp, argnums=(0, 1))")
+FUNCGEN("mlp_grad_x = grad(mlp, argnums=2)")
+FUNCGEN("mlp_jvp = jvp(mlp)")
+FUNCGEN("mlp_vjp = vjp(mlp)")
+FUNCGEN("mlp_linearize = linearize(mlp)")
+FUNCGEN("mlp_vmap = vmap(mlp, in_dims=(None, None, 0))")
+FUNCGEN("mlp_psg = vmap(grad(mlp, argnums=(0, 1)), in_dims=(None, None, 0))")
+FUNCGEN("mlp_hessian = hessian(mlp, argnums=2)")
+FUNCGEN("mlp_jacrev = jacrev(mlp, argnums=2)")
+FUNCGEN("mlp_jacfwd = jacfwd(mlp, argnums=2)")
+FUNCGEN("mlp_hvp = jvp(grad(mlp, argnums=2))")
+FUNCGEN("mlp_vjacrev = vmap(jacrev(mlp, argnums=2), in_dims=(None, None, 0))")
+fg::Tensor mlp(const std::vector<fg::Tensor>& ws, const std::vector<fg::Tensor>& bs, const fg::Tensor& x) {
+  fg::Tensor h = x;
+  for (size_t i = 0; i + 1 < ws.size(); ++i) h = fg::tanh(fg::matmul(ws[i], h) + bs[i]);
+  return (fg::matmul(ws.back(), h) + bs.back()).pow(2).sum();
+}
+
+// A layer the loop skips gets a zero gradient; the list is passed on to a helper whole.
+fg::Tensor layer(const std::vector<fg::Tensor>& ws, size_t i, const fg::Tensor& h) { return fg::sin(fg::matmul(ws.at(i), h)); }
+
+FUNCGEN("ranged_grad = grad(ranged)")
+FUNCGEN("ranged_psg = vmap(grad(ranged), in_dims=(None, 0))")
+FUNCGEN("ranged_jvp = jvp(ranged)")
+fg::Tensor ranged(const std::vector<fg::Tensor>& ws, const fg::Tensor& x) {
+  fg::Tensor h = x;
+  int k = 0;
+  for (const auto& w : ws) {
+    if (k++ == 1) continue;
+    h = fg::sin(fg::matmul(w, h));
+  }
+  return (h * layer(ws, 2, x)).sum() * ws.front().sum();
+}
+
+}  // namespace lp

@@ -1,0 +1,175 @@
+// Every transform over functions whose parameters are std::vector<fg::Tensor> read at run-time
+// indices (list_parameters.cpp): gradients against central finite differences in float64, tangents
+// against directional differences, vmap against the loop over the batch, the jacobians and the
+// hessian w.r.t. the input against the generated gradient and its finite differences.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "list_parameters.funcgen.h"
+
+namespace lp {  // as written (list_parameters.cpp)
+fg::Tensor mlp(const std::vector<fg::Tensor>& ws, const std::vector<fg::Tensor>& bs, const fg::Tensor& x);
+fg::Tensor ranged(const std::vector<fg::Tensor>& ws, const fg::Tensor& x);
+}  // namespace lp
+
+namespace {
+
+using T = fg::Tensor;
+using List = std::vector<T>;
+constexpr double kStep = 1e-6;
+
+T input(std::vector<int64_t> shape, double offset) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return fg::sin(fg::arange(n, fg::kDouble) * 0.37 + offset).reshape(shape) * 0.8;
+}
+
+// The MLP 4 -> 5 -> 3 -> 2 of the tests, its layers in vectors.
+struct Mlp {
+  List ws{input({5, 4}, 0.1), input({3, 5}, 0.2), input({2, 3}, 0.3)};
+  List bs{input({5}, 0.4), input({3}, 0.5), input({2}, 0.6)};
+  T x = input({4}, 0.7);
+};
+
+// d f / d t by central differences, t changed in place (t is one of f's inputs).
+T numeric_grad(const std::function<double()>& f, T& t) {
+  T g = fg::zeros_like(t);
+  double* p = t.data_ptr<double>();
+  double* pg = g.data_ptr<double>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const double saved = p[i];
+    p[i] = saved + kStep;
+    const double up = f();
+    p[i] = saved - kStep;
+    const double down = f();
+    p[i] = saved;
+    pg[i] = (up - down) / (2 * kStep);
+  }
+  return g;
+}
+
+void expect_close(const T& actual, const T& expected, const std::string& what) {
+  ASSERT_TRUE(actual.defined()) << what;
+  ASSERT_EQ(actual.sizes(), expected.sizes()) << what;
+  EXPECT_TRUE(fg::allclose(actual, expected, 1e-5, 1e-6)) << what << "\nactual\n" << actual << "\nexpected\n" << expected;
+}
+
+void expect_lists_close(const List& actual, const List& expected, const std::string& what) {
+  ASSERT_EQ(actual.size(), expected.size()) << what;
+  for (size_t k = 0; k < actual.size(); ++k) expect_close(actual[k], expected[k], what + "[" + std::to_string(k) + "]");
+}
+
+// The gradient of every element of `list` by finite differences.
+List numeric_list_grad(const std::function<double()>& f, List& list) {
+  List out;
+  for (T& t : list) out.push_back(numeric_grad(f, t));
+  return out;
+}
+
+TEST(ListParameters, GradOfEachListAgreesWithFiniteDifferences) {
+  Mlp m;
+  const auto f = [&] { return lp::mlp(m.ws, m.bs, m.x).item<double>(); };
+  const auto [dws, dbs] = lp::mlp_grad(m.ws, m.bs, m.x);
+  expect_lists_close(dws, numeric_list_grad(f, m.ws), "grad ws");
+  expect_lists_close(dbs, numeric_list_grad(f, m.bs), "grad bs");
+  expect_close(lp::mlp_grad_x(m.ws, m.bs, m.x), numeric_grad(f, m.x), "grad x");
+}
+
+TEST(ListParameters, JvpAndLinearizeAgreeWithDirectionalDifferences) {
+  Mlp m;
+  const List wt{input({5, 4}, 1.1), input({3, 5}, 1.2), input({2, 3}, 1.3)};
+  const List bt{input({5}, 1.4), input({3}, 1.5), input({2}, 1.6)};
+  const T xt = input({4}, 1.7);
+  const auto along = [&](double s) {
+    List w, b;
+    for (size_t k = 0; k < 3; ++k) {
+      w.push_back(m.ws[k] + wt[k] * s);
+      b.push_back(m.bs[k] + bt[k] * s);
+    }
+    return lp::mlp(w, b, m.x + xt * s);
+  };
+  const T expected = (along(kStep) - along(-kStep)) / (2 * kStep);
+  const auto [out, tangent] = lp::mlp_jvp(m.ws, m.bs, m.x, wt, bt, xt);
+  expect_close(out, lp::mlp(m.ws, m.bs, m.x), "jvp primal");
+  expect_close(tangent, expected, "jvp tangent");
+  const auto [primal, jvp_fn] = lp::mlp_linearize(m.ws, m.bs, m.x);
+  expect_close(primal, out, "linearize primal");
+  expect_close(jvp_fn(wt, bt, xt), expected, "linearize jvp_fn");
+}
+
+TEST(ListParameters, VjpPullbackGivesTheGradients) {
+  Mlp m;
+  const auto [out, pullback] = lp::mlp_vjp(m.ws, m.bs, m.x);
+  const auto [dws, dbs, dx] = pullback(fg::ones_like(out) * 2.0);
+  const auto [gws, gbs] = lp::mlp_grad(m.ws, m.bs, m.x);
+  for (size_t k = 0; k < 3; ++k) {
+    expect_close(dws[k], gws[k] * 2.0, "vjp ws");
+    expect_close(dbs[k], gbs[k] * 2.0, "vjp bs");
+  }
+  expect_close(dx, lp::mlp_grad_x(m.ws, m.bs, m.x) * 2.0, "vjp x");
+}
+
+TEST(ListParameters, VmapAndPerSampleGradientsAgreeWithTheLoop) {
+  Mlp m;
+  const T xs = input({6, 4}, 0.9);
+  const T batched = lp::mlp_vmap(m.ws, m.bs, xs);
+  const auto [pws, pbs] = lp::mlp_psg(m.ws, m.bs, xs);
+  const T vjac = lp::mlp_vjacrev(m.ws, m.bs, xs);
+  for (int64_t b = 0; b < 6; ++b) {
+    const std::string at = " example " + std::to_string(b);
+    expect_close(batched[b], lp::mlp(m.ws, m.bs, xs[b]), "vmap" + at);
+    const auto [gws, gbs] = lp::mlp_grad(m.ws, m.bs, xs[b]);
+    for (size_t k = 0; k < 3; ++k) {
+      expect_close(pws[k][b], gws[k], "per-sample grad ws" + at);
+      expect_close(pbs[k][b], gbs[k], "per-sample grad bs" + at);
+    }
+    expect_close(vjac[b], lp::mlp_grad_x(m.ws, m.bs, xs[b]), "vmap(jacrev)" + at);
+  }
+}
+
+TEST(ListParameters, JacobiansAndHessianOfTheInput) {
+  Mlp m;
+  const T g = lp::mlp_grad_x(m.ws, m.bs, m.x);
+  expect_close(lp::mlp_jacrev(m.ws, m.bs, m.x), g, "jacrev");
+  expect_close(lp::mlp_jacfwd(m.ws, m.bs, m.x), g, "jacfwd");
+  T hessian = fg::zeros({4, 4}, fg::kDouble);
+  for (int64_t i = 0; i < 4; ++i)
+    hessian.select(0, i).copy_(numeric_grad([&] { return lp::mlp_grad_x(m.ws, m.bs, m.x)[i].item<double>(); }, m.x));
+  expect_close(lp::mlp_hessian(m.ws, m.bs, m.x), hessian, "hessian");
+  const T v = input({4}, 2.1);
+  List zero_ws, zero_bs;  // jvp takes a tangent for every primal: the lists stay where they are
+  for (size_t k = 0; k < 3; ++k) {
+    zero_ws.push_back(fg::zeros_like(m.ws[k]));
+    zero_bs.push_back(fg::zeros_like(m.bs[k]));
+  }
+  expect_close(std::get<1>(lp::mlp_hvp(m.ws, m.bs, m.x, zero_ws, zero_bs, v)), fg::matmul(hessian, v), "jvp(grad)");
+}
+
+TEST(ListParameters, ASkippedLayerGetsAZeroGradient) {
+  List ws{input({4, 4}, 0.1), input({7, 7}, 0.2), input({3, 4}, 0.3)};
+  T x = input({4}, 0.4);
+  const auto f = [&] { return lp::ranged(ws, x).item<double>(); };
+  const List g = lp::ranged_grad(ws, x);
+  expect_lists_close(g, numeric_list_grad(f, ws), "grad");
+  EXPECT_TRUE(fg::equal(g[1], fg::zeros({7, 7}, fg::kDouble)));
+  const T xs = input({5, 4}, 0.5);
+  const List per_sample = lp::ranged_psg(ws, xs);
+  for (size_t k = 0; k < 3; ++k) {
+    ASSERT_EQ(per_sample[k].size(0), 5);
+    for (int64_t b = 0; b < 5; ++b) expect_close(per_sample[k][b], lp::ranged_grad(ws, xs[b])[k], "per-sample grad");
+  }
+  const List wt{input({4, 4}, 1.1), input({7, 7}, 1.2), input({3, 4}, 1.3)};
+  const T xt = input({4}, 1.4);
+  const auto along = [&](double s) {
+    List w;
+    for (size_t k = 0; k < 3; ++k) w.push_back(ws[k] + wt[k] * s);
+    return lp::ranged(w, x + xt * s);
+  };
+  expect_close(std::get<1>(lp::ranged_jvp(ws, x, wt, xt)), (along(kStep) - along(-kStep)) / (2 * kStep), "jvp");
+}
+
+}  // namespace
