@@ -1980,6 +1980,16 @@ class FunctionLowerer {
           packing.back() = packing_of(*wanted);
           continue;
         }
+        const auto* list_ref = llvm::dyn_cast<clang::DeclRefExpr>(strip(args[i]));
+        if (given == nullptr && list_ref != nullptr && vars_.count(list_ref->getDecl()) != 0 &&
+            f_.var(vars_.at(list_ref->getDecl())).type == ir::Type::TensorList) {
+          unsupported(args[i], "'" + callee->getNameAsString() + "' reads its vector parameter '" +
+                                   callee->getParamDecl(i)->getNameAsString() + "' only at constant indices, so funcgen "
+                                   "passes it element by element, but '" + list_ref->getDecl()->getNameAsString() +
+                                   "' here is read at run-time indices; pass the elements it reads, or index the "
+                                   "vector in '" + callee->getNameAsString() + "' in a loop too");
+          continue;
+        }
         if (given == nullptr) {
           unsupported(args[i], "a structure passed to '" + callee->getNameAsString() +
                                    "' must be a parameter of this function (or a part of one); funcgen passes its "
