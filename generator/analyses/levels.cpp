@@ -13,7 +13,8 @@ VmapLevel make_level(const spec::Transform& transform, const SpecLocations* wher
   const size_t nparams = fn.params.size();
   for (size_t i = 0; i < nparams; ++i) {
     spec::Dim d = !t->in_dims.per_item ? t->in_dims.dims[0] : i < t->in_dims.dims.size() ? t->in_dims.dims[i] : std::nullopt;
-    if (fn.var(fn.params[i]).type != ir::Type::Tensor) d = std::nullopt;
+    const ir::Type type = fn.var(fn.params[i]).type;
+    if (type != ir::Type::Tensor && type != ir::Type::TensorList) d = std::nullopt;  // a list: each element
     level.in_dims.push_back(d);
   }
   for (size_t j = 0; j < fn.outputs; ++j)

@@ -206,22 +206,22 @@ bool Pipeline::outer_vmap_checks(const AnnotatedSpec& spec, const ir::Function& 
   return reporter_.errors() == errors_before;
 }
 
-// A list parameter (a std::vector<fg::Tensor> read at run-time indices) is not mapped over yet:
-// in_dims must be None for it.
+// A list parameter (a std::vector<fg::Tensor> read at run-time indices) is mapped element by
+// element, but not in chunks: chunk_size would have to slice each element.
 bool Pipeline::lists_unmapped(const ir::Function& fn, const std::vector<SpecLink>& chain, size_t head) {
   bool ok = true;
   for (size_t k = 0; k < head; ++k) {
     const spec::Transform& t = *chain[k].t;
     for (size_t i = 0; i < fn.params.size(); ++i) {
       const spec::Dim d = !t.in_dims.per_item ? t.in_dims.dims[0] : i < t.in_dims.dims.size() ? t.in_dims.dims[i] : std::nullopt;
-      if (!d || fn.var(fn.params[i]).type != ir::Type::TensorList) continue;
+      if (!d || !t.chunk_size || fn.var(fn.params[i]).type != ir::Type::TensorList) continue;
       const size_t offset = t.in_dims.per_item && i < t.in_dims.item_offsets.size() ? t.in_dims.item_offsets[i]
                             : t.in_dims.offset != 0                                ? t.in_dims.offset
                                                                                    : t.offset;
       reporter_.report("spec", chain[k].where->at(offset),
-                       "vmap cannot map the vector '" + fn.var(fn.params[i]).name + "' yet: '" + fn.name +
-                           "' reads it at run-time indices, so funcgen passes it as a list; give it in_dims None (" +
-                           "in_dims=(None, ...)), or keep the stacked tensors in a struct or a std::array");
+                       "vmap with chunk_size cannot map the vector '" + fn.var(fn.params[i]).name + "' yet: '" +
+                           fn.name + "' reads it at run-time indices, so funcgen passes it as a list; leave out "
+                           "chunk_size, or keep the stacked tensors in a struct or a std::array");
       ok = false;
     }
   }

@@ -67,7 +67,9 @@ class Entry {
         ExprPtr moved = runtime("vmap::move_in", exprs(ref(current), literal(*dim), literal(nbatch(lv)), quoted(name_),
                                                        quoted(pname)));
         if (current == out_->params[i]) {
-          current = local(pname + "_in__", "fg::Tensor");
+          const bool list = fn_.var(fn_.params[i]).type == ir::Type::TensorList;
+          current = list ? local(pname + "_in__", "std::vector<fg::Tensor>", ir::Type::TensorList)
+                         : local(pname + "_in__", "fg::Tensor");
           add(ir::decl(current, std::move(moved)), "in_dims level " + std::to_string(k));
         } else {
           add(ir::assign(current, std::move(moved)), "in_dims level " + std::to_string(k));
@@ -85,8 +87,10 @@ class Entry {
       for (size_t i = 0; i < fn_.params.size(); ++i) {
         if (!(arg_levels_[i] & (1u << k))) continue;
         const int pos = nbatch(arg_levels_[i] & ((1u << k) - 1));
-        ExprPtr item = vmap::text("{\"" + fn_.var(fn_.params[i]).name + "\", &" + out_->var(args_[i]).name + ", " +
-                                  std::to_string(pos) + "}");
+        const std::string& arg = out_->var(args_[i]).name;
+        const bool list = fn_.var(fn_.params[i]).type == ir::Type::TensorList;  // each element is mapped
+        ExprPtr item = vmap::text("{\"" + fn_.var(fn_.params[i]).name + "\", " + (list ? "nullptr" : "&" + arg) + ", " +
+                                  std::to_string(pos) + (list ? ", &" + arg : "") + "}");
         item->reads = {args_[i]};
         mapped.push_back(std::move(item));
       }

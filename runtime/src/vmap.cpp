@@ -204,25 +204,42 @@ Tensor move_in(const Tensor& x, int64_t in_dim, int64_t position, const char* fn
   return d == position ? x : x.movedim(d, position);
 }
 
+std::vector<Tensor> move_in(const std::vector<Tensor>& xs, int64_t in_dim, int64_t position, const char* fn,
+                            const char* name) {
+  std::vector<Tensor> out;
+  out.reserve(xs.size());
+  for (size_t k = 0; k < xs.size(); ++k)
+    out.push_back(move_in(xs[k], in_dim, position, fn, (std::string(name) + "[" + std::to_string(k) + "]").c_str()));
+  return out;
+}
+
 int64_t batch_size(const char* fn, std::initializer_list<MappedArg> args) {
   if (args.size() == 0) vfail(fn, "at least one argument must be mapped over a batch dimension");
-  const MappedArg* first = nullptr;
-  int64_t size = 0;
-  for (const MappedArg& a : args) {
-    if (a.value == nullptr || !a.value->defined()) vfail(fn, "argument '", a.name, "' is an undefined tensor");
-    const int64_t n = a.value->dim();
-    if (a.dim < -n || a.dim >= n)
-      vfail(fn, "mapped dim ", a.dim, " of argument '", a.name, "' is out of range for a tensor of shape ",
-            a.value->sizes());
-    const int64_t s = a.value->size(a.dim);
-    if (first == nullptr) {
-      first = &a;
+  std::string first;  // the argument that gave the size
+  int64_t size = -1;
+  const auto check = [&](const std::string& name, const Tensor* value, int64_t dim) {
+    if (value == nullptr || !value->defined()) vfail(fn, "argument '", name, "' is an undefined tensor");
+    const int64_t n = value->dim();
+    if (dim < -n || dim >= n)
+      vfail(fn, "mapped dim ", dim, " of argument '", name, "' is out of range for a tensor of shape ", value->sizes());
+    const int64_t s = value->size(dim);
+    if (size < 0) {
+      first = name;
       size = s;
     } else if (s != size) {
       vfail(fn, "expected all tensors to have the same size in the mapped dimension, got sizes ", size,
-            " for argument '", first->name, "' and ", s, " for argument '", a.name, "'");
+            " for argument '", first, "' and ", s, " for argument '", name, "'");
     }
+  };
+  for (const MappedArg& a : args) {
+    if (a.list == nullptr) {
+      check(a.name, a.value, a.dim);
+      continue;
+    }
+    for (size_t k = 0; k < a.list->size(); ++k)
+      check(std::string(a.name) + "[" + std::to_string(k) + "]", &(*a.list)[k], a.dim);
   }
+  if (size < 0) vfail(fn, "the mapped vectors are empty, so no argument gives the batch size");
   return size;
 }
 

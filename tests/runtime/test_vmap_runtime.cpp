@@ -190,6 +190,24 @@ TEST_F(VmapTest, BatchSize) {
   expect_error_prefix([&] { fg::vmap::batch_size("f", {}); }, "fg::vmap: f: ");
 }
 
+TEST_F(VmapTest, MappedVectorsOfTensors) {
+  const std::vector<Tensor> ws{fg::randn({2, 3}), fg::randn({4, 5, 3})}, bad{fg::randn({3}), fg::randn({2})};
+  const Tensor x = fg::randn({3, 7});
+  const std::vector<Tensor> moved = fg::vmap::move_in(ws, -1, 0, "f", "ws");  // the 3 to the front
+  ASSERT_EQ(moved.size(), 2u);
+  EXPECT_EQ(moved[0].sizes(), fg::IntArrayRef({3, 2}));
+  EXPECT_EQ(moved[1].sizes(), fg::IntArrayRef({3, 4, 5}));
+  EXPECT_EQ(fg::vmap::batch_size("f", {{"x", &x, 0}, {"ws", nullptr, 0, &moved}}), 3);
+  expect_error([&] { fg::vmap::move_in(ws, 2, 0, "f", "ws"); },
+               "fg::vmap: f: in_dim 2 of argument 'ws[0]' is out of range for a tensor of shape [2, 3]");
+  expect_error([&] { fg::vmap::batch_size("f", {{"x", &x, 0}, {"bad", nullptr, 0, &bad}}); },
+               "fg::vmap: f: expected all tensors to have the same size in the mapped dimension, got sizes 3 for "
+               "argument 'x' and 2 for argument 'bad[1]'");
+  const std::vector<Tensor> none;
+  expect_error([&] { fg::vmap::batch_size("f", {{"ws", nullptr, 0, &none}}); },
+               "fg::vmap: f: the mapped vectors are empty, so no argument gives the batch size");
+}
+
 TEST_F(VmapTest, MoveOut) {
   const Tensor x = fg::randn({3, 4, 5}, TensorOptions(fg::kDouble));  // batch 3, per-example [4, 5]
   for (int64_t out_dim : {0, 1, 2, -1, -2, -3}) {

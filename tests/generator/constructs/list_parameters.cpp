@@ -19,6 +19,10 @@ FUNCGEN("mlp_jacrev = jacrev(mlp, argnums=2)")
 FUNCGEN("mlp_jacfwd = jacfwd(mlp, argnums=2)")
 FUNCGEN("mlp_hvp = jvp(grad(mlp, argnums=2))")
 FUNCGEN("mlp_vjacrev = vmap(jacrev(mlp, argnums=2), in_dims=(None, None, 0))")
+// Model ensembling: each element of the vectors holds the stacked weights of every model.
+FUNCGEN("mlp_ensemble = vmap(mlp, in_dims=(0, 0, None))")
+FUNCGEN("mlp_ensemble_grad = vmap(grad(mlp, argnums=(0, 1)), in_dims=(0, 0, None))")
+FUNCGEN("mlp_ensemble_paired = vmap(mlp, in_dims=(0, None, 0))")
 fg::Tensor mlp(const std::vector<fg::Tensor>& ws, const std::vector<fg::Tensor>& bs, const fg::Tensor& x) {
   fg::Tensor h = x;
   for (size_t i = 0; i + 1 < ws.size(); ++i) h = fg::tanh(fg::matmul(ws[i], h) + bs[i]);

@@ -131,6 +131,33 @@ TEST(ListParameters, VmapAndPerSampleGradientsAgreeWithTheLoop) {
   }
 }
 
+TEST(ListParameters, VmapMapsEveryElementOfAVector) {
+  const int64_t models = 3;
+  const List ws{input({models, 5, 4}, 0.1), input({models, 3, 5}, 0.2), input({models, 2, 3}, 0.3)};
+  const List bs{input({models, 5}, 0.4), input({models, 3}, 0.5), input({models, 2}, 0.6)};
+  const T x = input({4}, 0.7), xs = input({models, 4}, 0.8);
+  const T out = lp::mlp_ensemble(ws, bs, x);
+  const auto [gws, gbs] = lp::mlp_ensemble_grad(ws, bs, x);
+  const Mlp shared;  // its biases, for the paired ensemble
+  const T paired = lp::mlp_ensemble_paired(ws, shared.bs, xs);
+  for (int64_t m = 0; m < models; ++m) {
+    const std::string at = " model " + std::to_string(m);
+    List w, b;
+    for (size_t k = 0; k < 3; ++k) {
+      w.push_back(ws[k][m]);
+      b.push_back(bs[k][m]);
+    }
+    expect_close(out[m], lp::mlp(w, b, x), "ensemble" + at);
+    expect_close(paired[m], lp::mlp(w, shared.bs, xs[m]), "paired ensemble" + at);
+    const auto [ew, eb] = lp::mlp_grad(w, b, x);
+    for (size_t k = 0; k < 3; ++k) {
+      expect_close(gws[k][m], ew[k], "ensemble grad ws" + at);
+      expect_close(gbs[k][m], eb[k], "ensemble grad bs" + at);
+    }
+  }
+  EXPECT_THROW(lp::mlp_ensemble(ws, List{bs[0], bs[1], input({2, 2}, 0.9)}, x), fg::Error);  // 2 models, not 3
+}
+
 TEST(ListParameters, JacobiansAndHessianOfTheInput) {
   Mlp m;
   const T g = lp::mlp_grad_x(m.ws, m.bs, m.x);

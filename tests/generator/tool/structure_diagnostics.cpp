@@ -28,10 +28,10 @@ FUNCGEN("g4 = grad(uses_list)")
 fg::Tensor uses_list(const std::list<fg::Tensor>& l) { return l.front().sum(); }
 // CHECK: structure_diagnostics.cpp:[[@LINE-1]]:51: error: parameter 'l' cannot be transformed: 'std::list<fg::Tensor>' holds tensors in a type funcgen cannot see into; use a struct, std::tuple, std::array, std::vector or std::map of fg::Tensor [funcgen-unsupported]
 
-// A vector read at run-time indices is a list: vmap cannot map it, jacobians cannot be taken w.r.t.
-// it, and ops on the whole of it are not differentiated yet.
-FUNCGEN("v1 = vmap(layers, in_dims=(0, 0))")
-// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:37: error: vmap cannot map the vector 'ws' yet: 'layers' reads it at run-time indices, so funcgen passes it as a list; give it in_dims None (in_dims=(None, ...)), or keep the stacked tensors in a struct or a std::array [funcgen-spec]
+// A vector read at run-time indices is a list: vmap cannot map it in chunks, jacobians cannot be
+// taken w.r.t. it, and ops on the whole of it are not differentiated yet.
+FUNCGEN("v1 = vmap(layers, in_dims=(0, 0), chunk_size=2)")
+// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:37: error: vmap with chunk_size cannot map the vector 'ws' yet: 'layers' reads it at run-time indices, so funcgen passes it as a list; leave out chunk_size, or keep the stacked tensors in a struct or a std::array [funcgen-spec]
 FUNCGEN("j1 = jacrev(layers)")
 // CHECK: structure_diagnostics.cpp:[[@LINE-1]]:15: error: jacrev w.r.t. the vector 'ws' cannot be generated yet: 'layers' reads it at run-time indices, so its length is known only at run time; take its gradient with grad or vjp, or keep its tensors in a struct or a std::array [funcgen-unsupported]
 FUNCGEN("h1 = jvp(grad(layers))")

@@ -49,6 +49,7 @@ struct MappedArg {
   const char* name;  // the parameter's name, for messages
   const Tensor* value;
   int64_t dim;  // physical dim holding this level's batch
+  const std::vector<Tensor>* list = nullptr;  // a mapped vector of tensors: each element (value unused)
 };
 
 // Moves `in_dim` of x (a logical dim at this level, negative counts from the end) to physical
@@ -56,6 +57,9 @@ struct MappedArg {
 // fg::Error naming `fn`, the parameter and x's shape when in_dim is out of range, e.g.
 // "fg::vmap: f: in_dim 2 of argument 'x' is out of range for a tensor of shape [3, 4]".
 Tensor move_in(const Tensor& x, int64_t in_dim, int64_t position, const char* fn, const char* name);
+// The same for each element of a mapped vector of tensors (named name[k] in messages).
+std::vector<Tensor> move_in(const std::vector<Tensor>& xs, int64_t in_dim, int64_t position, const char* fn,
+                            const char* name);
 
 // The batch size of one level: every mapped argument must have the same size along its dim, as
 // torch.func requires. Throws "fg::vmap: f: expected all tensors to have the same size in the
