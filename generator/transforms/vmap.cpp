@@ -181,6 +181,20 @@ class Entry {
 std::vector<ExprPtr> Entry::chunked(const std::string& body_name, int k) {
   const Levels bit = 1u << k;
   const VmapLevel& level = levels_[static_cast<size_t>(k)];
+  // A vector output (the gradient of a vector read at run-time indices) is not concatenated per
+  // chunk yet.
+  const ir::Expr* returned = !fn_.body.empty() && fn_.body.back()->kind == ir::StmtKind::Return ? fn_.body.back()->expr.get() : nullptr;
+  bool list_output = fn_.return_type == ir::Type::TensorList;
+  if (returned != nullptr && returned->kind == ir::ExprKind::Tuple)
+    for (const auto& a : returned->args) list_output |= a->type == ir::Type::TensorList;
+  if (list_output) {
+    reporter_.report("unsupported", level.where->at(level.transform->offset),
+                     "vmap with chunk_size of a function that returns a vector of tensors (the gradient of a vector "
+                     "read at run-time indices) cannot be generated yet; leave out chunk_size");
+    std::vector<ExprPtr> none;  // nothing is generated for a spec with an error
+    for (size_t j = 0; j < fn_.outputs; ++j) none.push_back(ir::opaque("{}", ir::Type::Tensor));
+    return none;
+  }
   const int chunk = local("chunk__", "const std::vector<fg::Tensor>&", ir::Type::TensorList);
   std::vector<ExprPtr> pairs, positions, inner_args;
   std::string first_mapped;

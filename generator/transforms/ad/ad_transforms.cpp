@@ -217,7 +217,7 @@ class AdEmitter {
       case TransformKind::Jacfwd:
       case TransformKind::Hessian: {
         auto n = normalized(i + 1, spec::name_of(l.t->kind));
-        if (!n) return r;
+        if (!n || !no_list_wrt(l, *n, spec::name_of(l.t->kind))) return r;
         if (l.t->kind == TransformKind::Jacrev) {
           r.owned = jacrev_ir(*n, l);
         } else if (l.t->kind == TransformKind::Jacfwd) {
@@ -522,6 +522,14 @@ class AdEmitter {
     std::shared_ptr<const ir::Function> g =
         inner.owned ? std::shared_ptr<const ir::Function>(std::move(inner.owned)) : ir::copy_function(*inner.fn);
     const VmapLevel level = make_level(*l.t, l.where, *g);
+    for (size_t p = 0; p < g->params.size(); ++p)
+      if (level.in_dims[p] && g->var(g->params[p]).type == ir::Type::TensorList) {
+        reporter_.report("unsupported", l.where->at(l.t->offset),
+                         "a vmap inside a transform cannot map the vector '" + g->var(g->params[p]).name +
+                             "' yet (it is read at run-time indices); give it in_dims None there, or make this vmap "
+                             "the outermost transform");
+        return nullptr;
+      }
     if (std::none_of(level.in_dims.begin(), level.in_dims.end(), [](const spec::Dim& d) { return d.has_value(); })) {
       reporter_.report("spec", l.where->at(l.t->offset), "vmap needs at least one tensor argument with an in_dim that is not None");
       return nullptr;

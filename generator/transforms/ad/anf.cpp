@@ -607,6 +607,11 @@ class Normalizer {
     const int src = named ? e.args[0]->var : -1;
     const int self = named ? scope.vars.at(src) : value(*e.args[0], scope, out, "view");  // a view written at once
     if (!ok_) return self;
+    if (from_list_.count(self) != 0) {
+      fail(e, "in-place '" + e.op + "' on an element of a vector of tensors cannot be differentiated yet (later "
+              "reads of the vector would not see it); compute a new tensor (w = w * 2) instead");
+      return self;
+    }
     if (detached_.count(self) != 0) {
       fail(e, "in-place '" + e.op + "' writes into '" + (named ? scope.fn->var(src).name : out_->var(self).name) +
                   "', a view that an 'if' or a loop " +
@@ -865,13 +870,12 @@ class Normalizer {
               "and fg::stack it, or keep the tensors in separate variables");
       return 0;
     }
-    ExprPtr index = scalar(e.arg(1), scope, out);
-    int at = index->kind == ExprKind::VarRef ? index->var : -1;
-    if (at < 0) {
-      at = ir::add_var(*out_, claim("index"), ir::Type::Int, "const int64_t");
-      out.push_back(ir::decl(at, std::move(index)));
-    }
+    // The index as it is now, in a variable of its own: the reverse pass reads it back per trip
+    // (a counter declared outside the loop, or changed after the read, has moved on by then).
+    const int at = ir::add_var(*out_, claim("index"), ir::Type::Int, "const int64_t");
+    out.push_back(ir::decl(at, scalar(e.arg(1), scope, out)));
     const int id = new_tensor(name.empty() ? out_->var(list->second).name + "_item" : name);
+    from_list_.insert(id);
     StmtPtr d = ir::decl(id, ir::tape_op(*out_, ir::kTapeAt, {list->second, at}, ir::Type::Tensor));
     d->range = e.range;
     out.push_back(std::move(d));
@@ -1053,6 +1057,7 @@ class Normalizer {
     return ids;
   }
 
+  std::set<int> from_list_;  // versions read from a list parameter (ws[i])
   Lowering& lowering_;
   Reporter& reporter_;
   std::string what_;

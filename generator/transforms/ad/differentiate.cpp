@@ -250,6 +250,14 @@ class Differentiator {
             if (a->kind == ExprKind::List)
               for (const auto& item : a->args) any |= active_arg(*item);
           }
+          if (e->form == ir::CallForm::Vmapped)
+            for (const auto& a : e->args)
+              if (a->type == ir::Type::TensorList && active_arg(*a)) {
+                fail(e->range.getBegin(), "differentiating a vmap of '" + e->vmapped->name + "' w.r.t. the vector '" +
+                                              fn_->var(a->var).name + "' (read at run-time indices) cannot be "
+                                              "generated yet; differentiate w.r.t. the other arguments (argnums)");
+                return;
+              }
           const bool user_rule = (e->form == ir::CallForm::User && resolver_.has_custom_rule(e->callee)) ||
                                  e->form == ir::CallForm::Vmapped;
           if (any && !user_rule) {

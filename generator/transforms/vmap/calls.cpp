@@ -105,6 +105,14 @@ Val Batcher::vmapped(const Expr& e, std::vector<Val> args) {
   std::vector<int> moved_of(args.size(), -1);
   for (size_t i = 0; i < args.size(); ++i) {
     const bool tensor = e.args[i]->type == ir::Type::Tensor;
+    if (e.args[i]->type == ir::Type::TensorList && i < e.in_dims.size() && e.in_dims[i]) {
+      ctx_.reporter->report("unsupported", e.range.getBegin(),
+                            "a vmap inside a transform cannot map the vector '" +
+                                (i < g.params.size() ? g.var(g.params[i]).name : std::string("arg")) +
+                                "' yet (it is read at run-time indices); give it in_dims None there, or make this "
+                                "vmap the outermost transform");
+      return {text("fg::Tensor()", ir::Type::Tensor), 0};
+    }
     const Levels have = tensor ? args[i].levels : 0;
     if (!tensor || i >= e.in_dims.size() || !e.in_dims[i]) {
       a.push_back(std::move(args[i].e));

@@ -45,4 +45,18 @@ fg::Tensor ranged(const std::vector<fg::Tensor>& ws, const fg::Tensor& x) {
   return (h * layer(ws, 2, x)).sum() * ws.front().sum();
 }
 
+// A counter declared before the loop and stepped after the read: the reverse pass must add each
+// trip's gradient at the index it read, not at the counter's last value.
+FUNCGEN("counted_grad = grad(counted)")
+FUNCGEN("counted_jvp = jvp(counted)")
+fg::Tensor counted(const std::vector<fg::Tensor>& ws, const fg::Tensor& x) {
+  fg::Tensor h = x;
+  size_t i = 0;
+  while (i + 1 < ws.size()) {
+    h = fg::tanh(fg::matmul(ws[i], h));
+    ++i;
+  }
+  return fg::matmul(ws.back(), h).sum();
+}
+
 }  // namespace lp

@@ -14,6 +14,7 @@
 namespace lp {  // as written (list_parameters.cpp)
 fg::Tensor mlp(const std::vector<fg::Tensor>& ws, const std::vector<fg::Tensor>& bs, const fg::Tensor& x);
 fg::Tensor ranged(const std::vector<fg::Tensor>& ws, const fg::Tensor& x);
+fg::Tensor counted(const std::vector<fg::Tensor>& ws, const fg::Tensor& x);
 }  // namespace lp
 
 namespace {
@@ -197,6 +198,21 @@ TEST(ListParameters, ASkippedLayerGetsAZeroGradient) {
     return lp::ranged(w, x + xt * s);
   };
   expect_close(std::get<1>(lp::ranged_jvp(ws, x, wt, xt)), (along(kStep) - along(-kStep)) / (2 * kStep), "jvp");
+}
+
+TEST(ListParameters, ACounterSteppedAfterTheReadIndexesEachTrip) {
+  List ws{input({4, 4}, 0.1), input({4, 4}, 0.2), input({2, 4}, 0.3)};
+  T x = input({4}, 0.4);
+  const auto f = [&] { return lp::counted(ws, x).item<double>(); };
+  expect_lists_close(lp::counted_grad(ws, x), numeric_list_grad(f, ws), "grad");
+  const List wt{input({4, 4}, 1.1), input({4, 4}, 1.2), input({2, 4}, 1.3)};
+  const T xt = input({4}, 1.4);
+  const auto along = [&](double s) {
+    List w;
+    for (size_t k = 0; k < 3; ++k) w.push_back(ws[k] + wt[k] * s);
+    return lp::counted(w, x + xt * s);
+  };
+  expect_close(std::get<1>(lp::counted_jvp(ws, x, wt, xt)), (along(kStep) - along(-kStep)) / (2 * kStep), "jvp");
 }
 
 }  // namespace

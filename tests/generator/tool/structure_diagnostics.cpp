@@ -42,6 +42,34 @@ fg::Tensor layers(const std::vector<fg::Tensor>& ws, const fg::Tensor& x) {
   return h.sum();
 }
 
+// A vector's elements changed in place, a derivative of a vmap w.r.t. a vector, a vector mapped by a
+// vmap inside a transform, chunks of a vector result.
+FUNCGEN("g9 = grad(doubled, argnums=1)")
+fg::Tensor doubled(std::vector<fg::Tensor> ws, const fg::Tensor& x) {
+  for (auto& w : ws) w.mul_(2);
+// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:22: error: in-place 'mul_' on an element of a vector of tensors cannot be differentiated yet (later reads of the vector would not see it); compute a new tensor (w = w * 2) instead [funcgen-unsupported]
+  fg::Tensor r = x.sum();
+  for (size_t i = 0; i < ws.size(); ++i) r = r + (ws[i] * x).sum();
+  return r;
+}
+FUNCGEN("a10 = jvp(vmap(layered, in_dims=(None, 0)))")
+// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:20: error: differentiating a vmap of 'layered' w.r.t. the vector 'ws' (read at run-time indices) cannot be generated yet; differentiate w.r.t. the other arguments (argnums) [funcgen-unsupported]
+FUNCGEN("a11 = jacrev(vmap(layered, in_dims=(0, 0)), argnums=1)")
+// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:23: error: a vmap inside a transform cannot map the vector 'ws' yet (it is read at run-time indices); give it in_dims None there, or make this vmap the outermost transform [funcgen-unsupported]
+fg::Tensor layered(const std::vector<fg::Tensor>& ws, const fg::Tensor& x) {
+  fg::Tensor h = x;
+  for (const auto& w : ws) h = fg::matmul(w, h).tanh();
+  return h.sum();
+}
+
+FUNCGEN("a12 = vmap(grad(chunked), in_dims=(None, 0), chunk_size=2)")
+// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:16: error: vmap with chunk_size of a function that returns a vector of tensors (the gradient of a vector read at run-time indices) cannot be generated yet; leave out chunk_size [funcgen-unsupported]
+fg::Tensor chunked(const std::vector<fg::Tensor>& ws, const fg::Tensor& x) {
+  fg::Tensor h = x;
+  for (const auto& w : ws) h = fg::matmul(w, h).tanh();
+  return h.sum();
+}
+
 FUNCGEN("g2 = grad(stacked)")
 fg::Tensor stacked(const std::vector<fg::Tensor>& ws) { return fg::stack(ws).sum(); }
 // CHECK: structure_diagnostics.cpp:[[@LINE-1]]:74: error: 'stack' of the whole vector 'ws' cannot be differentiated yet: funcgen differentiates a vector parameter where its elements are read; read them (ws[i]) and combine those, or push_back them into a local vector [funcgen-unsupported]
@@ -74,5 +102,5 @@ FUNCGEN("v8 = vmap(counted)")
 WithCount counted(const fg::Tensor& x) { return WithCount{x * 2, 1}; }
 // CHECK: structure_diagnostics.cpp:[[@LINE-1]]:1: error: the result of 'counted' cannot be transformed: a returned structure may hold only tensors (and structures of them); return the other values separately [funcgen-unsupported]
 
-// CHECK: 10 errors generated.
+// CHECK: 14 errors generated.
 }  // namespace diag
