@@ -167,6 +167,12 @@ std::vector<Tensor> list_gradient(const std::vector<Tensor>& grads, const std::v
   return out;
 }
 
+void check_tangent_list(const std::vector<Tensor>& primal, const std::vector<Tensor>& tangent, const char* name) {
+  if (primal.size() != tangent.size())
+    fail("jvp", "the tangent of '", name, "' holds ", tangent.size(), " tensors, but '", name, "' holds ",
+         primal.size(), "; give one tangent per tensor");
+}
+
 Tensor tape_pop(std::vector<Tensor>& tape) {
   if (tape.empty()) fail("ad::tape_pop", "an empty tape (internal error of the generated code)");
   Tensor g = std::move(tape.back());

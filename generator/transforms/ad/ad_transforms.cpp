@@ -657,7 +657,13 @@ class AdEmitter {
     }
     const std::vector<int> tangent_params(r.fn->params.begin() + static_cast<long>(n->params.size()), r.fn->params.end());
     Split s = split(
-        *r.fn, [&](const ir::Stmt& st) { return st.var >= static_cast<int>(nvars); }, tangent_params, r.outputs,
+        *r.fn,
+        [&](const ir::Stmt& st) {  // tangents, and the checks of tangent lists (which read them)
+          const auto tangent = [&](int v) { return v >= static_cast<int>(nvars); };
+          return tangent(st.var) || (st.kind == ir::StmtKind::Eval && st.expr &&
+                                     std::any_of(st.expr->reads.begin(), st.expr->reads.end(), tangent));
+        },
+        tangent_params, r.outputs,
         refs(*r.fn, r.tangents, false));
     return callable(s, i, r.outputs.size(), r.outputs.size(), "jvp_fn", "__primal", "__tangent",
                     "its jvp_fn: the output tangent for tangents of the primals");

@@ -1299,6 +1299,15 @@ ForwardResult forward(const ir::Function& normalized, const std::vector<int>& wr
   d.find_active(body, wrt_ids);
   d.find_maybe_undefined(body);
   if (!d.ok()) return r;
+  for (int p : wrt_ids)  // a list's tangents are read at its indices: as many as its tensors
+    if (d.fn_->var(p).type == ir::Type::TensorList) {
+      const std::string& name = d.fn_->var(p).name;
+      ExprPtr check = ir::opaque("fg::ad::check_tangent_list(" + name + ", " + d.fn_->var(f.tangent.at(p)).name +
+                                     ", \"" + name + "\")",
+                                 ir::Type::Void);
+      check->reads = {p, f.tangent.at(p)};
+      d.fn_->body.push_back(ir::eval(std::move(check)));
+    }
   f.block(body, d.fn_->body);
   for (size_t k = 0; k < differentiated && k < r.outputs.size(); ++k) {
     const int out = r.outputs[k];

@@ -15,6 +15,7 @@ namespace lp {  // as written (list_parameters.cpp)
 fg::Tensor mlp(const std::vector<fg::Tensor>& ws, const std::vector<fg::Tensor>& bs, const fg::Tensor& x);
 fg::Tensor ranged(const std::vector<fg::Tensor>& ws, const fg::Tensor& x);
 fg::Tensor counted(const std::vector<fg::Tensor>& ws, const fg::Tensor& x);
+fg::Tensor last(const std::vector<fg::Tensor>& ws, const fg::Tensor& x);
 }  // namespace lp
 
 namespace {
@@ -213,6 +214,29 @@ TEST(ListParameters, ACounterSteppedAfterTheReadIndexesEachTrip) {
     return lp::counted(w, x + xt * s);
   };
   expect_close(std::get<1>(lp::counted_jvp(ws, x, wt, xt)), (along(kStep) - along(-kStep)) / (2 * kStep), "jvp");
+}
+
+TEST(ListParameters, StraightLineCodeThroughLinearizeAndVjp) {
+  List ws{input({3}, 0.1), input({3}, 0.2)};
+  T x = input({3}, 0.3);
+  const auto f = [&] { return lp::last(ws, x).item<double>(); };
+  const auto [out, pullback] = lp::last_vjp(ws, x);
+  const auto [dws, dx] = pullback(fg::ones_like(out));
+  expect_lists_close(dws, numeric_list_grad(f, ws), "vjp ws");
+  EXPECT_TRUE(fg::equal(dws[0], fg::zeros({3}, fg::kDouble)));
+  expect_close(dx, numeric_grad(f, x), "vjp x");
+  const List wt{input({3}, 1.1), input({3}, 1.2)};
+  const T xt = input({3}, 1.3);
+  const auto [primal, jvp_fn] = lp::last_linearize(ws, x);
+  const T expected = (fg::matmul(dws[0], wt[0]) + fg::matmul(dws[1], wt[1]) + fg::matmul(dx, xt));
+  expect_close(jvp_fn(wt, xt), expected, "linearize");
+  try {  // tangents structured as the primals, as torch.func requires
+    jvp_fn(List{wt[0]}, xt);
+    ADD_FAILURE() << "a tangent list shorter than its primal was accepted";
+  } catch (const fg::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the tangent of 'ws' holds 1 tensors, but 'ws' holds 2"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
