@@ -2060,7 +2060,7 @@ class FunctionLowerer {
     }
     if (method != nullptr && object != nullptr && ir_type_of(object->getType()) == ir::Type::TensorList &&
         (method->getName() == "front" || method->getName() == "back" || method->getName() == "at")) {
-      // ws.front(), ws.back(), ws.at(i): the element ws[0], ws[ws.size() - 1], ws[i]
+      // ws.front(), ws.back(), ws.at(i): the element ws[0], ws[ws.size() - 1], ws[i] (i checked)
       ExprPtr x = make_expr(ExprKind::Call, mc);
       x->form = ir::CallForm::External;
       x->type = ir::Type::Tensor;
@@ -2068,8 +2068,16 @@ class FunctionLowerer {
       x->op = "operator[]";
       x->args.push_back(lower_expr(object));
       const std::string list = text_of(object);
-      if (method->getName() == "at") {
-        x->args.push_back(lower_expr(mc->getArg(0)));
+      if (method->getName() == "at") {  // the index checked as at() checks it
+        ExprPtr index = make_expr(ExprKind::Call, mc->getArg(0));
+        index->form = ir::CallForm::External;
+        index->op = "fg::ad::checked_index";
+        index->type = ir::Type::Int;
+        index->args.push_back(ir::opaque(list + ".size()", ir::Type::Int));
+        index->args.push_back(lower_expr(mc->getArg(0)));
+        index->params = {"size", "i"};
+        index->param_types = {ir::Type::Int, ir::Type::Int};
+        x->args.push_back(std::move(index));
       } else {
         x->args.push_back(ir::opaque(method->getName() == "front" ? "0" : list + ".size() - 1", ir::Type::Int));
       }

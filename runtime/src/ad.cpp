@@ -167,6 +167,12 @@ std::vector<Tensor> list_gradient(const std::vector<Tensor>& grads, const std::v
   return out;
 }
 
+int64_t checked_index(size_t size, int64_t i) {
+  if (i < 0 || static_cast<size_t>(i) >= size)
+    fail("at", "index ", i, " is out of range for a vector of ", size, " tensors");
+  return i;
+}
+
 void check_tangent_list(const std::vector<Tensor>& primal, const std::vector<Tensor>& tangent, const char* name) {
   if (primal.size() != tangent.size())
     fail("jvp", "the tangent of '", name, "' holds ", tangent.size(), " tensors, but '", name, "' holds ",

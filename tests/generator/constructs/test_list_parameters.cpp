@@ -185,6 +185,7 @@ TEST(ListParameters, ASkippedLayerGetsAZeroGradient) {
   const List g = lp::ranged_grad(ws, x);
   expect_lists_close(g, numeric_list_grad(f, ws), "grad");
   EXPECT_TRUE(fg::equal(g[1], fg::zeros({7, 7}, fg::kDouble)));
+  EXPECT_THROW(lp::ranged_grad(List{ws[0], ws[1]}, x), fg::Error);  // ws.at(2), as std::vector::at throws
   const T xs = input({5, 4}, 0.5);
   const List per_sample = lp::ranged_psg(ws, xs);
   for (size_t k = 0; k < 3; ++k) {

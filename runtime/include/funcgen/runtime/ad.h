@@ -106,6 +106,9 @@ Tensor tape_read(const std::vector<Tensor>& tape, int64_t i);
 // its list of gradients (tape_add added them where the list was read), zeros like element k where
 // no gradient reached it. Called by generated code only.
 std::vector<Tensor> list_gradient(const std::vector<Tensor>& grads, const std::vector<Tensor>& like);
+// `i` if it indexes a vector of `size` tensors, else fg::Error as std::vector::at throws: what
+// generated code reads for ws.at(i).
+int64_t checked_index(size_t size, int64_t i);
 // jvp's tangents of a list parameter must be as many as its tensors, as torch.func requires
 // tangents structured as the primals: fg::Error naming the parameter otherwise.
 void check_tangent_list(const std::vector<Tensor>& primal, const std::vector<Tensor>& tangent, const char* name);
