@@ -54,6 +54,17 @@ T numeric_grad(const std::function<double()>& f, T& t) {
   return g;
 }
 
+// The derivative of f(ws, x) along (wt, xt) by central differences.
+T directional(const std::function<T(const List&, const T&)>& f, const List& ws, const T& x, const List& wt,
+              const T& xt) {
+  const auto along = [&](double s) {
+    List w;
+    for (size_t k = 0; k < ws.size(); ++k) w.push_back(ws[k] + wt[k] * s);
+    return f(w, x + xt * s);
+  };
+  return (along(kStep) - along(-kStep)) / (2 * kStep);
+}
+
 void expect_close(const T& actual, const T& expected, const std::string& what) {
   ASSERT_TRUE(actual.defined()) << what;
   ASSERT_EQ(actual.sizes(), expected.sizes()) << what;
@@ -194,12 +205,7 @@ TEST(ListParameters, ASkippedLayerGetsAZeroGradient) {
   }
   const List wt{input({4, 4}, 1.1), input({7, 7}, 1.2), input({3, 4}, 1.3)};
   const T xt = input({4}, 1.4);
-  const auto along = [&](double s) {
-    List w;
-    for (size_t k = 0; k < 3; ++k) w.push_back(ws[k] + wt[k] * s);
-    return lp::ranged(w, x + xt * s);
-  };
-  expect_close(std::get<1>(lp::ranged_jvp(ws, x, wt, xt)), (along(kStep) - along(-kStep)) / (2 * kStep), "jvp");
+  expect_close(std::get<1>(lp::ranged_jvp(ws, x, wt, xt)), directional(lp::ranged, ws, x, wt, xt), "jvp");
 }
 
 TEST(ListParameters, ACounterSteppedAfterTheReadIndexesEachTrip) {
@@ -209,12 +215,7 @@ TEST(ListParameters, ACounterSteppedAfterTheReadIndexesEachTrip) {
   expect_lists_close(lp::counted_grad(ws, x), numeric_list_grad(f, ws), "grad");
   const List wt{input({4, 4}, 1.1), input({4, 4}, 1.2), input({2, 4}, 1.3)};
   const T xt = input({4}, 1.4);
-  const auto along = [&](double s) {
-    List w;
-    for (size_t k = 0; k < 3; ++k) w.push_back(ws[k] + wt[k] * s);
-    return lp::counted(w, x + xt * s);
-  };
-  expect_close(std::get<1>(lp::counted_jvp(ws, x, wt, xt)), (along(kStep) - along(-kStep)) / (2 * kStep), "jvp");
+  expect_close(std::get<1>(lp::counted_jvp(ws, x, wt, xt)), directional(lp::counted, ws, x, wt, xt), "jvp");
 }
 
 TEST(ListParameters, StraightLineCodeThroughLinearizeAndVjp) {
