@@ -1602,15 +1602,9 @@ class FunctionLowerer {
     if (!tensors) record_uses(range, *size);  // a list's length is the same in every example
     return index_loop(rs, "size_t", std::move(size), [&](int index) {
       if (tensors) {  // the element, as the lowering makes `v[i]` of a vector of tensors
-        ExprPtr x = make_expr(ExprKind::Call, range);
-        x->form = ir::CallForm::External;
-        x->type = ir::Type::Tensor;
-        x->text = "[]";
-        x->op = "operator[]";
-        x->args.push_back(ir::var_ref(f_, vars_.at(range->getDecl())));
-        x->args.push_back(ir::var_ref(f_, index));
-        x->params = {"", ""};
-        x->param_types = {ir::Type::TensorList, ir::Type::Int};
+        ExprPtr x = ir::element(ir::var_ref(f_, vars_.at(range->getDecl())), ir::var_ref(f_, index));
+        x->range = range->getSourceRange();
+        x->ast = range;
         return x;
       }
       ExprPtr x = ir::opaque(container + "[" + f_.var(index).name + "]", ir_type_of(var->getType()));
@@ -2061,28 +2055,19 @@ class FunctionLowerer {
     if (method != nullptr && object != nullptr && ir_type_of(object->getType()) == ir::Type::TensorList &&
         (method->getName() == "front" || method->getName() == "back" || method->getName() == "at")) {
       // ws.front(), ws.back(), ws.at(i): the element ws[0], ws[ws.size() - 1], ws[i] (i checked)
-      ExprPtr x = make_expr(ExprKind::Call, mc);
-      x->form = ir::CallForm::External;
-      x->type = ir::Type::Tensor;
-      x->text = "[]";
-      x->op = "operator[]";
-      x->args.push_back(lower_expr(object));
       const std::string list = text_of(object);
+      ExprPtr index;
       if (method->getName() == "at") {  // the index checked as at() checks it
-        ExprPtr index = make_expr(ExprKind::Call, mc->getArg(0));
-        index->form = ir::CallForm::External;
-        index->op = "fg::ad::checked_index";
-        index->type = ir::Type::Int;
-        index->args.push_back(ir::opaque(list + ".size()", ir::Type::Int));
-        index->args.push_back(lower_expr(mc->getArg(0)));
-        index->params = {"size", "i"};
-        index->param_types = {ir::Type::Int, ir::Type::Int};
-        x->args.push_back(std::move(index));
+        std::vector<ExprPtr> args;
+        args.push_back(ir::opaque(list + ".size()", ir::Type::Int));
+        args.push_back(lower_expr(mc->getArg(0)));
+        index = ir::external_call("fg::ad::checked_index", std::move(args), ir::Type::Int);
       } else {
-        x->args.push_back(ir::opaque(method->getName() == "front" ? "0" : list + ".size() - 1", ir::Type::Int));
+        index = ir::opaque(method->getName() == "front" ? "0" : list + ".size() - 1", ir::Type::Int);
       }
-      x->params = {"", ""};
-      x->param_types = {ir::Type::TensorList, ir::Type::Int};
+      ExprPtr x = ir::element(lower_expr(object), std::move(index));
+      x->range = mc->getSourceRange();
+      x->ast = mc;
       return x;
     }
     if (method == nullptr || object == nullptr || !is_fg_tensor(object->getType())) {

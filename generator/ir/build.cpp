@@ -111,6 +111,34 @@ ExprPtr binary(const std::string& op, ExprPtr a, ExprPtr b, Type type) {
   return x;
 }
 
+ExprPtr external_call(const std::string& fn, std::vector<ExprPtr> args, Type type) {
+  auto x = std::make_unique<Expr>();
+  x->kind = ExprKind::Call;
+  x->form = CallForm::External;
+  x->op = fn;
+  x->type = type;
+  for (const auto& a : args) {
+    x->params.emplace_back();
+    x->param_types.push_back(a->type);
+  }
+  x->args = std::move(args);
+  return x;
+}
+
+ExprPtr element(ExprPtr list, ExprPtr index) {
+  std::vector<ExprPtr> args;
+  args.push_back(std::move(list));
+  args.push_back(std::move(index));
+  ExprPtr x = external_call("operator[]", std::move(args), Type::Tensor);
+  x->text = "[]";
+  return x;
+}
+
+bool is_element(const Expr& e) {
+  return e.kind == ExprKind::Call && e.form == CallForm::External && e.text == "[]" && e.args.size() == 2 &&
+         e.args[0]->type == Type::TensorList;
+}
+
 ExprPtr get(ExprPtr of, int index) {
   auto x = std::make_unique<Expr>();
   x->kind = ExprKind::Get;

@@ -26,6 +26,11 @@ ExprPtr unary(const std::string& op, ExprPtr a, Type type);
 ExprPtr binary(const std::string& op, ExprPtr a, ExprPtr b, Type type);
 // std::get<index>(of): one tensor of a tuple.
 ExprPtr get(ExprPtr of, int index);
+// `fn(args)`: a call of a function funcgen does not transform, printed as written (`fn` qualified).
+ExprPtr external_call(const std::string& fn, std::vector<ExprPtr> args, Type type);
+// `list[index]` on a std::vector of tensors, and whether `e` is one.
+ExprPtr element(ExprPtr list, ExprPtr index);
+bool is_element(const Expr& e);
 
 // A new local of `fn` named `name` (which the caller made unique).
 int add_var(Function& fn, const std::string& name, Type type, const std::string& cxx_type);

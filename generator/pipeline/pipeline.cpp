@@ -94,7 +94,6 @@ std::optional<OutputFunction> Pipeline::generate(const AnnotatedSpec& spec) {
     Reporter::Context at_spec(reporter_, spec.location, "");
     g = ad::emit_ad_spec(spec, chain, lowering_, reporter_, resolver_, stages);
   } else {
-    if (!lists_unmapped(*fn, chain, head)) return std::nullopt;
     std::vector<VmapLevel> levels;
     for (size_t k = 0; k < head; ++k) levels.push_back(make_level(*chain[k].t, chain[k].where, *fn));
     g = vmap_stage(spec, *fn, spec.name, levels, "");
@@ -191,7 +190,6 @@ std::string Pipeline::plain_stage(const AnnotatedSpec& spec, const ir::Function&
 bool Pipeline::outer_vmap_checks(const AnnotatedSpec& spec, const ir::Function& fn,
                                  const std::vector<SpecLink>& chain, size_t head) {
   if (head == 0) return true;
-  if (!lists_unmapped(fn, chain, head)) return false;
   std::vector<VmapLevel> levels;
   for (size_t k = 0; k < head; ++k) levels.push_back(make_level(*chain[k].t, chain[k].where, fn));
   std::vector<Levels> params(fn.params.size(), 0);
@@ -204,28 +202,6 @@ bool Pipeline::outer_vmap_checks(const AnnotatedSpec& spec, const ir::Function& 
                             "'" + spec.name + "' vmaps '" + chain_text(chain, head) + "', which runs this code");
   run_vmap_checks(VmapCheckContext{analysis, levels, spec, reporter_, context_, true});
   return reporter_.errors() == errors_before;
-}
-
-// A list parameter (a std::vector<fg::Tensor> read at run-time indices) is mapped element by
-// element, but not in chunks: chunk_size would have to slice each element.
-bool Pipeline::lists_unmapped(const ir::Function& fn, const std::vector<SpecLink>& chain, size_t head) {
-  bool ok = true;
-  for (size_t k = 0; k < head; ++k) {
-    const spec::Transform& t = *chain[k].t;
-    for (size_t i = 0; i < fn.params.size(); ++i) {
-      const spec::Dim d = !t.in_dims.per_item ? t.in_dims.dims[0] : i < t.in_dims.dims.size() ? t.in_dims.dims[i] : std::nullopt;
-      if (!d || !t.chunk_size || fn.var(fn.params[i]).type != ir::Type::TensorList) continue;
-      const size_t offset = t.in_dims.per_item && i < t.in_dims.item_offsets.size() ? t.in_dims.item_offsets[i]
-                            : t.in_dims.offset != 0                                ? t.in_dims.offset
-                                                                                   : t.offset;
-      reporter_.report("spec", chain[k].where->at(offset),
-                       "vmap with chunk_size cannot map the vector '" + fn.var(fn.params[i]).name + "' yet: '" +
-                           fn.name + "' reads it at run-time indices, so funcgen passes it as a list; leave out "
-                           "chunk_size, or keep the stacked tensors in a struct or a std::array");
-      ok = false;
-    }
-  }
-  return ok;
 }
 
 bool Pipeline::function_checks(const AnnotatedSpec& spec, const std::vector<SpecLink>& chain) {

@@ -42,7 +42,6 @@ class Pipeline {
   // The limitation checks of the user's function under the vmaps around a derivative transform.
   bool outer_vmap_checks(const AnnotatedSpec& spec, const ir::Function& fn, const std::vector<SpecLink>& chain,
                          size_t head);
-  bool lists_unmapped(const ir::Function& fn, const std::vector<SpecLink>& chain, size_t head);
   // The limitation checks of the user's function that hold under every transform.
   bool function_checks(const AnnotatedSpec& spec, const std::vector<SpecLink>& chain);
 

@@ -181,16 +181,23 @@ class Entry {
 std::vector<ExprPtr> Entry::chunked(const std::string& body_name, int k) {
   const Levels bit = 1u << k;
   const VmapLevel& level = levels_[static_cast<size_t>(k)];
-  // A vector output (the gradient of a vector read at run-time indices) is not concatenated per
-  // chunk yet.
+  // Vectors of tensors (read at run-time indices, or their gradients) are not sliced or concatenated
+  // per chunk yet.
   const ir::Expr* returned = !fn_.body.empty() && fn_.body.back()->kind == ir::StmtKind::Return ? fn_.body.back()->expr.get() : nullptr;
   bool list_output = fn_.return_type == ir::Type::TensorList;
   if (returned != nullptr && returned->kind == ir::ExprKind::Tuple)
     for (const auto& a : returned->args) list_output |= a->type == ir::Type::TensorList;
-  if (list_output) {
+  std::string mapped_list;
+  for (size_t i = 0; i < fn_.params.size(); ++i)
+    if ((arg_levels_[i] & bit) && fn_.var(fn_.params[i]).type == ir::Type::TensorList) mapped_list = fn_.var(fn_.params[i]).name;
+  if (list_output || !mapped_list.empty()) {
+    const std::string what = mapped_list.empty()
+                                 ? "of a function that returns a vector of tensors (the gradient of a vector read at "
+                                   "run-time indices)"
+                                 : "mapping the vector '" + mapped_list + "', which '" + fn_.name +
+                                       "' reads at run-time indices,";
     reporter_.report("unsupported", level.where->at(level.transform->offset),
-                     "vmap with chunk_size of a function that returns a vector of tensors (the gradient of a vector "
-                     "read at run-time indices) cannot be generated yet; leave out chunk_size");
+                     "vmap with chunk_size " + what + " cannot be generated yet; leave out chunk_size");
     std::vector<ExprPtr> none;  // nothing is generated for a spec with an error
     for (size_t j = 0; j < fn_.outputs; ++j) none.push_back(ir::opaque("{}", ir::Type::Tensor));
     return none;

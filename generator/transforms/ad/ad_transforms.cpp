@@ -278,7 +278,8 @@ class AdEmitter {
     return out;
   }
 
-  std::vector<int> tensor_params(const ir::Function& fn) const {
+  // The tensors and vectors of tensors (list parameters) among fn's parameters.
+  std::vector<int> differentiable_params(const ir::Function& fn) const {
     std::vector<int> out;
     for (size_t i = 0; i < fn.params.size(); ++i)
       if (fn.var(fn.params[i]).type == ir::Type::Tensor || fn.var(fn.params[i]).type == ir::Type::TensorList)
@@ -339,7 +340,7 @@ class AdEmitter {
     const auto outs = returned(*n);
     if (!enough_outputs(l, outs)) return nullptr;
     const size_t differentiated = l.t->has_aux ? 1 : outs.size();
-    ForwardResult r = forward(*n, tensor_params(*n), differentiated, lowering_, resolver_, reporter_);
+    ForwardResult r = forward(*n, differentiable_params(*n), differentiated, lowering_, resolver_, reporter_);
     if (!r.fn) return nullptr;
     ir::Function& f = *r.fn;
     std::vector<int> primal(r.outputs.begin(), r.outputs.begin() + static_cast<long>(differentiated));
@@ -522,14 +523,6 @@ class AdEmitter {
     std::shared_ptr<const ir::Function> g =
         inner.owned ? std::shared_ptr<const ir::Function>(std::move(inner.owned)) : ir::copy_function(*inner.fn);
     const VmapLevel level = make_level(*l.t, l.where, *g);
-    for (size_t p = 0; p < g->params.size(); ++p)
-      if (level.in_dims[p] && g->var(g->params[p]).type == ir::Type::TensorList) {
-        reporter_.report("unsupported", l.where->at(l.t->offset),
-                         "a vmap inside a transform cannot map the vector '" + g->var(g->params[p]).name +
-                             "' yet (it is read at run-time indices); give it in_dims None there, or make this vmap "
-                             "the outermost transform");
-        return nullptr;
-      }
     if (std::none_of(level.in_dims.begin(), level.in_dims.end(), [](const spec::Dim& d) { return d.has_value(); })) {
       reporter_.report("spec", l.where->at(l.t->offset), "vmap needs at least one tensor argument with an in_dim that is not None");
       return nullptr;
@@ -616,7 +609,7 @@ class AdEmitter {
     const auto outs = returned(*n);
     if (!enough_outputs(l, outs)) return std::nullopt;
     const size_t differentiated = l.t->has_aux ? 1 : outs.size();
-    const std::vector<int> wrt = tensor_params(*n);
+    const std::vector<int> wrt = differentiable_params(*n);
     ReverseResult r = reverse(*n, wrt, differentiated, false, spec_.name, lowering_, resolver_, reporter_);
     if (!r.fn) return std::nullopt;
     Split s = split(*r.fn, from_statement(*r.fn, r.forward_size), r.cotangents, r.outputs, refs(*r.fn, r.grads, true));
@@ -629,7 +622,7 @@ class AdEmitter {
     auto n = normalized(i + 1, "linearize");
     if (!n) return std::nullopt;
     const auto outs = returned(*n);
-    ForwardResult r = forward(*n, tensor_params(*n), outs.size(), lowering_, resolver_, reporter_);
+    ForwardResult r = forward(*n, differentiable_params(*n), outs.size(), lowering_, resolver_, reporter_);
     if (!r.fn) return std::nullopt;
     const size_t nvars = n->vars.size();
     bool tangents_in_control_flow = false;

@@ -857,8 +857,7 @@ class Normalizer {
 
   // `ws[i]` on a list parameter (a std::vector<fg::Tensor> read at run-time indices).
   static bool is_list_element(const Expr& e) {
-    return e.kind == ExprKind::Call && e.form == ir::CallForm::External && e.text == "[]" && e.args.size() == 2 &&
-           e.arg(0).kind == ExprKind::VarRef && e.arg(0).type == ir::Type::TensorList;
+    return ir::is_element(e) && e.arg(0).kind == ExprKind::VarRef;
   }
 
   // The element is read like a stored loop trip (tape_at): reverse mode adds its gradient to the

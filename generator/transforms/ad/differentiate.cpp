@@ -59,27 +59,19 @@ class Differentiator {
   // A parameter shaped like `like`: a tensor, or a list of tensors for a list parameter.
   int tangent_param(int like, const std::string& base) {
     if (fn_->var(like).type != ir::Type::TensorList) return tensor_param(base);
-    const int id = ir::add_var(*fn_, claim(base), ir::Type::TensorList, "const std::vector<fg::Tensor>&");
-    fn_->vars[static_cast<size_t>(id)].param_index = static_cast<int>(fn_->params.size());
-    fn_->params.push_back(id);
-    return id;
+    return param(base, ir::Type::TensorList, "const std::vector<fg::Tensor>&");
   }
   // A list parameter's gradient from its list of gradients (filled by tape_add at the indices
   // read): zeros where no gradient reached an element, as torch.func gives.
   ExprPtr list_gradient(int grads, int list) const {
-    auto x = std::make_unique<Expr>();
-    x->kind = ExprKind::Call;
-    x->form = ir::CallForm::External;
-    x->op = ir::kListGradient;
-    x->type = ir::Type::TensorList;
-    x->args.push_back(ref(grads));
-    x->args.push_back(ref(list));
-    x->params = {"grads", "like"};
-    x->param_types = {ir::Type::Other, ir::Type::TensorList};
-    return x;
+    std::vector<ExprPtr> args;
+    args.push_back(ref(grads));
+    args.push_back(ref(list));
+    return ir::external_call(ir::kListGradient, std::move(args), ir::Type::TensorList);
   }
-  int tensor_param(const std::string& base) {
-    const int id = ir::add_var(*fn_, claim(base), ir::Type::Tensor, "const fg::Tensor&");
+  int tensor_param(const std::string& base) { return param(base, ir::Type::Tensor, "const fg::Tensor&"); }
+  int param(const std::string& base, ir::Type type, const std::string& cxx_type) {
+    const int id = ir::add_var(*fn_, claim(base), type, cxx_type);
     fn_->vars[static_cast<size_t>(id)].param_index = static_cast<int>(fn_->params.size());
     fn_->params.push_back(id);
     return id;
@@ -778,8 +770,7 @@ class Reverse {
   // A variable for v's gradient that additions assign to, starting as its gradient so far or zeros.
   void new_accumulator(int v, Adjoints& a, std::vector<ir::StmtPtr>& out) {
     auto it = a.of.find(v);
-    if (d_.fn_->var(v).type == ir::Type::Other || d_.fn_->var(v).type == ir::Type::TensorList) {
-      // a tape (or a list parameter): a tape of gradients, one per trip, none yet
+    if (d_.fn_->var(v).type == ir::Type::Other) {  // a tape: a tape of gradients, one per trip, none yet
       if (it != a.of.end()) return;  // tape_add adds to it in place
       const int id = ir::add_var(*d_.fn_, d_.claim("d_" + d_.fn_->var(v).name), ir::Type::Other,
                                  ir::value_type(d_.fn_->var(v)));
@@ -976,7 +967,10 @@ ReverseResult reverse(const ir::Function& normalized, const std::vector<int>& wr
 
   Reverse::Adjoints adjoints;
   std::vector<ir::StmtPtr> backward;
-  for (int w : wrt_ids)  // a list parameter's gradients: added where its elements are read
+  // A list parameter's gradients, added where its elements are read (tape_add): declared here, not
+  // as a tape accumulator, which prune_tape_gradients would drop when no element gets one, while
+  // list_gradient still reads it.
+  for (int w : wrt_ids)
     if (d.fn_->var(w).type == ir::Type::TensorList) {
       const int id = ir::add_var(*d.fn_, d.claim("d_" + d.fn_->var(w).name), ir::Type::Other, "std::vector<fg::Tensor>");
       backward.push_back(ir::decl(id, nullptr));

@@ -169,7 +169,7 @@ Val Batcher::call(const Expr& e) {
                     ir::Type::TensorList),
             l};
   // v[i] on a std::vector of tensors: its elements are stored at the vector's levels.
-  if (e.form == ir::CallForm::External && e.text == "[]" && e.args[0]->type == ir::Type::TensorList)
+  if (ir::is_element(e))
     return {rebuild(e, values(args)), l};
   const OpRule rule = e.form == ir::CallForm::External ? OpRule{} : find_rule(e.op);
   if (tensors == 0 && rule.rule != BatchRule::Random) return {rebuild(e, values(args)), l};

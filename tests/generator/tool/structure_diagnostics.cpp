@@ -31,7 +31,7 @@ fg::Tensor uses_list(const std::list<fg::Tensor>& l) { return l.front().sum(); }
 // A vector read at run-time indices is a list: vmap cannot map it in chunks, jacobians cannot be
 // taken w.r.t. it, and ops on the whole of it are not differentiated yet.
 FUNCGEN("v1 = vmap(layers, in_dims=(0, 0), chunk_size=2)")
-// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:37: error: vmap with chunk_size cannot map the vector 'ws' yet: 'layers' reads it at run-time indices, so funcgen passes it as a list; leave out chunk_size, or keep the stacked tensors in a struct or a std::array [funcgen-spec]
+// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:15: error: vmap with chunk_size mapping the vector 'ws', which 'layers' reads at run-time indices, cannot be generated yet; leave out chunk_size [funcgen-unsupported]
 FUNCGEN("j1 = jacrev(layers)")
 // CHECK: structure_diagnostics.cpp:[[@LINE-1]]:15: error: jacrev w.r.t. the vector 'ws' cannot be generated yet: 'layers' reads it at run-time indices, so its length is known only at run time; take its gradient with grad or vjp, or keep its tensors in a struct or a std::array [funcgen-unsupported]
 FUNCGEN("h1 = jvp(grad(layers))")
