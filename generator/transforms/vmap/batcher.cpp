@@ -46,9 +46,7 @@ ExprPtr member(ExprPtr of, const std::string& name, ir::Type type) {
 }
 
 ExprPtr call_named(const std::string& fn, std::vector<ExprPtr> args, ir::Type type) {
-  ExprPtr x = runtime(fn, std::move(args), type);
-  x->form = ir::CallForm::External;  // with no operator text: printed as `fn(args)`
-  return x;
+  return ir::external_call(fn, std::move(args), type);  // printed as `fn(args)`
 }
 
 ExprPtr subscript(ExprPtr of, int64_t i, ir::Type type) {
