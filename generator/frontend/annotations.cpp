@@ -192,7 +192,7 @@ class Collector {
     bool ok = true;
     // A member function's object is its first argument (the lowering reports the classes it cannot take).
     if (const auto* method = llvm::dyn_cast<clang::CXXMethodDecl>(fn); method != nullptr && !method->isStatic())
-      info.params.push_back({"self", true, cxx_spelling(method->getThisType()->getPointeeType().getUnqualifiedType(), context_)});
+      info.params.push_back({"self", true, cxx_spelling(method->getThisType()->getPointeeType().getUnqualifiedType(), context_), true});
     for (const clang::ParmVarDecl* p : fn->parameters()) {
       const clang::QualType t = p->getType();
       std::string why;
@@ -200,7 +200,7 @@ class Collector {
       if (is_fg_tensor(t)) {
         info.params.push_back({p->getNameAsString(), true, "fg::Tensor"});
       } else if (tree) {  // a structure of tensors: transformed leaf by leaf (frontend/pytree.h)
-        info.params.push_back({p->getNameAsString(), true, cxx_spelling(t.getNonReferenceType().getUnqualifiedType(), context_)});
+        info.params.push_back({p->getNameAsString(), true, cxx_spelling(t.getNonReferenceType().getUnqualifiedType(), context_), true});
       } else if (!why.empty()) {
         diags_.Report(p->getLocation(), unsupported_) << ("parameter '" + p->getNameAsString() + "' cannot be transformed: " + why);
         ok = false;

@@ -70,12 +70,23 @@ const char* name_of(TransformKind kind);
 // A vmap in_dims / out_dims entry: an int, or None (not mapped).
 using Dim = std::optional<int64_t>;
 
+// An in_dims entry over a structure, as torch.func's in_dims pytrees: an int or None for the whole
+// argument, or a tuple with one entry per field / element (`in_dims=((0, None), 0)`).
+struct DimTree {
+  Dim dim;                     // a leaf's entry
+  size_t offset = 0;
+  bool is_tuple = false;
+  std::vector<DimTree> items;  // a tuple's entries
+  bool any_mapped() const;
+};
+
 // A dims option as written: one entry for all (broadcast), or one per argument / output.
 struct DimsOption {
   bool per_item = false;  // written as a tuple
-  std::vector<Dim> dims;  // one element when !per_item
+  std::vector<Dim> dims;  // one element when !per_item; an entry written as a tuple: 0 if it maps any
   size_t offset = 0;
   std::vector<size_t> item_offsets;
+  std::vector<DimTree> trees;  // per_item: each entry as written (in_dims only takes nested tuples)
 };
 
 struct ArgnumsOption {
@@ -96,8 +107,8 @@ struct Transform {
   std::shared_ptr<const Transform> inner;  // every other kind: what it transforms
 
   // vmap
-  DimsOption in_dims{false, {Dim(0)}, 0, {}};
-  DimsOption out_dims{false, {Dim(0)}, 0, {}};
+  DimsOption in_dims{false, {Dim(0)}, 0, {}, {}};
+  DimsOption out_dims{false, {Dim(0)}, 0, {}, {}};
   Randomness randomness = Randomness::Error;
   size_t randomness_offset = 0;
   size_t randomness_length = 0;
@@ -119,6 +130,7 @@ struct Param {
   std::string name;
   bool is_tensor = true;       // fg::Tensor; otherwise a C++ scalar passed through
   std::string type_spelling;   // for messages: "int", "double", ...
+  bool structured = false;     // tensors inside a structure (frontend/pytree.h): in_dims may be a tuple
 };
 
 // The C++-level signature of a function, or of a transform of one.

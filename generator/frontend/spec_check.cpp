@@ -69,6 +69,9 @@ FunctionInfo check(const Transform& t, const FunctionLookup& lookup) {
       bool any_mapped = false;
       for (size_t i = 0; i < f.params.size(); ++i) {
         const Dim d = in.per_item ? in.dims[i] : in.dims[0];
+        if (in.per_item && in.trees[i].is_tuple && !f.params[i].structured)
+          error(in.item_offsets[i], "in_dims entry " + std::to_string(i) + " is a tuple, but " + describe(f.params[i]) +
+                                        " of '" + f.name + "' is not a structure; give an int or None");
         if (!d) continue;
         if (!f.params[i].is_tensor) {
           if (!in.per_item) continue;  // a single in_dims applies to the tensor arguments only

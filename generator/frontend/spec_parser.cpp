@@ -271,15 +271,29 @@ Dim dim_entry(const Value& v, const std::string& option) {
   error(v.offset, option + " entries must be an int or None");
 }
 
+DimTree dim_tree(const Value& v, const std::string& option) {
+  DimTree t;
+  t.offset = v.offset;
+  if (v.kind != Value::Kind::Tuple) {
+    t.dim = dim_entry(v, option);
+    return t;
+  }
+  t.is_tuple = true;
+  for (const Value& item : v.items) t.items.push_back(dim_tree(item, option));
+  return t;
+}
+
 DimsOption dims_option(const Value& v, const std::string& option) {
   DimsOption d;
   d.offset = v.offset;
   if (v.kind == Value::Kind::Tuple) {
     d.per_item = true;
     for (const Value& item : v.items) {
-      if (item.kind == Value::Kind::Tuple)
-        error(item.offset, "nested tuples in " + option + " are not supported; give one int or None per argument");
-      d.dims.push_back(dim_entry(item, option));
+      if (item.kind == Value::Kind::Tuple && option != "in_dims")
+        error(item.offset, "nested tuples in " + option + " are not supported; give one int or None per output");
+      d.trees.push_back(dim_tree(item, option));
+      const DimTree& tree = d.trees.back();
+      d.dims.push_back(tree.is_tuple ? (tree.any_mapped() ? Dim(0) : std::nullopt) : tree.dim);
       d.item_offsets.push_back(item.offset);
     }
     return d;
@@ -357,6 +371,13 @@ void apply_option(Transform& t, const std::string& key, const Value& v) {
 }
 
 }  // namespace
+
+bool DimTree::any_mapped() const {
+  if (!is_tuple) return dim.has_value();
+  for (const DimTree& item : items)
+    if (item.any_mapped()) return true;
+  return false;
+}
 
 const char* name_of(TransformKind kind) {
   switch (kind) {

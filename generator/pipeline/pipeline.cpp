@@ -74,7 +74,7 @@ std::optional<OutputFunction> Pipeline::generate(const AnnotatedSpec& spec) {
     structures::Refusal refusal;
     flat = structures::flatten(chain, user, structures::flat_signature(*fn, user), refusal);
     if (!flat) {
-      reporter_.report("unsupported", refusal.link.where->at(refusal.offset), refusal.message);
+      reporter_.report(refusal.category, refusal.link.where->at(refusal.offset), refusal.message);
       return std::nullopt;
     }
     chain = flat->chain;

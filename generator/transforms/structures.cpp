@@ -18,6 +18,7 @@ namespace {
 struct Refused {
   size_t offset;
   std::string message;
+  const char* category = "unsupported";
 };
 
 // What a header must see to declare a function taking `type`: the standard headers of its
@@ -136,6 +137,40 @@ Signature apply(const spec::Transform& t, const Signature& s) {
   return r;
 }
 
+// An in_dims entry over the leaves of the structure `t` (`what` names it for messages): an int or
+// None maps every tensor leaf; a tuple gives one entry per field or element, as torch.func matches
+// an in_dims pytree to its argument's.
+void spread_dims(const Tree& t, const spec::DimTree& d, const std::string& what, spec::DimsOption& out) {
+  if (!d.is_tuple) {
+    std::vector<const Tree*> leaves;
+    t.leaves(leaves);
+    for (const Tree* l : leaves) {
+      if (!l->passed) continue;
+      out.dims.push_back(l->kind == Kind::Tensor ? d.dim : spec::Dim());
+      out.item_offsets.push_back(d.offset);
+    }
+    return;
+  }
+  const bool has_fields = t.kind == Kind::Record || t.kind == Kind::Tuple || t.kind == Kind::Array;
+  if (!has_fields)
+    throw Refused{d.offset,
+                  "in_dims gives a tuple for '" + what + "' (" + t.cxx_type + "), which " +
+                      (t.kind == Kind::Tensor   ? std::string("is one tensor")
+                       : t.is_leaf() ? std::string("is not a structure")
+                                     : "holds as many elements as the caller passes") +
+                      "; give one int or None for it",
+                  "spec"};
+  if (d.items.size() != t.children.size())
+    throw Refused{d.offset,
+                  "in_dims gives " + std::to_string(d.items.size()) + " entr" + (d.items.size() == 1 ? "y" : "ies") +
+                      " for '" + what + "' (" + t.cxx_type + "), which has " + std::to_string(t.children.size()) +
+                      "; give one int or None per " + (t.kind == Kind::Record ? "field" : "element") +
+                      ", or one for the whole structure",
+                  "spec"};
+  for (size_t k = 0; k < d.items.size(); ++k)
+    spread_dims(t.children[k], d.items[k], pytree::access(t, k, what), out);
+}
+
 // The transform's options over the flat function's parameters, given the user's signature that
 // it applies to.
 std::shared_ptr<spec::Transform> spread(const spec::Transform& t, const Signature& user) {
@@ -144,15 +179,8 @@ std::shared_ptr<spec::Transform> spread(const spec::Transform& t, const Signatur
     if (t.in_dims.per_item) {
       c->in_dims.dims.clear();
       c->in_dims.item_offsets.clear();
-      for (size_t i = 0; i < user.params.size(); ++i) {
-        std::vector<const Tree*> leaves;
-        user.params[i].tree.leaves(leaves);
-        for (const Tree* l : leaves) {
-          if (!l->passed) continue;
-          c->in_dims.dims.push_back(l->kind == Kind::Tensor ? t.in_dims.dims[i] : spec::Dim());
-          c->in_dims.item_offsets.push_back(t.in_dims.item_offsets.at(i));
-        }
-      }
+      for (size_t i = 0; i < user.params.size(); ++i)
+        spread_dims(user.params[i].tree, t.in_dims.trees.at(i), user.params[i].name, c->in_dims);
     }
     if (t.out_dims.per_item) {
       for (const spec::Dim& d : t.out_dims.dims)
@@ -286,7 +314,7 @@ std::optional<Flat> flatten(const std::vector<SpecLink>& chain, const Signature&
       out.chain[k].t = c.get();
       out.owned.push_back(std::move(c));
     } catch (const Refused& r) {
-      refusal = Refusal{chain[k], r.offset, r.message};
+      refusal = Refusal{chain[k], r.offset, r.message, r.category};
       return std::nullopt;
     }
   }

@@ -44,6 +44,7 @@ struct Refusal {
   SpecLink link;
   size_t offset = 0;
   std::string message;
+  const char* category = "unsupported";  // or "spec": the spec does not fit the structures
 };
 
 // nullopt with `refusal` set when a transform of the chain cannot take the structures.

@@ -104,7 +104,7 @@ TEST(SpecParse, OptionValuesAreChecked) {
   expect_error("g = vmap(f, randomness='sometimes')", 23, "randomness must be one of 'error', 'different', 'same'");
   expect_error("g = vmap(f, control_flow=True)", 25, "control_flow must be one of 'error', 'select'");
   expect_error("g = vmap(f, in_dims='0')", 20, "in_dims must be an int, None, or a tuple of them");
-  expect_error("g = vmap(f, in_dims=(0, (1, 2)))", 24, "nested tuples in in_dims are not supported; give one int or None per argument");
+  expect_error("g = vmap(f, out_dims=(0, (1, 2)))", 25, "nested tuples in out_dims are not supported; give one int or None per output");
   expect_error("g = vmap(f, in_dims=(0, True))", 24, "in_dims entries must be an int or None");
   expect_error("g = vmap(f, chunk_size=0)", 23, "chunk_size must be a positive int or None");
   expect_error("g = grad(f, argnums=(0, 0))", 24, "argnums has 0 twice");
@@ -153,6 +153,14 @@ TEST_F(SpecCheck, ResultSignatures) {
   EXPECT_TRUE(check("v = vjp(loss)").returns_callable);
   EXPECT_EQ(check("h = hessian(loss)").outputs, 1u);
   EXPECT_EQ(check("j = jacrev(two)").outputs, 2u);
+  // A nested tuple maps a structure's fields (spread over them by transforms/structures.cpp).
+  const auto nested = build("e = vmap(model, in_dims=((0, None), (None, (None,)), None))");
+  ASSERT_EQ(nested->in_dims.trees.size(), 3u);
+  EXPECT_TRUE(nested->in_dims.trees[0].is_tuple);
+  EXPECT_EQ(nested->in_dims.trees[0].items[0].dim, Dim(0));
+  EXPECT_EQ(nested->in_dims.trees[0].items[1].offset, 29u);
+  EXPECT_EQ(nested->in_dims.dims, (std::vector<Dim>{0, std::nullopt, std::nullopt}));  // mapped if any field is
+  EXPECT_TRUE(nested->in_dims.trees[1].items[1].is_tuple);
   // A single int in_dims applies to the tensor arguments only.
   EXPECT_EQ(check("s = vmap(scale)").params.size(), 2u);
 }
@@ -161,6 +169,7 @@ TEST_F(SpecCheck, ErrorsAgainstTheSignature) {
   expect_check_error("g = vmap(lost)", 9, "unknown function 'lost'; name the annotated function or a spec defined earlier in this file");
   expect_check_error("g = vmap(loss, in_dims=(0, 0))", 23, "in_dims has 2 entries but 'loss' takes 4 arguments");
   expect_check_error("g = vmap(scale, in_dims=(0, 0))", 28, "in_dims entry 1 maps argument 'n' (int) of 'scale', which is not a tensor; use None");
+  expect_check_error("g = vmap(loss, in_dims=(0, (0, None), 0, 0))", 27, "in_dims entry 1 is a tuple, but argument 'b' (a scalar) of 'loss' is not a structure; give an int or None");
   expect_check_error("g = vmap(loss, in_dims=None)", 23, "vmap needs at least one mapped tensor argument, but in_dims maps none of 'loss'");
   expect_check_error("g = vmap(two, out_dims=(0, 1, 2))", 23, "out_dims has 3 entries but 'two' returns 2 values");
   expect_check_error("g = grad(scale, argnums=1)", 24, "argnums 1 selects argument 'n' (int) of 'scale', which cannot be differentiated; only fg::Tensor arguments can");

@@ -37,6 +37,8 @@ fg::Tensor Linear::affine(const fg::Tensor& x) const { return fg::matmul(weight,
 // ---- per-sample gradients and ensembling of a model written as a class (libtorch's style): the
 // object is the functions' first argument, as functional_call(model, params, x) takes the module
 FUNCGEN("classifier_ensemble = vmap(forward, in_dims=(0, None))")
+// in_dims over the fields, as torch.func's in_dims pytrees: an ensemble of first layers sharing one head
+FUNCGEN("shared_head_ensemble = vmap(forward, in_dims=(((0, 0), None), None))")
 FUNCGEN("classifier_ntk_jacobians = vmap(jacrev(forward), in_dims=(None, 0))")  // the NTK tutorial's jac1, jac2
 fg::Tensor Classifier::forward(const fg::Tensor& x) const { return fc2.forward(fc1.forward(x).relu()); }
 
@@ -58,6 +60,7 @@ FUNCGEN("hess = hessian(predict, argnums=1)")
 FUNCGEN("batch_jac_fwd = vmap(jacfwd(predict, argnums=1), in_dims=(None, 0))")
 FUNCGEN("predict_jvp = jvp(predict)")
 FUNCGEN("batched_jvp = vmap(jvp(predict), in_dims=(None, 0, None, 0))")
+FUNCGEN("per_weight_jacobians = vmap(jacrev(predict, argnums=1), in_dims=((0, None), 0))")  // one weight per example
 fg::Tensor predict(const Linear& layer, const fg::Tensor& x) { return fg::linear(x, layer.weight, layer.bias).tanh(); }
 
 // ---- a structured result, batched

@@ -236,4 +236,28 @@ TEST(Structures, PairsVectorsAndTuplesAgainstFiniteDifferences) {
   expect_close(std::get<1>(j0).bias, fg::eye(2, fg::kDouble));
 }
 
+TEST(Structures, InDimsOverTheFieldsOfAStructure) {
+  // An ensemble of first layers (mapped) sharing one head (None), against the loop of models.
+  const Mlp m = golden_mlp();
+  const fg::Tensor w1s = input({3, HID, IN}, 20), b1s = input({3, HID}, 21);
+  const structured::Classifier models{Linear{w1s, b1s}, Linear{m.w2, m.b2}};
+  const fg::Tensor out = structured::shared_head_ensemble(models, xs);
+  ASSERT_EQ(out.sizes(), (std::vector<int64_t>{3, N, OUT}));
+  for (int64_t k = 0; k < 3; ++k)
+    expect_close(out[k], structured::Classifier{Linear{w1s[k], b1s[k]}, Linear{m.w2, m.b2}}.forward(xs));
+
+  // A weight per example and one shared bias: in_dims=((0, None), 0).
+  const fg::Tensor ws = input({B, 3, 4}, 22), bias = input({3}, 23), x = input({B, 4}, 24);
+  const fg::Tensor jac = structured::per_weight_jacobians(Linear{ws, bias}, x);
+  ASSERT_EQ(jac.sizes(), (std::vector<int64_t>{B, 3, 4}));
+  for (int64_t i = 0; i < B; ++i) {
+    const Linear layer{ws[i], bias};
+    const fg::Tensor xi = x[i];
+    for (int64_t r = 0; r < 3; ++r) {
+      auto f = [&] { return structured::predict(layer, xi)[r].item<double>(); };
+      expect_close(jac[i][r], numeric_grad(f, xi));
+    }
+  }
+}
+
 }  // namespace

@@ -102,5 +102,18 @@ FUNCGEN("v8 = vmap(counted)")
 WithCount counted(const fg::Tensor& x) { return WithCount{x * 2, 1}; }
 // CHECK: structure_diagnostics.cpp:[[@LINE-1]]:1: error: the result of 'counted' cannot be transformed: a returned structure may hold only tensors (and structures of them); return the other values separately [funcgen-unsupported]
 
-// CHECK: 14 errors generated.
+// in_dims over a structure matches its fields, as torch.func matches in_dims pytrees.
+FUNCGEN("v9 = vmap(layer_sum, in_dims=((0, None, 0), 0))")
+// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:40: error: in_dims gives 3 entries for 'l' (diag::Layer), which has 2; give one int or None per field, or one for the whole structure [funcgen-spec]
+FUNCGEN("v10 = vmap(layer_sum, in_dims=((0, (0, None)), 0))")
+// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:45: error: in_dims gives a tuple for 'l.bias' (fg::Tensor), which is one tensor; give one int or None for it [funcgen-spec]
+fg::Tensor layer_sum(const Layer& l, const fg::Tensor& x) { return (fg::linear(x, l.weight, l.bias)).sum(); }
+
+FUNCGEN("v11 = vmap(dict_sum, in_dims=((0, None), 0))")
+// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:40: error: in_dims gives a tuple for 'params' (std::map<std::string, fg::Tensor>), which holds as many elements as the caller passes; give one int or None for it [funcgen-spec]
+fg::Tensor dict_sum(const std::map<std::string, fg::Tensor>& params, const fg::Tensor& x) {
+  return (params.at("w") * x + params.at("b")).sum();
+}
+
+// CHECK: 17 errors generated.
 }  // namespace diag
