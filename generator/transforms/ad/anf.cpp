@@ -287,7 +287,9 @@ class Normalizer {
           return;
         }
         if (s.kind == StmtKind::If) branch(s, scope, out);
-        else if (s.kind == StmtKind::Switch) switch_to_ifs(s, scope, out);
+        else if (s.kind == StmtKind::Switch)  // the others are chains of ifs by now (returns.h)
+          fail(s.range.getBegin(), "a 'break' inside an 'if' of a case cannot be differentiated yet; end the case "
+                                   "with its own 'break' after the 'if'");
         else loop(s, scope, out);
         return;
     }
@@ -399,115 +401,6 @@ class Normalizer {
     alternatives({&s.body, &s.else_body}, {&st->body, &st->else_body}, scope, "an 'if'", out);
     st->has_else = !st->else_body.empty();
     out.push_back(std::move(st));
-  }
-
-  // One case of a switch: its labels' values (none for default only) and its statements.
-  struct Section {
-    std::vector<std::string> labels;
-    bool is_default = false;
-    std::vector<ir::StmtPtr> body;
-  };
-
-  // The cases of a switch whose cases each end in their own break; nullopt (reported) otherwise.
-  std::optional<std::vector<Section>> sections_of(const Stmt& s) {
-    const std::vector<const Stmt*> flat = ir::switch_items(s.body);
-    std::vector<Section> sections;
-    bool open = false;  // statements since the last label, not yet ended by a break
-    for (const Stmt* t : flat) {
-      if (t->kind == StmtKind::Case) {
-        if (open && !sections.back().body.empty()) {
-          fail(t->range.getBegin(), "falling through into this case cannot be differentiated; end the case before "
-                                    "it with 'break'");
-          return std::nullopt;
-        }
-        if (!open) sections.emplace_back();
-        open = true;
-        if (t->text == "default") sections.back().is_default = true;
-        else sections.back().labels.push_back(t->text.substr(5));  // "case " + value
-        continue;
-      }
-      if (!open) continue;  // unreachable code after a break
-      if (t->kind == StmtKind::Break) {
-        open = false;
-        continue;
-      }
-      sections.back().body.push_back(ir::clone(*t));
-    }
-    // Breaks nested deeper than a case's own statements would leave the chain of ifs.
-    for (const auto& sec : sections) {
-      bool nested_break = false;
-      ir::for_each_stmt(sec.body, [&](const Stmt& t) { nested_break |= t.kind == StmtKind::Break; });
-      if (nested_break) {
-        fail(s.range.getBegin(), "a 'break' inside a case's if or loop cannot be differentiated yet; end each case "
-                                 "with its own 'break'");
-        return std::nullopt;
-      }
-    }
-    return sections;
-  }
-
-  // value == label || value == label2 ...: whether a section is selected.
-  ExprPtr selects(const Section& sec, int value, ir::Type type) {
-    ExprPtr cond;
-    for (const auto& label : sec.labels) {
-      auto eq = std::make_unique<Expr>();
-      eq->kind = ExprKind::Binary;
-      eq->type = ir::Type::Bool;
-      eq->text = "==";
-      eq->args.push_back(ir::var_ref(*out_, value));
-      eq->args.push_back(ir::opaque(label, type));
-      if (!cond) {
-        cond = std::move(eq);
-        continue;
-      }
-      auto either = std::make_unique<Expr>();
-      either->kind = ExprKind::Binary;
-      either->type = ir::Type::Bool;
-      either->text = "||";
-      either->args.push_back(std::move(cond));
-      either->args.push_back(std::move(eq));
-      cond = std::move(either);
-    }
-    return cond;
-  }
-
-  // A switch whose cases each end in a break, as a chain of ifs on the recorded value.
-  void switch_to_ifs(const Stmt& s, Scope& scope, std::vector<ir::StmtPtr>& out) {
-    std::optional<std::vector<Section>> found = sections_of(s);
-    if (!found) return;
-    const std::vector<Section>& sections = *found;
-    const int value = ir::add_var(*out_, claim("selected"), s.expr->type, "const auto");
-    out.push_back(ir::decl(value, scalar(*s.expr, scope, out)));
-    // The chain: if (taken) {case 1} else { const bool taken_1 = ...; if (taken_1) {case 2} else {default} }
-    std::vector<const std::vector<ir::StmtPtr>*> bodies;
-    std::vector<std::vector<ir::StmtPtr>*> outs;
-    const Section* fallback = nullptr;
-    std::vector<ir::StmtPtr> chain;
-    std::vector<ir::StmtPtr>* at = &chain;
-    std::vector<Stmt*> ifs;
-    for (const auto& sec : sections) {
-      if (sec.is_default) {
-        fallback = &sec;
-        continue;
-      }
-      ExprPtr cond = selects(sec, value, s.expr->type);
-      auto st = std::make_unique<Stmt>();
-      st->kind = StmtKind::If;
-      st->range = s.range;
-      st->expr = recorded(std::move(cond), *at);
-      st->has_else = true;
-      bodies.push_back(&sec.body);
-      outs.push_back(&st->body);
-      std::vector<ir::StmtPtr>* next = &st->else_body;
-      ifs.push_back(st.get());
-      at->push_back(std::move(st));
-      at = next;
-    }
-    bodies.push_back(fallback != nullptr ? &fallback->body : nullptr);
-    outs.push_back(at);
-    alternatives(bodies, outs, scope, "a 'switch'", out);
-    for (Stmt* t : ifs) t->has_else = !t->else_body.empty();
-    for (auto& st : chain) out.push_back(std::move(st));
   }
 
   // The tensors a loop body assigns (its loop-carried values, when they exist before it).
@@ -813,7 +706,8 @@ class Normalizer {
           return id;
         }
         fail(e, e.kind == ExprKind::Conditional
-                    ? "a '?:' that chooses between tensors cannot be differentiated yet; assign the tensor in an if/else instead"
+                    ? "a '?:' that chooses between tensors in a loop's condition or step, or behind '&&' or '||', cannot be "
+                      "differentiated yet; choose the tensor in an if/else before it"
                     : "this expression on tensors cannot be differentiated yet; compute it with fg ops");
         return 0;
     }
@@ -1010,14 +904,7 @@ class Normalizer {
       ok_ = false;  // reported by the lowering
       return {};
     }
-    if (auto loops = structured_loops(*callee)) {  // loops left early made to run to their condition
-      callee = loops.get();
-      single_returns_.push_back(std::move(loops));
-    }
-    if (auto single = single_return(*callee)) {  // early returns moved to the end
-      callee = single.get();
-      single_returns_.push_back(std::move(single));
-    }
+    callee = &structured_control_flow(*callee, single_returns_);  // ?:, switches, jumps and returns as ifs
     Scope inner;
     inner.fn = callee;
     std::vector<ExprPtr> results;
@@ -1068,7 +955,7 @@ class Normalizer {
   std::map<int, ExprPtr> view_call_;  // version -> the view call that made it
   std::map<int, std::set<int>> detached_;  // a merged or carried view -> the source vars of its base
   std::set<const clang::FunctionDecl*> active_;
-  std::vector<std::unique_ptr<ir::Function>> single_returns_;  // helpers with their jumps and early returns moved
+  std::vector<std::unique_ptr<ir::Function>> single_returns_;  // helpers with their control flow structured
   bool ok_ = true;
 };
 
@@ -1076,10 +963,9 @@ class Normalizer {
 
 std::unique_ptr<ir::Function> normalize(const ir::Function& fn, Lowering& lowering, Reporter& reporter,
                                         const std::string& what, const OpResolver& resolver) {
-  const std::unique_ptr<ir::Function> loops = structured_loops(fn);  // loops left early run to their condition
-  const ir::Function& src = loops ? *loops : fn;
-  const std::unique_ptr<ir::Function> single = single_return(src);  // early returns moved to the end
-  return Normalizer(lowering, reporter, what, resolver).run(single ? *single : src);
+  std::vector<std::unique_ptr<ir::Function>> owned;
+  const ir::Function& src = structured_control_flow(fn, owned);  // ?:, switches, jumps and returns as ifs
+  return Normalizer(lowering, reporter, what, resolver).run(src);
 }
 
 std::vector<const ir::Expr*> returned(const ir::Function& fn) {

@@ -1,5 +1,6 @@
 #include "transforms/ad/returns.h"
 
+#include <optional>
 #include <set>
 #include <string>
 
@@ -288,7 +289,240 @@ class LoopRewriter {
   bool changed_ = false;
 };
 
+// A case of a switch: its labels' values (none for default only) and the statements up to its
+// break (`ends`: it ended in a break, return or continue, rather than falling through).
+struct Section {
+  std::vector<std::string> labels;
+  bool is_default = false;
+  std::vector<const ir::Stmt*> own;
+  bool ends = false;
+};
+
+// Whether a break of the switch sits inside an if or block of a case (one inside a loop or an
+// inner switch is theirs).
+bool breaks_switch(const std::vector<StmtPtr>& body) {
+  for (const auto& s : body) {
+    if (s->kind == StmtKind::Break) return true;
+    if ((s->kind == StmtKind::If || s->kind == StmtKind::Block) && (breaks_switch(s->body) || breaks_switch(s->else_body)))
+      return true;
+  }
+  return false;
+}
+
+std::optional<std::vector<Section>> sections_of(const ir::Stmt& sw) {
+  std::vector<Section> sections;
+  bool labelled = false;  // the last item was a label: the next label joins its section
+  for (const ir::Stmt* t : ir::switch_items(sw.body)) {
+    if (t->kind == StmtKind::Case) {
+      if (!labelled) sections.emplace_back();
+      labelled = true;
+      if (t->text == "default") sections.back().is_default = true;
+      else sections.back().labels.push_back(t->text.substr(5));  // "case " + value
+      continue;
+    }
+    labelled = false;
+    if (sections.empty() || sections.back().ends) continue;  // unreachable: after a jump, before a label
+    Section& sec = sections.back();
+    if (t->kind == StmtKind::Break) {
+      sec.ends = true;
+      continue;
+    }
+    if ((t->kind == StmtKind::If || t->kind == StmtKind::Block) && (breaks_switch(t->body) || breaks_switch(t->else_body)))
+      return std::nullopt;
+    sec.own.push_back(t);
+    sec.ends = t->kind == StmtKind::Return || t->kind == StmtKind::Continue;
+  }
+  return sections;
+}
+
+class SwitchRewriter {
+ public:
+  explicit SwitchRewriter(ir::Function& fn) : fn_(fn) {
+    for (const auto& v : fn.vars) taken_.insert(v.name);
+    for (const auto& n : ir::text_names(fn)) taken_.insert(n);
+  }
+
+  bool changed() const { return changed_; }
+
+  std::vector<StmtPtr> rewrite(std::vector<StmtPtr> stmts) {
+    std::vector<StmtPtr> out;
+    for (StmtPtr& s : stmts) {
+      s->body = rewrite(std::move(s->body));  // inner switches first
+      s->else_body = rewrite(std::move(s->else_body));
+      if (s->kind != StmtKind::Switch) {
+        out.push_back(std::move(s));
+        continue;
+      }
+      std::optional<std::vector<Section>> sections = sections_of(*s);
+      if (!sections) {
+        out.push_back(std::move(s));
+        continue;
+      }
+      changed_ = true;
+      chain(*s, *sections, out);
+    }
+    return out;
+  }
+
+ private:
+  // The statements that run when section `i` is selected: its own, then the next section's while
+  // it falls through.
+  std::vector<StmtPtr> runs(const std::vector<Section>& sections, size_t i) {
+    std::vector<StmtPtr> out;
+    for (size_t k = i; k < sections.size(); ++k) {
+      for (const ir::Stmt* t : sections[k].own) out.push_back(ir::clone(*t));
+      if (sections[k].ends) break;
+    }
+    return out;
+  }
+
+  void chain(const ir::Stmt& sw, const std::vector<Section>& sections, std::vector<StmtPtr>& out) {
+    std::string name = "selected__";
+    for (int i = 1; taken_.count(name) != 0; ++i) name = "selected" + std::to_string(i) + "__";
+    taken_.insert(name);
+    const int value = ir::add_var(fn_, name, sw.expr->type, "const auto");
+    StmtPtr d = ir::decl(value, ir::clone(*sw.expr));
+    d->range = sw.range;
+    out.push_back(std::move(d));
+    std::vector<StmtPtr> ifs;
+    std::vector<ir::Stmt*> chained;
+    std::vector<StmtPtr>* at = &ifs;
+    std::optional<size_t> fallback;
+    for (size_t i = 0; i < sections.size(); ++i) {
+      if (sections[i].is_default) {
+        fallback = i;
+        continue;
+      }
+      ir::ExprPtr cond;
+      for (const auto& label : sections[i].labels) {
+        ir::ExprPtr eq = ir::binary("==", ir::var_ref(fn_, value), ir::opaque(label, sw.expr->type), ir::Type::Bool);
+        cond = cond ? ir::binary("||", std::move(cond), std::move(eq), ir::Type::Bool) : std::move(eq);
+      }
+      auto st = std::make_unique<ir::Stmt>();
+      st->kind = StmtKind::If;
+      st->range = sw.range;
+      st->ast = sw.ast;
+      st->expr = std::move(cond);
+      st->body = runs(sections, i);
+      std::vector<StmtPtr>* next = &st->else_body;
+      chained.push_back(st.get());
+      at->push_back(std::move(st));
+      at = next;
+    }
+    if (fallback) *at = runs(sections, *fallback);
+    for (ir::Stmt* s : chained) s->has_else = !s->else_body.empty();  // the last has none without a default
+    for (StmtPtr& s : ifs) out.push_back(std::move(s));
+  }
+
+  ir::Function& fn_;
+  std::set<std::string> taken_;
+  bool changed_ = false;
+};
+
+// The first `?:` of tensors in `e` that runs whenever `e` does (not in a lambda, behind `&&`/`||`
+// or in another's sides), or null.
+ir::ExprPtr* choice_in(ir::ExprPtr& e) {
+  if (e->kind == ir::ExprKind::Lambda) return nullptr;
+  if (e->kind == ir::ExprKind::Conditional && e->type == ir::Type::Tensor) return &e;
+  const bool short_circuit = e->kind == ir::ExprKind::Binary && (e->text == "&&" || e->text == "||");
+  const size_t n = e->kind == ir::ExprKind::Conditional || short_circuit ? 1 : e->args.size();
+  for (size_t i = 0; i < n && i < e->args.size(); ++i)
+    if (ir::ExprPtr* c = choice_in(e->args[i])) return c;
+  return nullptr;
+}
+
+class ChoiceRewriter {
+ public:
+  explicit ChoiceRewriter(ir::Function& fn) : fn_(fn) {
+    for (const auto& v : fn.vars) taken_.insert(v.name);
+    for (const auto& n : ir::text_names(fn)) taken_.insert(n);
+  }
+
+  bool changed() const { return changed_; }
+
+  std::vector<StmtPtr> rewrite(std::vector<StmtPtr> stmts) {
+    std::vector<StmtPtr> out;
+    for (StmtPtr& s : stmts) {
+      s->body = rewrite(std::move(s->body));
+      s->else_body = rewrite(std::move(s->else_body));
+      statement(std::move(s), out);
+    }
+    return out;
+  }
+
+ private:
+  // `s` after the ifs that choose its `?:`s' values.
+  void statement(StmtPtr s, std::vector<StmtPtr>& out) {
+    const bool evaluated_once = !is_loop(*s) && s->kind != StmtKind::Opaque;
+    ir::ExprPtr* c = evaluated_once && s->expr ? choice_in(s->expr) : nullptr;
+    if (c == nullptr) {
+      out.push_back(std::move(s));
+      return;
+    }
+    changed_ = true;
+    if (s->kind == StmtKind::Decl && c == &s->expr && fn_.var(s->var).type == ir::Type::Tensor) {
+      ir::ExprPtr choice = std::move(s->expr);  // fg::Tensor y; if (c) y = a; else y = b;
+      const int var = s->var;
+      out.push_back(std::move(s));
+      choose(var, std::move(choice), out);
+      return;
+    }
+    std::string name = "chosen__";
+    for (int i = 1; taken_.count(name) != 0; ++i) name = "chosen" + std::to_string(i) + "__";
+    taken_.insert(name);
+    const int var = ir::add_var(fn_, name, ir::Type::Tensor, "fg::Tensor");
+    StmtPtr d = ir::decl(var, nullptr);
+    d->range = (*c)->range;
+    out.push_back(std::move(d));
+    ir::ExprPtr choice = std::move(*c);
+    *c = ir::var_ref(fn_, var);
+    choose(var, std::move(choice), out);
+    statement(std::move(s), out);  // its next `?:`
+  }
+
+  // if (c) var = a; else var = b; (the sides' own `?:`s chosen inside)
+  void choose(int var, ir::ExprPtr choice, std::vector<StmtPtr>& out) {
+    auto st = std::make_unique<ir::Stmt>();
+    st->kind = StmtKind::If;
+    st->range = choice->range;
+    st->expr = std::move(choice->args[0]);
+    st->has_else = true;
+    for (size_t side = 1; side <= 2; ++side) {
+      StmtPtr a = ir::assign(var, std::move(choice->args[side]));
+      a->range = choice->range;
+      statement(std::move(a), side == 1 ? st->body : st->else_body);
+    }
+    statement(std::move(st), out);  // a `?:` in its condition
+  }
+
+  ir::Function& fn_;
+  std::set<std::string> taken_;
+  bool changed_ = false;
+};
+
 }  // namespace
+
+std::unique_ptr<ir::Function> choices_as_ifs(const ir::Function& fn) {
+  bool any = false;
+  ir::for_each_expr(fn.body, [&](const ir::Expr& e) { any |= e.kind == ir::ExprKind::Conditional && e.type == ir::Type::Tensor; });
+  if (!any) return nullptr;
+  std::unique_ptr<ir::Function> out = ir::copy_function(fn);
+  ChoiceRewriter rw(*out);
+  out->body = rw.rewrite(std::move(out->body));
+  if (!rw.changed()) return nullptr;
+  return out;
+}
+
+std::unique_ptr<ir::Function> switch_chains(const ir::Function& fn) {
+  bool any = false;
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) { any |= s.kind == StmtKind::Switch; });
+  if (!any) return nullptr;
+  std::unique_ptr<ir::Function> out = ir::copy_function(fn);
+  SwitchRewriter rw(*out);
+  out->body = rw.rewrite(std::move(out->body));
+  if (!rw.changed()) return nullptr;
+  return out;
+}
 
 bool computes_tensors(const ir::Stmt& s, const ir::Function& fn) {
   bool found = false;
@@ -317,6 +551,16 @@ std::unique_ptr<ir::Function> structured_loops(const ir::Function& fn) {
   for (int r : rw.declared_results()) out->body.push_back(ir::decl(r, nullptr));
   for (StmtPtr& s : body) out->body.push_back(std::move(s));
   return out;
+}
+
+const ir::Function& structured_control_flow(const ir::Function& fn, std::vector<std::unique_ptr<ir::Function>>& owned) {
+  const ir::Function* at = &fn;
+  for (auto pass : {choices_as_ifs, switch_chains, structured_loops, single_return})
+    if (std::unique_ptr<ir::Function> next = pass(*at)) {
+      at = next.get();
+      owned.push_back(std::move(next));
+    }
+  return *at;
 }
 
 std::unique_ptr<ir::Function> single_return(const ir::Function& fn) {

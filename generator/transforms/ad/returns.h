@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "ir/ir.h"
 
@@ -14,6 +15,22 @@ namespace funcgen::ad {
 // switch or a nested block: the normalizer reports those where they are).
 std::unique_ptr<ir::Function> single_return(const ir::Function& fn);
 
+// A `?:` that chooses between tensors made into an if that assigns one, the form the normalizer
+// differentiates: `fg::Tensor y = c ? a : b;` becomes `fg::Tensor y; if (c) y = a; else y = b;`,
+// and one inside a larger expression is chosen into `chosen__` first. Only the chosen side runs,
+// as in C++. One in a loop's condition or step, or behind `&&`/`||`, stays (the normalizer reports
+// it). Null when there is nothing to rewrite.
+std::unique_ptr<ir::Function> choices_as_ifs(const ir::Function& fn);
+
+// Switches made into chains of ifs, the form the passes below and the normalizer take:
+// `switch (k) { case 0: case 1: a; break; case 2: b; default: c; }` becomes
+// `const auto selected__ = k; if (selected__ == 0 || selected__ == 1) { a } else if (selected__ == 2)
+// { b c } else { c }`: a case that falls through runs the statements of the cases it falls into,
+// and its return or continue is one of an if, which structured_loops and single_return move.
+// A switch with a `break` inside a case's if stays (the normalizer reports it). Null when there
+// is nothing to rewrite.
+std::unique_ptr<ir::Function> switch_chains(const ir::Function& fn);
+
 // Loops left early made into loops that run until their condition says so, the form the normalizer
 // carries tensors through: `break` sets a flag the condition reads, `continue` a flag that skips the
 // rest of the trip, and `return e` inside a loop assigns the result, sets both and is returned
@@ -22,6 +39,10 @@ std::unique_ptr<ir::Function> single_return(const ir::Function& fn);
 // the end of its body, behind the same guard, so a loop that breaks does not step. Only loops that
 // compute tensors are rewritten. Null when there is nothing to rewrite.
 std::unique_ptr<ir::Function> structured_loops(const ir::Function& fn);
+
+// `fn` through the passes above, in order (choices, switches, loops, returns): what the normalizer
+// differentiates. `owned` keeps the copies they rewrote.
+const ir::Function& structured_control_flow(const ir::Function& fn, std::vector<std::unique_ptr<ir::Function>>& owned);
 
 // Whether `s` or a statement in it computes or assigns tensors (rather than scalar bookkeeping).
 bool computes_tensors(const ir::Stmt& s, const ir::Function& fn);

@@ -68,6 +68,62 @@ fg::Tensor loop_return(const fg::Tensor& x) {
   return y.sum();
 }
 
+// A switch inside a loop: a case that continues, one that returns, one that falls through into
+// the next, a default that breaks out of the switch only, and a loop of its own inside a case.
+FUNCGEN("switch_jumps_grad = grad(switch_jumps)")
+FUNCGEN("switch_jumps_jvp = jvp(switch_jumps)")
+FUNCGEN("switch_jumps_jacfwd = jacfwd(switch_jumps)")
+FUNCGEN("switch_jumps_hessian = hessian(switch_jumps)")
+FUNCGEN("switch_jumps_jacrev2 = jacrev(jacrev(switch_jumps))")
+FUNCGEN("switch_jumps_hvp = jvp(grad(switch_jumps))")
+FUNCGEN("switch_jumps_vmap = vmap(switch_jumps)")
+FUNCGEN("switch_jumps_psg = vmap(grad(switch_jumps))")
+FUNCGEN("switch_jumps_vjacrev = vmap(jacrev(switch_jumps))")
+fg::Tensor switch_jumps(const fg::Tensor& x) {
+  fg::Tensor y = x;
+  for (int i = 0; i < 9; ++i) {
+    switch (i % 4) {
+      case 0:
+        y = y * 0.9;
+        continue;
+      case 1:
+        y = y.sin() + x;  // falls through
+      case 2:
+        for (int k = 0; k < 3; ++k) {
+          if (k == 2) break;  // the inner loop's
+          y = y + 0.1 * y.cos();
+        }
+        break;
+      default:
+        if (i == 7) return (y * y * x).sum();
+        y = y.tanh();
+        break;
+    }
+    y = y + 0.05 * x;
+  }
+  return y.sum();
+}
+
+// `?:` choosing between tensors: a declaration's value, nested, and inside a larger expression.
+FUNCGEN("choices_grad = grad(choices)")
+FUNCGEN("choices_jvp = jvp(choices)")
+FUNCGEN("choices_jacfwd = jacfwd(choices)")
+FUNCGEN("choices_hessian = hessian(choices)")
+FUNCGEN("choices_jacrev2 = jacrev(jacrev(choices))")
+FUNCGEN("choices_hvp = jvp(grad(choices))")
+FUNCGEN("choices_vmap = vmap(choices)")
+FUNCGEN("choices_psg = vmap(grad(choices))")
+FUNCGEN("choices_vjacrev = vmap(jacrev(choices))")
+fg::Tensor choices(const fg::Tensor& x) {
+  fg::Tensor y = x;
+  for (int i = 0; i < 4; ++i) {
+    const fg::Tensor step = i % 2 == 0 ? y.sin() : y * 0.5;
+    y = y + (i == 3 ? step.tanh() : i == 1 ? step * step : step) * 0.5;
+  }
+  const int64_t n = x.size(0);
+  return (n > 2 ? y * x : y).sum();
+}
+
 // A while loop left by a break, with a continue, nested in a for loop that returns.
 FUNCGEN("nested_jumps_grad = grad(nested_jumps)")
 FUNCGEN("nested_jumps_jvp = jvp(nested_jumps)")

@@ -16,6 +16,8 @@ fg::Tensor loop_break(const fg::Tensor& x);
 fg::Tensor loop_continue(const fg::Tensor& x);
 fg::Tensor loop_return(const fg::Tensor& x);
 fg::Tensor nested_jumps(const fg::Tensor& x);
+fg::Tensor switch_jumps(const fg::Tensor& x);
+fg::Tensor choices(const fg::Tensor& x);
 fg::Tensor last_trip(const fg::Tensor& x);
 fg::Tensor helper_jumps(const fg::Tensor& x);
 fg::Tensor header_helpers(const fg::Tensor& x);
@@ -48,7 +50,8 @@ struct Construct {
   }
 
 std::vector<Construct> constructs() {
-  return {CONSTRUCT(loop_break), CONSTRUCT(loop_continue), CONSTRUCT(loop_return), CONSTRUCT(nested_jumps), CONSTRUCT(helper_jumps),
+  return {CONSTRUCT(loop_break), CONSTRUCT(loop_continue), CONSTRUCT(loop_return), CONSTRUCT(nested_jumps), CONSTRUCT(switch_jumps), CONSTRUCT(choices),
+          CONSTRUCT(helper_jumps),
           CONSTRUCT(last_trip), CONSTRUCT(header_helpers), CONSTRUCT(range_for), CONSTRUCT(lambdas),
           CONSTRUCT(shape_ints), CONSTRUCT(bindings), CONSTRUCT(pushed)};
 }

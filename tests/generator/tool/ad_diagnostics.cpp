@@ -30,20 +30,32 @@ fg::Tensor uses_doubled(const fg::Tensor& x) { return doubled(x).sin(); }
 // CHECK: ad_diagnostics.cpp:[[@LINE-1]]:55: error: 'doubled' has a custom_vjp rule but no custom_jvp; forward mode (jvp, jacfwd, hessian) needs a custom_jvp rule for it [funcgen-unsupported]
 
 // Branches and loops are differentiated (test_control_flow.cpp); what they may not do is here.
-// Early returns, break and continue are differentiated (test_constructs.cpp); fallthrough is not.
-FUNCGEN("fallthrough_grad = grad(fallthrough)")
-fg::Tensor fallthrough(const fg::Tensor& x, int k) {
+// Early returns, break, continue and switches are differentiated (test_constructs.cpp); a break of
+// a switch from inside a case's if is not yet.
+FUNCGEN("switch_break_grad = grad(switch_break)")
+fg::Tensor switch_break(const fg::Tensor& x, int k, bool early) {
   fg::Tensor y = x;
   switch (k) {
     case 0:
+      if (early) break;
       y = y.sin();
-    case 1:
-      y = y.cos();
       break;
+    default:
+      y = y.cos();
   }
   return y.sum();
 }
-// CHECK: ad_diagnostics.cpp:[[@LINE-6]]:5: error: falling through into this case cannot be differentiated; end the case before it with 'break' [funcgen-unsupported]
+// CHECK: ad_diagnostics.cpp:[[@LINE-10]]:3: error: a 'break' inside an 'if' of a case cannot be differentiated yet; end the case with its own 'break' after the 'if' [funcgen-unsupported]
+
+// A `?:` of tensors is differentiated as an if/else (test_constructs.cpp), except where it might
+// not run: behind && or ||, or in a loop's condition.
+FUNCGEN("short_choice_grad = grad(short_choice)")
+fg::Tensor short_choice(const fg::Tensor& x, bool flag, int k) {
+  fg::Tensor y = x;
+  if (flag && (k > 0 ? x : y * 2).sum().item<double>() > 0) y = y.sin();
+  return y.sum();
+}
+// CHECK: ad_diagnostics.cpp:[[@LINE-3]]:16: error: a '?:' that chooses between tensors in a loop's condition or step, or behind '&&' or '||', cannot be differentiated yet; choose the tensor in an if/else before it [funcgen-unsupported]
 
 FUNCGEN("tensor_condition_grad = grad(tensor_condition)")
 fg::Tensor tensor_condition(const fg::Tensor& x) {
