@@ -100,7 +100,10 @@ OutputFiles assemble(const std::string& source, const std::string& output_dir, c
     for (const std::string& l : f.header_lines)
       if (std::find(lines.begin(), lines.end(), l) == lines.end()) lines.push_back(l);
   std::stable_partition(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("#include", 0) == 0; });
-  for (const std::string& l : lines) h += l + "\n";
+  for (const std::string& l : lines) {  // a user's header by absolute path: relative to the output
+    const bool absolute = l.rfind("#include \"/", 0) == 0;
+    h += (absolute ? "#include \"" + include_path(l.substr(10, l.size() - 11), output_dir) + "\"" : l) + "\n";
+  }
   h += "\n";
   h += in_namespaces(functions, true);
   files.header = format_cpp(h, files.header_path);

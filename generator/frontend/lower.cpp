@@ -149,13 +149,13 @@ class FunctionLowerer {
         continue;
       }
       sig_.params.emplace_back();
-      const int id = add_var(p, p->getType());
+      const int id = add_var(p, without_user_aliases(p->getType(), context_));  // spelled for the header
       f_.vars[static_cast<size_t>(id)].param_index = static_cast<int>(f_.params.size());
       f_.params.push_back(id);
     }
     if (!trees_.empty() && !flatten_parameters(decl)) return false;
     f_.return_type = ir_type_of(decl->getReturnType());
-    f_.return_cxx_type = cxx_spelling(decl->getReturnType(), context_);
+    f_.return_cxx_type = cxx_spelling(without_user_aliases(decl->getReturnType(), context_), context_);
     if (!structured_result(decl)) return false;
     if (result_) {
       sig_.result = result_;
@@ -464,13 +464,7 @@ class FunctionLowerer {
 
   // An identifier made of `path` that no other name of the function has.
   std::string fresh_name(const std::string& path) {
-    std::string name;
-    for (char c : path) {
-      const bool word = std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-      if (word) name += c;
-      else if (!name.empty() && name.back() != '_') name += '_';
-    }
-    while (!name.empty() && name.back() == '_') name.pop_back();
+    std::string name = cxx::identifier_of(path);
     while (names_.count(name) != 0) name += "_";
     names_.insert(name);
     return name;

@@ -11,6 +11,17 @@ bool is_identifier(const std::string& s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':'; });
 }
 
+std::string identifier_of(const std::string& path) {
+  std::string name;
+  for (char c : path) {
+    const bool word = std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    if (word) name += c;
+    else if (!name.empty() && name.back() != '_') name += '_';
+  }
+  while (!name.empty() && name.back() == '_') name.pop_back();
+  return name;
+}
+
 // Wraps an expression in parentheses unless it is a name, a literal or a call.
 std::string paren(const std::string& s) {
   if (is_identifier(s)) return s;

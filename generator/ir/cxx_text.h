@@ -17,6 +17,9 @@ std::string unparen(const std::string& s);
 std::string join(const std::vector<std::string>& items, const char* sep = ", ");
 // Call arguments: joined, each without needless parentheses.
 std::string join_args(const std::vector<std::string>& args);
+// An identifier made of the words of `path` (`p.layer["w"]` -> p_layer_w): other characters become
+// one '_' between words.
+std::string identifier_of(const std::string& path);
 // A C++ string literal of `s` (quotes and backslashes escaped).
 std::string string_literal(const std::string& s);
 // `text` with the identifiers that `names` maps replaced (not those after `.`, `->` or `::`).

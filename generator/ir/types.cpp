@@ -2,6 +2,7 @@
 
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/DeclTemplate.h>
+#include <clang/Basic/SourceManager.h>
 
 #include <set>
 
@@ -95,6 +96,34 @@ ir::Type ir_type_of(clang::QualType type) {
     if (!elem.isNull() && bare(elem)->isIntegerType() && name != "std::optional") return ir::Type::IntList;
   }
   return ir::Type::Other;
+}
+
+clang::QualType without_user_aliases(clang::QualType type, const clang::ASTContext& context) {
+  if (type.isNull()) return type;
+  auto& ctx = const_cast<clang::ASTContext&>(context);  // the getters make the types they return
+  const clang::Qualifiers quals = type.getLocalQualifiers();
+  const clang::Type* t = type.getTypePtr();
+  clang::QualType inner;
+  if (const auto* r = llvm::dyn_cast<clang::LValueReferenceType>(t)) {
+    inner = ctx.getLValueReferenceType(without_user_aliases(r->getPointeeTypeAsWritten(), context));
+  } else if (const auto* r = llvm::dyn_cast<clang::RValueReferenceType>(t)) {
+    inner = ctx.getRValueReferenceType(without_user_aliases(r->getPointeeTypeAsWritten(), context));
+  } else if (const auto* p = llvm::dyn_cast<clang::PointerType>(t)) {
+    inner = ctx.getPointerType(without_user_aliases(p->getPointeeType(), context));
+  } else if (const auto* e = llvm::dyn_cast<clang::ElaboratedType>(t)) {
+    inner = without_user_aliases(e->getNamedType(), context);  // printed qualified without it
+  } else if (const auto* d = llvm::dyn_cast<clang::TypedefType>(t)) {
+    const clang::TypedefNameDecl* alias = d->getDecl();
+    const bool kept = context.getSourceManager().isInSystemHeader(alias->getLocation()) ||
+                      alias->getQualifiedNameAsString().rfind("fg::", 0) == 0;
+    if (kept) return type;
+    inner = without_user_aliases(alias->getUnderlyingType(), context);
+  } else if (const auto* s = llvm::dyn_cast<clang::TemplateSpecializationType>(t)) {
+    inner = s->isTypeAlias() ? without_user_aliases(s->getAliasedType(), context) : s->desugar();
+  } else {
+    return type;
+  }
+  return ctx.getQualifiedType(inner, quals);
 }
 
 std::string cxx_spelling(clang::QualType type, const clang::ASTContext& context) {

@@ -28,4 +28,9 @@ ir::Type ir_type_of(clang::QualType type);
 // How a type is spelled in generated code (fully qualified).
 std::string cxx_spelling(clang::QualType type, const clang::ASTContext& context);
 
+// `type` as a header that sees only the standard library and funcgen can spell it: the aliases the
+// user declared (typedef, using) replaced by what they name, and names fully qualified. Aliases of
+// system headers and of fg stay (int64_t).
+clang::QualType without_user_aliases(clang::QualType type, const clang::ASTContext& context);
+
 }  // namespace funcgen

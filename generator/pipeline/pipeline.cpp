@@ -37,6 +37,11 @@ VmapLevels masks_of(const std::vector<VmapLevel>& levels, std::vector<Levels>& p
 }
 
 // A printed function made static (after the comment lines before it).
+// Whether the spec returns a function object (vjp, linearize).
+bool callable(const std::vector<SpecLink>& chain) {
+  return chain.front().t->kind == spec::TransformKind::Vjp || chain.front().t->kind == spec::TransformKind::Linearize;
+}
+
 std::string as_static(const std::string& definition) {
   size_t at = 0;
   while (definition.compare(at, 2, "//") == 0) at = definition.find('\n', at) + 1;
@@ -92,16 +97,28 @@ std::optional<OutputFunction> Pipeline::generate(const AnnotatedSpec& spec) {
     };
     // What goes wrong in code AD made has no place in the source: it is reported at the spec.
     Reporter::Context at_spec(reporter_, spec.location, "");
-    g = ad::emit_ad_spec(spec, chain, lowering_, reporter_, resolver_, stages);
+    AnnotatedSpec named = spec;  // a structured vjp's or linearize's flat function has a name of its own
+    if (flat && callable(chain)) named.name = structures::callable_flat_name(spec.name);
+    g = ad::emit_ad_spec(named, chain, lowering_, reporter_, resolver_, stages);
   } else {
     std::vector<VmapLevel> levels;
     for (size_t k = 0; k < head; ++k) levels.push_back(make_level(*chain[k].t, chain[k].where, *fn));
     g = vmap_stage(spec, *fn, spec.name, levels, "");
   }
   if (!g || reporter_.errors() != errors_before || too_large(spec, *g)) return std::nullopt;
-  if (!flat) return OutputFunction{fn->namespaces, g->declaration, g->helpers, g->definition, {}};
-  // The flat function is an overload that only the structured one calls.
+  if (!flat) {
+    structures::HeaderNeeds needs = structures::header_needs(*fn->decl, context_);
+    if (!needs.problem.empty()) {
+      reporter_.report("unsupported", spec.spec_locations.at(spec.transform->offset), needs.problem);
+      return std::nullopt;
+    }
+    return OutputFunction{fn->namespaces, g->declaration, g->helpers, g->definition, std::move(needs.lines)};
+  }
   const structures::Wrapper w = structures::wrapper(spec.name, *flat);
+  if (callable(chain))  // the structured function object holds the flat one: the header declares both
+    return OutputFunction{fn->namespaces, g->declaration + "\n" + w.declaration, g->helpers + g->definition + "\n",
+                          w.definition, flat->user.header_lines};
+  // The flat function is an overload that only the structured one calls.
   return OutputFunction{fn->namespaces, w.declaration, g->helpers + as_static(g->definition) + "\n", w.definition,
                         flat->user.header_lines};
 }

@@ -1,5 +1,7 @@
 #include "transforms/structures.h"
 
+#include <llvm/Support/FileSystem.h>
+
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/DeclTemplate.h>
 
@@ -21,42 +23,90 @@ struct Refused {
   const char* category = "unsupported";
 };
 
-// What a header must see to declare a function taking `type`: the standard headers of its
-// containers and a forward declaration of each user structure.
-void declare_types(clang::QualType type, Signature& sig) {
-  const clang::QualType t = bare(type);
-  const auto* record = t->getAsCXXRecordDecl();
-  if (record == nullptr) return;
+void declare_types(clang::QualType type, Signature& sig, const clang::ASTContext& context);
+
+// A standard (or fg) type: the header of its container, and what its template arguments need.
+void declare_std(clang::QualType t, const clang::CXXRecordDecl* record, Signature& sig, const clang::ASTContext& context) {
   const std::string name = record_name(t);
-  if (name.rfind("std::", 0) == 0) {
-    static const std::pair<const char*, const char*> headers[] = {
-        {"std::map", "<map>"}, {"std::vector", "<vector>"}, {"std::array", "<array>"}, {"std::pair", "<utility>"}};
-    for (const auto& [n, h] : headers)
-      if (name == n) sig.header_lines.push_back(std::string("#include ") + h);
-    if (name == "std::map") sig.header_lines.push_back("#include <string>");
-    if (const auto* spec = llvm::dyn_cast<clang::ClassTemplateSpecializationDecl>(record))
-      for (const clang::TemplateArgument& a : spec->getTemplateArgs().asArray()) {
-        if (a.getKind() == clang::TemplateArgument::Type) declare_types(a.getAsType(), sig);
-        if (a.getKind() == clang::TemplateArgument::Pack)
-          for (const clang::TemplateArgument& p : a.pack_elements()) declare_types(p.getAsType(), sig);
-      }
-    return;
-  }
-  if (name.rfind("fg::", 0) == 0) return;
+  static const std::pair<const char*, const char*> headers[] = {{"std::map", "<map>"},     {"std::vector", "<vector>"},
+                                                                {"std::array", "<array>"}, {"std::pair", "<utility>"},
+                                                                {"std::basic_string", "<string>"}, {"std::optional", "<optional>"}};
+  for (const auto& [n, h] : headers)
+    if (name == n) sig.header_lines.push_back(std::string("#include ") + h);
+  if (name == "std::map") sig.header_lines.push_back("#include <string>");
+  if (const auto* spec = llvm::dyn_cast<clang::ClassTemplateSpecializationDecl>(record))
+    for (const clang::TemplateArgument& a : spec->getTemplateArgs().asArray()) {
+      if (a.getKind() == clang::TemplateArgument::Type) declare_types(a.getAsType(), sig, context);
+      if (a.getKind() == clang::TemplateArgument::Pack)
+        for (const clang::TemplateArgument& p : a.pack_elements()) declare_types(p.getAsType(), sig, context);
+    }
+}
+
+// What a header must see to declare a function taking `type`: the standard headers of its
+// containers and a forward declaration of each user structure and enum.
+// `namespace a { namespace b { <what> } }` around a declaration of `decl`'s scope; "" with
+// sig.problem set when a header cannot name it (a class's or a function's member, an anonymous namespace).
+std::string in_scope(const clang::NamedDecl* decl, const std::string& what, Signature& sig) {
   std::string open, close;
-  for (const clang::DeclContext* dc = record->getDeclContext(); !dc->isTranslationUnit(); dc = dc->getParent()) {
+  for (const clang::DeclContext* dc = decl->getDeclContext(); !dc->isTranslationUnit(); dc = dc->getParent()) {
+    if (llvm::isa<clang::LinkageSpecDecl>(dc)) continue;
     const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(dc);
     if (ns == nullptr || ns->isAnonymousNamespace()) {
-      sig.problem = "'" + record->getNameAsString() + "' is declared inside " +
+      sig.problem = "'" + decl->getNameAsString() + "' is declared inside " +
                     (ns == nullptr ? "a class or function" : "an anonymous namespace") +
                     ", so the generated header cannot declare functions that take it; declare it in a named namespace";
-      return;
+      return "";
     }
     open = "namespace " + ns->getNameAsString() + " { " + open;
     close += " }";
   }
-  sig.header_lines.push_back(open + (record->isClass() ? "class " : "struct ") + record->getNameAsString() + ";" + close);
-  for (const clang::FieldDecl* f : record->fields()) declare_types(f->getType(), sig);
+  return open + what + close;
+}
+
+// A type that cannot be declared again without its definition: the header that defines it is
+// included (by absolute path; the emitter makes it relative to the output), or, when the annotated
+// file itself defines it, sig.problem says what to do.
+void include_definition(const clang::NamedDecl* decl, const clang::ASTContext& context, const std::string& why,
+                        const std::string& advice, Signature& sig) {
+  const clang::SourceManager& sm = context.getSourceManager();
+  const clang::SourceLocation at = sm.getExpansionLoc(decl->getLocation());
+  llvm::SmallString<256> path;
+  if (!sm.isWrittenInMainFile(at) && !llvm::sys::fs::real_path(sm.getFilename(at), path)) {
+    sig.header_lines.push_back("#include \"" + path.str().str() + "\"");
+    return;
+  }
+  sig.problem = "'" + decl->getNameAsString() + "' " + why + " defined in the annotated file, so the generated header "
+                "cannot declare functions that take it; " + advice + "define it in a header that the file includes";
+}
+
+// An enum as a header may declare it without its enumerators (`enum class Mode : int;`).
+void declare_enum(const clang::EnumDecl* e, const clang::ASTContext& context, Signature& sig) {
+  if (!e->isScoped() && !e->isFixed())
+    return include_definition(e, context, "is an enum without a fixed underlying type",
+                              "make it an enum class, give it one (enum " + e->getNameAsString() + " : int), or ", sig);
+  const std::string what = std::string(e->isScoped() ? "enum class " : "enum ") + e->getNameAsString() + " : " +
+                           e->getIntegerType().getCanonicalType().getAsString(context.getPrintingPolicy()) + ";";
+  if (std::string line = in_scope(e, what, sig); !line.empty()) sig.header_lines.push_back(line);
+}
+
+void declare_types(clang::QualType type, Signature& sig, const clang::ASTContext& context) {
+  const clang::QualType t = bare(type);
+  if (const auto* e = t->getAs<clang::EnumType>()) return declare_enum(e->getDecl(), context, sig);
+  const auto* record = t->getAsCXXRecordDecl();
+  if (record == nullptr) return;
+  if (record->getDescribedClassTemplate() != nullptr || llvm::isa<clang::ClassTemplateSpecializationDecl>(record)) {
+    if (record_name(t).rfind("std::", 0) != 0 && record_name(t).rfind("fg::", 0) != 0)
+      include_definition(record, context, "is a class template", "", sig);
+    else
+      declare_std(t, record, sig, context);
+    return;
+  }
+  const std::string name = record_name(t);
+  if (name.rfind("std::", 0) == 0 || name.rfind("fg::", 0) == 0) return declare_std(t, record, sig, context);
+  const std::string line = in_scope(record, std::string(record->isClass() ? "class " : "struct ") + record->getNameAsString() + ";", sig);
+  if (line.empty()) return;
+  sig.header_lines.push_back(line);
+  for (const clang::FieldDecl* f : record->fields()) declare_types(f->getType(), sig, context);
 }
 
 Tree leaf(Kind kind, const std::string& cxx_type) {
@@ -129,10 +179,21 @@ Signature apply(const spec::Transform& t, const Signature& s) {
       break;
     }
     case spec::TransformKind::Vjp:
-    case spec::TransformKind::Linearize:
-      throw Refused{t.offset, std::string(spec::name_of(t.kind)) +
-                                  " of a function with structured parameters or results cannot be generated yet; take "
-                                  "the tensors as parameters, or use grad or jacrev"};
+    case spec::TransformKind::Linearize:  // the result's structure; callable_wrapper adds the function
+      if (t.has_aux)
+        throw Refused{t.offset, "has_aux=True with structured parameters or results cannot be generated yet; return the "
+                                "aux values from a second spec"};
+      for (const Param& p : s.params) {  // the function object keeps the numbers of the structures
+        std::vector<const Tree*> leaves;
+        p.tree.leaves(leaves);
+        const std::vector<std::string> at = pytree::leaf_accesses(p.tree, p.name);
+        for (size_t i = 0; i < leaves.size(); ++i)
+          if (p.tree.tensors() != 0 && leaves[i]->kind == Kind::Scalar && !ir::is_scalar(leaves[i]->scalar_type))
+            throw Refused{t.offset, std::string(spec::name_of(t.kind)) + " of a function whose argument '" + p.name +
+                                        "' holds '" + at[i] + "', neither a tensor nor a number, cannot be generated "
+                                        "yet; keep only tensors and numbers in it"};
+      }
+      break;
   }
   return r;
 }
@@ -226,10 +287,19 @@ std::shared_ptr<spec::Transform> spread(const spec::Transform& t, const Signatur
 }
 
 std::string bare_spelling(const clang::QualType t, const clang::ASTContext& context) {
-  return cxx_spelling(t.getNonReferenceType().getUnqualifiedType(), context);
+  return cxx_spelling(without_user_aliases(t.getNonReferenceType().getUnqualifiedType(), context), context);
 }
 
 }  // namespace
+
+HeaderNeeds header_needs(const clang::FunctionDecl& fn, const clang::ASTContext& context) {
+  Signature s;
+  if (const auto* method = llvm::dyn_cast<clang::CXXMethodDecl>(&fn); method != nullptr && !method->isStatic())
+    declare_types(method->getThisType()->getPointeeType(), s, context);
+  for (const clang::ParmVarDecl* p : fn.parameters()) declare_types(p->getType(), s, context);
+  declare_types(fn.getReturnType(), s, context);
+  return HeaderNeeds{std::move(s.header_lines), std::move(s.problem)};
+}
 
 Signature user_signature(const clang::FunctionDecl& fn, const StructuredSignature& sig, const clang::ASTContext& context) {
   Signature s;
@@ -239,7 +309,7 @@ Signature user_signature(const clang::FunctionDecl& fn, const StructuredSignatur
     self.name = "self";
     self.tree = *sig.params.at(0);
     self.cxx_decl = "const " + self.tree.cxx_type + "& self";
-    declare_types(method->getThisType()->getPointeeType(), s);
+    declare_types(method->getThisType()->getPointeeType(), s, context);
     s.params.push_back(std::move(self));
     first = 1;
   }
@@ -250,21 +320,21 @@ Signature user_signature(const clang::FunctionDecl& fn, const StructuredSignatur
     if (first + i < sig.params.size() && sig.params[first + i]) {
       param.tree = *sig.params[first + i];
       param.cxx_decl = "const " + param.tree.cxx_type + "& " + param.name;
-      declare_types(p->getType(), s);
     } else if (ir::is_tensor_like(ir_type_of(p->getType()))) {
       param.tree = leaf(Kind::Tensor, bare_spelling(p->getType(), context));
       param.cxx_decl = "const " + param.tree.cxx_type + "& " + param.name;
     } else {
       param.tree = leaf(Kind::Scalar, bare_spelling(p->getType(), context));
       param.tree.source = param.name;
-      param.cxx_decl = cxx_spelling(p->getType(), context) + " " + param.name;
+      param.cxx_decl = cxx_spelling(without_user_aliases(p->getType(), context), context) + " " + param.name;
     }
+    declare_types(p->getType(), s, context);
     s.params.push_back(std::move(param));
   }
   const clang::QualType ret = fn.getReturnType();
   if (sig.result) {
     s.result = *sig.result;
-    declare_types(ret, s);
+    declare_types(ret, s, context);
   } else if (record_name(ret) == "std::tuple") {
     std::vector<Tree> items;
     for (const clang::TemplateArgument& a : llvm::cast<clang::ClassTemplateSpecializationDecl>(bare(ret)->getAsCXXRecordDecl())
@@ -329,9 +399,20 @@ std::optional<Flat> flatten(const std::vector<SpecLink>& chain, const Signature&
   return out;
 }
 
-Wrapper wrapper(const std::string& name, const Flat& flat) {
-  const Signature& u = flat.user;
+namespace {
+
+// The structured function's parameters, the flat function's arguments made of their leaves, and
+// the checks that vectors and maps hold what the function reads.
+struct Call {
   std::vector<std::string> params, args, checks;
+};
+
+Call call_of(const std::string& name, const Flat& flat) {
+  const Signature& u = flat.user;
+  Call c;
+  std::vector<std::string>& params = c.params;
+  std::vector<std::string>& args = c.args;
+  std::vector<std::string>& checks = c.checks;
   for (const Param& p : u.params) {
     params.push_back(p.cxx_decl);
     for (std::string& a : pytree::leaf_accesses(p.tree, p.name, true)) args.push_back(std::move(a));
@@ -351,6 +432,111 @@ Wrapper wrapper(const std::string& name, const Flat& flat) {
     };
     check(p.tree, p.name);
   }
+  return c;
+}
+
+// The tensor leaves of `t` (the list a vector read in loops is, too) from `root`.
+std::vector<std::string> tensor_accesses(const Tree& t, const std::string& root) {
+  std::vector<const Tree*> leaves;
+  t.leaves(leaves);
+  const std::vector<std::string> all = pytree::leaf_accesses(t, root);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < leaves.size(); ++i)
+    if (leaves[i]->kind == Kind::Tensor) out.push_back(all[i]);
+  return out;
+}
+
+// `flat`'s outputs (the flat function's, from `root`) in the structure of the user's result.
+std::string structured_result(const Flat& flat, const std::string& root) {
+  if (!pytree::is_structured(flat.user.result)) return root;
+  size_t next = 0;
+  return pytree::build(flat.user.result, pytree::leaf_accesses(flat.flat.result, root), next);
+}
+
+// vjp and linearize: the structured function returns its outputs and a function object that wraps
+// the flat one's: the pullback takes cotangents structured as the outputs and returns a gradient
+// structured as each primal that holds tensors (keeping a copy of those with other fields, whose
+// values the gradients carry); jvp_fn takes tangents structured as the primals.
+Wrapper callable_wrapper(const std::string& name, const Flat& flat, bool vjp) {
+  const Signature& u = flat.user;
+  const Call c = call_of(name, flat);
+  const std::string kind = vjp ? "pullback" : "jvp_fn";
+  const std::string type = name + "_" + kind, flat_type = callable_flat_name(name) + "_" + kind;
+  std::vector<std::string> members = {flat_type + " flat;"}, member_values = {"std::move(std::get<1>(flat__))"};
+  std::vector<std::string> call_params, flat_args, results;
+  std::string ret, build;
+  if (vjp) {
+    std::vector<std::string> cotangents;
+    if (pytree::is_structured(u.result) || u.result.kind == Kind::Tensor) {
+      call_params.push_back("const " + u.result.cxx_type + "& ct");
+      flat_args = tensor_accesses(u.result, "ct");
+    } else {  // a tuple of tensors: one cotangent each, as the flat pullback takes them
+      for (size_t k = 0; k < u.result.children.size(); ++k) {
+        call_params.push_back("const fg::Tensor& ct" + std::to_string(k));
+        flat_args.push_back("ct" + std::to_string(k));
+      }
+    }
+    std::vector<std::string> grads;  // the flat pullback's: one per tensor (or list) parameter
+    size_t n = 0;
+    for (const Param& p : u.params) n += tensor_accesses(p.tree, p.name).size();
+    for (size_t k = 0; k < n; ++k) grads.push_back("std::get<" + std::to_string(k) + ">(grads__)");
+    size_t next = 0;
+    std::vector<std::string> types;
+    for (const Param& p : u.params) {
+      if (tensor_accesses(p.tree, p.name).empty()) continue;
+      Tree tree = p.tree;  // its numbers are copied into its gradient: the function object keeps them
+      std::vector<Tree*> leaves;
+      tree.leaves(leaves);
+      for (Tree* l : leaves)
+        if (l->kind == Kind::Scalar && !l->source.empty()) {
+          const std::string member = cxx::identifier_of(l->source) + "__";
+          members.push_back(l->cxx_type + " " + member + ";");
+          member_values.push_back(l->source);
+          l->source = member;
+        }
+      types.push_back(tree.cxx_type);
+      results.push_back(pytree::build(tree, grads, next));
+    }
+    ret = "std::tuple<" + cxx::join(types) + ">";
+    build = "  const auto grads__ = flat(" + cxx::join(flat_args) + ");\n  return " + ret + "{" + cxx::join(results) + "};\n";
+  } else {
+    for (const Param& p : u.params) {
+      const std::vector<std::string> leaves = tensor_accesses(p.tree, p.name + "_tangent");
+      if (leaves.empty()) continue;
+      call_params.push_back("const " + p.tree.cxx_type + "& " + p.name + "_tangent");
+      flat_args.insert(flat_args.end(), leaves.begin(), leaves.end());
+    }
+    ret = u.result.cxx_type;
+    build = "  const auto tangent__ = flat(" + cxx::join(flat_args) + ");\n  return " + structured_result(flat, "tangent__") + ";\n";
+  }
+  const std::string signature = "std::tuple<" + u.result.cxx_type + ", " + type + "> " + name + "(" + cxx::join(c.params) + ")";
+  Wrapper w;
+  w.declaration = "// The " + kind + " that " + name + " returns, on the structures of its arguments.\nstruct " + type + " {\n";
+  for (const std::string& m : members) w.declaration += "  " + m + "\n";
+  w.declaration += "  " + ret + " operator()(" + cxx::join(call_params) + ") const;\n};\n" + signature + ";\n";
+  w.definition = ret + " " + type + "::operator()(" + cxx::join(call_params) + ") const {\n" + build + "}\n\n";
+  w.definition += "// " + name + " on the structures of its arguments: funcgen transforms the flat function above.\n" +
+                  signature + " {\n";
+  for (const std::string& check : c.checks) w.definition += "  " + check + "\n";
+  w.definition += "  auto flat__ = " + callable_flat_name(name) + "(" + cxx::join(c.args) + ");\n";
+  w.definition += "  return {" + structured_result(flat, "std::get<0>(flat__)") + ", " + type + "{" +
+                  cxx::join(member_values) + "}};\n}\n";
+  return w;
+}
+
+}  // namespace
+
+std::string callable_flat_name(const std::string& name) { return name + "__flat"; }
+
+Wrapper wrapper(const std::string& name, const Flat& flat) {
+  const spec::TransformKind outer = flat.chain.front().t->kind;
+  if (outer == spec::TransformKind::Vjp || outer == spec::TransformKind::Linearize)
+    return callable_wrapper(name, flat, outer == spec::TransformKind::Vjp);
+  const Signature& u = flat.user;
+  const Call c = call_of(name, flat);
+  const std::vector<std::string>& params = c.params;
+  const std::vector<std::string>& args = c.args;
+  const std::vector<std::string>& checks = c.checks;
   const std::string signature = u.result.cxx_type + " " + name + "(" + cxx::join(params) + ")";
   Wrapper w;
   w.declaration = signature + ";\n";

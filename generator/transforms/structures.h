@@ -28,6 +28,15 @@ struct Signature {
   std::string problem;                    // why its types cannot be declared in a header
 };
 
+// What a header that declares functions taking `fn`'s parameters and returning its result must
+// see (standard headers, forward declarations of user structs and enums), and why it cannot
+// declare them, if so (`problem`, empty otherwise).
+struct HeaderNeeds {
+  std::vector<std::string> lines;
+  std::string problem;
+};
+HeaderNeeds header_needs(const clang::FunctionDecl& fn, const clang::ASTContext& context);
+
 // The function the spec names: as the user wrote it, and flat (as lowered).
 Signature user_signature(const clang::FunctionDecl& fn, const StructuredSignature& sig, const clang::ASTContext& context);
 Signature flat_signature(const ir::Function& fn, const Signature& user);
@@ -52,10 +61,13 @@ std::optional<Flat> flatten(const std::vector<SpecLink>& chain, const Signature&
                             Refusal& refusal);
 
 // The function the user calls: checks the sizes of vectors and maps, calls the flat function (of
-// the same name, an overload) with the leaves, and builds the structured result.
+// the same name, an overload; for vjp and linearize, callable_flat_name's) with the leaves, and
+// builds the structured result (and the pullback or jvp_fn over the flat one's).
 struct Wrapper {
   std::string declaration, definition;
 };
 Wrapper wrapper(const std::string& name, const Flat& flat);
+// The flat function of a vjp or linearize spec, whose function object the structured one wraps.
+std::string callable_flat_name(const std::string& name);
 
 }  // namespace funcgen::structures

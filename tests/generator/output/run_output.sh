@@ -97,6 +97,48 @@ ln -s "$work/elsewhere/deep" outlink
 "$cxx" -std=c++17 -fsyntax-only -I"$include_dir" outlink/gen/model.funcgen.cpp ||
   fail "the generated source does not find the annotated one"
 
+# The header declares its functions on its own, whatever types they take: aliases spelled out,
+# structs and enums forward-declared, a header included for what cannot be (an enum without a
+# fixed type, a class template); included alone, it compiles.
+mkdir -p selfcontained/inc
+cat > selfcontained/inc/types.h <<'SRC'
+#pragma once
+namespace lib { enum Plain { P0, P1 }; template <class X> struct Box { X v; }; }
+SRC
+cat > selfcontained/model.cpp <<'SRC'
+#include <funcgen/funcgen.h>
+#include <cstdint>
+#include <string>
+#include <vector>
+#include "inc/types.h"
+namespace cfg { struct Opts { double s; }; enum class Mode { A, B }; }
+namespace app {
+using cfg::Opts;
+using Layers = std::vector<fg::Tensor>;
+using Real = double;
+enum Fixed : uint8_t { F0, F1 };
+FUNCGEN("g = grad(f)")
+fg::Tensor f(const fg::Tensor& x, const Opts& o, cfg::Mode m, Fixed k, Real r, const std::string& name) { return (x * o.s * r).sum(); }
+FUNCGEN("h = grad(layers, argnums=1)")
+fg::Tensor layers(const Layers& ws, const fg::Tensor& x, lib::Plain p, const lib::Box<int>& b) {
+  fg::Tensor y = x;
+  for (const auto& w : ws) y = fg::matmul(w, y);
+  return y.sum();
+}
+}  // namespace app
+SRC
+"$funcgen" selfcontained/model.cpp -o selfcontained/gen -- -std=c++17 -I"$include_dir" || fail "generation of selfcontained"
+grep -q "^fg::Tensor h(const std::vector<fg::Tensor>& ws, const fg::Tensor& x, lib::Plain p,$" selfcontained/gen/model.funcgen.h &&
+  ! grep -Eq "Layers|Real r|const Opts&" selfcontained/gen/model.funcgen.h || { cat selfcontained/gen/model.funcgen.h; fail "aliases not spelled out"; }
+grep -q '^#include "../inc/types.h"$' selfcontained/gen/model.funcgen.h || fail "defining header not included"
+echo '#include "model.funcgen.h"' > selfcontained/alone.cpp
+"$cxx" -std=c++17 -fsyntax-only -I"$include_dir" -Iselfcontained/gen selfcontained/alone.cpp ||
+  { cat selfcontained/gen/model.funcgen.h; fail "the generated header does not compile on its own"; }
+sed -i 's/^enum Fixed : uint8_t/enum Fixed/' selfcontained/model.cpp
+"$funcgen" selfcontained/model.cpp -o selfcontained/gen -- -std=c++17 -I"$include_dir" 2>&1 |
+  grep -q "error: 'Fixed' is an enum without a fixed underlying type defined in the annotated file" ||
+  fail "no error for an enum the header cannot declare"
+
 # Usage errors exit 2.
 set +e
 "$funcgen" --no-such-option model.cpp -- -std=c++17 >/dev/null 2>&1

@@ -59,12 +59,15 @@ FUNCGEN("jac_rev_layer = jacrev(predict)")
 FUNCGEN("hess = hessian(predict, argnums=1)")
 FUNCGEN("batch_jac_fwd = vmap(jacfwd(predict, argnums=1), in_dims=(None, 0))")
 FUNCGEN("predict_jvp = jvp(predict)")
+FUNCGEN("predict_vjp = vjp(predict)")              // the pullback returns a Linear and a tensor
+FUNCGEN("predict_linearize = linearize(predict)")  // jvp_fn takes a Linear of tangents
 FUNCGEN("batched_jvp = vmap(jvp(predict), in_dims=(None, 0, None, 0))")
 FUNCGEN("per_weight_jacobians = vmap(jacrev(predict, argnums=1), in_dims=((0, None), 0))")  // one weight per example
 fg::Tensor predict(const Linear& layer, const fg::Tensor& x) { return fg::linear(x, layer.weight, layer.bias).tanh(); }
 
 // ---- a structured result, batched
 FUNCGEN("batched_heads = vmap(heads, in_dims=(None, 0))")
+FUNCGEN("heads_vjp = vjp(heads)")  // cotangents structured as the result
 Heads heads(const Linear& layer, const fg::Tensor& x) {
   fg::Tensor z = fg::linear(x, layer.weight, layer.bias);
   return Heads{z, z.softmax(-1)};
@@ -72,6 +75,7 @@ Heads heads(const Linear& layer, const fg::Tensor& x) {
 
 // ---- nesting, scalars passed through, std::array, std::pair, std::tuple, std::vector
 FUNCGEN("scaled_grad = grad(scaled_loss, argnums=(0, 1))")
+FUNCGEN("scaled_vjp = vjp(scaled_loss)")  // the gradient keeps the scale
 fg::Tensor scaled_loss(const Scaled& s, const std::array<fg::Tensor, 2>& xs) {
   fg::Tensor y = fg::linear(xs[0], s.layer.weight, s.layer.bias) * s.scale;
   if (s.scale > 1.0) y = y.sin();

@@ -260,4 +260,44 @@ TEST(Structures, InDimsOverTheFieldsOfAStructure) {
   }
 }
 
+TEST(Structures, VjpAndLinearizeTakeAndReturnTheStructures) {
+  Predict p;
+  // vjp's pullback of each output's one-hot cotangent is that output's row of the jacobians.
+  auto [out, pullback] = structured::predict_vjp(p.layer, p.x);
+  expect_close(out, structured::predict(p.layer, p.x));
+  auto [jl, jx] = structured::jac_rev_wx(p.layer, p.x);
+  for (int64_t r = 0; r < D; r += 5) {
+    auto [gl, gx] = pullback(fg::eye(D, fg::kDouble)[r]);
+    expect_close(gl.weight, jl.weight[r]);
+    expect_close(gl.bias, jl.bias[r]);
+    expect_close(gx, jx[r]);
+  }
+  // linearize's jvp_fn is jvp at the point it was made.
+  auto [lout, jvp_fn] = structured::predict_linearize(p.layer, p.x);
+  const Linear tangent{input({D, D}, 25), input({D}, 26)};
+  const fg::Tensor tx = input({D}, 27);
+  auto [o, t] = structured::predict_jvp(p.layer, p.x, tangent, tx);
+  expect_close(lout, o);
+  expect_close(jvp_fn(tangent, tx), t);
+
+  // Cotangents structured as the result; the gradient of a struct keeps its number.
+  auto [h, heads_pullback] = structured::heads_vjp(p.layer, p.x);
+  const structured::Heads ct{input({D}, 30), input({D}, 31)};
+  auto [hl, hx] = heads_pullback(ct);
+  auto f = [&] {
+    const structured::Heads y = structured::heads(p.layer, p.x);
+    return ((y.logits * ct.logits).sum() + (y.probs * ct.probs).sum()).item<double>();
+  };
+  expect_close(hl.weight, numeric_grad(f, p.layer.weight));
+  expect_close(hx, numeric_grad(f, p.x));
+  structured::Scaled sc{Linear{input({3, 4}, 1), input({3}, 2)}, 0.5};
+  std::array<fg::Tensor, 2> in{input({4}, 3), input({3}, 4)};
+  auto [value, scaled_pullback] = structured::scaled_vjp(sc, in);
+  auto [gs, gin] = scaled_pullback(fg::ones({}, fg::kDouble));
+  auto [want_s, want_in] = structured::scaled_grad(sc, in);
+  EXPECT_EQ(gs.scale, 0.5);
+  expect_close(gs.layer.weight, want_s.layer.weight);
+  expect_close(gin[1], want_in[1]);
+}
+
 }  // namespace

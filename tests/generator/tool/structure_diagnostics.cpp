@@ -5,6 +5,8 @@
 
 #include <list>
 #include <map>
+#include <string>
+#include <tuple>
 #include <vector>
 
 namespace diag {
@@ -80,10 +82,20 @@ FUNCGEN("g5 = grad(calls_scaled)")
 fg::Tensor calls_scaled(const Layer& l) { return scaled(l).weight.sum(); }
 // CHECK: structure_diagnostics.cpp:[[@LINE-1]]:50: error: 'scaled' returns a structure, which funcgen cannot take apart in its caller yet; return std::tuple or tensors from helpers [funcgen-unsupported]
 
-// vjp returns a function; with structures it cannot be generated yet.
-FUNCGEN("v6 = vjp(layer_out)")
-// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:15: error: vjp of a function with structured parameters or results cannot be generated yet; take the tensors as parameters, or use grad or jacrev [funcgen-unsupported]
-fg::Tensor layer_out(const Layer& l, const fg::Tensor& x) { return fg::linear(x, l.weight, l.bias); }
+// vjp's pullback keeps the numbers of a structure to put them in its gradient; other values it cannot keep yet.
+struct Named {
+  fg::Tensor w;
+  std::string name;
+};
+FUNCGEN("v6 = vjp(named_out)")
+// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:15: error: vjp of a function whose argument 'n' holds 'n.name', neither a tensor nor a number, cannot be generated yet; keep only tensors and numbers in it [funcgen-unsupported]
+fg::Tensor named_out(const Named& n, const fg::Tensor& x) { return n.w * x; }
+
+FUNCGEN("v7 = vjp(layer_aux, has_aux=True)")
+// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:15: error: has_aux=True with structured parameters or results cannot be generated yet; return the aux values from a second spec [funcgen-unsupported]
+std::tuple<fg::Tensor, fg::Tensor> layer_aux(const Layer& l, const fg::Tensor& x) {
+  return {fg::linear(x, l.weight, l.bias), x.sum()};
+}
 
 // A jacobian of a structured result w.r.t. a structure would nest structures in tensors' places.
 struct Pair {
@@ -115,5 +127,5 @@ fg::Tensor dict_sum(const std::map<std::string, fg::Tensor>& params, const fg::T
   return (params.at("w") * x + params.at("b")).sum();
 }
 
-// CHECK: 17 errors generated.
+// CHECK: 18 errors generated.
 }  // namespace diag
