@@ -111,7 +111,7 @@ FunctionInfo check(const Transform& t, const FunctionLookup& lookup) {
     case TransformKind::Jvp: {
       // jvp(f)(primals..., tangents...): a tangent for every tensor primal.
       for (const Param& p : f.params)
-        if (p.is_tensor) r.params.push_back(Param{"tangent_" + p.name, true, p.type_spelling});
+        if (p.is_tensor) r.params.push_back(Param{"tangent_" + p.name, true, p.type_spelling, p.structured});
       r.outputs = t.has_aux ? 3 : 2;
       r.returns_tuple = true;
       break;

@@ -36,12 +36,12 @@ VmapLevels masks_of(const std::vector<VmapLevel>& levels, std::vector<Levels>& p
   return masks;
 }
 
-// A printed function made static (after the comment lines before it).
 // Whether the spec returns a function object (vjp, linearize).
 bool callable(const std::vector<SpecLink>& chain) {
   return chain.front().t->kind == spec::TransformKind::Vjp || chain.front().t->kind == spec::TransformKind::Linearize;
 }
 
+// A printed function made static (after the comment lines before it).
 std::string as_static(const std::string& definition) {
   size_t at = 0;
   while (definition.compare(at, 2, "//") == 0) at = definition.find('\n', at) + 1;

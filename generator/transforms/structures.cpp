@@ -5,7 +5,9 @@
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/DeclTemplate.h>
 
+#include <algorithm>
 #include <functional>
+#include <set>
 
 #include "ir/cxx_text.h"
 #include "ir/types.h"
@@ -23,91 +25,96 @@ struct Refused {
   const char* category = "unsupported";
 };
 
-void declare_types(clang::QualType type, Signature& sig, const clang::ASTContext& context);
+// What a header must see to declare functions taking or returning given types: the standard
+// headers of their containers, a forward declaration of each user struct and enum, and the header
+// that defines a type it cannot declare (a class template, an enum without a fixed type, a type
+// inside a class). A function declaration needs no more: its types may be incomplete.
+class HeaderDeclarations {
+ public:
+  HeaderDeclarations(Signature& sig, const clang::ASTContext& context) : sig_(sig), context_(context) {}
 
-// A standard (or fg) type: the header of its container, and what its template arguments need.
-void declare_std(clang::QualType t, const clang::CXXRecordDecl* record, Signature& sig, const clang::ASTContext& context) {
-  const std::string name = record_name(t);
-  static const std::pair<const char*, const char*> headers[] = {{"std::map", "<map>"},     {"std::vector", "<vector>"},
-                                                                {"std::array", "<array>"}, {"std::pair", "<utility>"},
-                                                                {"std::basic_string", "<string>"}, {"std::optional", "<optional>"}};
-  for (const auto& [n, h] : headers)
-    if (name == n) sig.header_lines.push_back(std::string("#include ") + h);
-  if (name == "std::map") sig.header_lines.push_back("#include <string>");
-  if (const auto* spec = llvm::dyn_cast<clang::ClassTemplateSpecializationDecl>(record))
-    for (const clang::TemplateArgument& a : spec->getTemplateArgs().asArray()) {
-      if (a.getKind() == clang::TemplateArgument::Type) declare_types(a.getAsType(), sig, context);
-      if (a.getKind() == clang::TemplateArgument::Pack)
-        for (const clang::TemplateArgument& p : a.pack_elements()) declare_types(p.getAsType(), sig, context);
+  void declare(clang::QualType type) {
+    const clang::QualType t = bare(type);
+    if (const auto* e = t->getAs<clang::EnumType>()) return enumeration(e->getDecl());
+    const auto* record = t->getAsCXXRecordDecl();
+    if (record == nullptr || !seen_.insert(record).second) return;
+    const std::string name = record_name(t);
+    if (name.rfind("std::", 0) == 0 || name.rfind("fg::", 0) == 0) return standard(record, name);
+    if (record->getDescribedClassTemplate() != nullptr || llvm::isa<clang::ClassTemplateSpecializationDecl>(record))
+      return include_definition(record, "is a class template", "");
+    if (record->getName().empty()) return include_definition(record, "has no name of its own (typedef struct {...})", "");
+    const char* tag = record->isUnion() ? "union " : record->isClass() ? "class " : "struct ";
+    in_scope(record, tag + record->getNameAsString() + ";");
+  }
+
+ private:
+  // A standard (or fg) type: the header of its container, and what its template arguments need.
+  void standard(const clang::CXXRecordDecl* record, const std::string& name) {
+    static const std::pair<const char*, const char*> headers[] = {
+        {"std::map", "<map>"},         {"std::vector", "<vector>"},        {"std::array", "<array>"},
+        {"std::pair", "<utility>"},    {"std::basic_string", "<string>"},  {"std::optional", "<optional>"},
+        {"std::function", "<functional>"}, {"std::set", "<set>"},          {"std::unordered_map", "<unordered_map>"},
+        {"std::unordered_set", "<unordered_set>"}, {"std::basic_string_view", "<string_view>"},
+        {"std::shared_ptr", "<memory>"}, {"std::unique_ptr", "<memory>"},  {"std::variant", "<variant>"}};
+    for (const auto& [n, h] : headers)
+      if (name == n) sig_.header_lines.push_back(std::string("#include ") + h);
+    if (name == "std::map") sig_.header_lines.push_back("#include <string>");
+    if (const auto* spec = llvm::dyn_cast<clang::ClassTemplateSpecializationDecl>(record))
+      for (const clang::TemplateArgument& a : spec->getTemplateArgs().asArray()) {
+        if (a.getKind() == clang::TemplateArgument::Type) declare(a.getAsType());
+        if (a.getKind() == clang::TemplateArgument::Pack)
+          for (const clang::TemplateArgument& p : a.pack_elements())
+            if (p.getKind() == clang::TemplateArgument::Type) declare(p.getAsType());
+      }
+  }
+
+  // An enum as a header may declare it without its enumerators (`enum class Mode : int;`).
+  void enumeration(const clang::EnumDecl* e) {
+    if (!seen_.insert(e).second) return;
+    if (!e->isScoped() && !e->isFixed())
+      return include_definition(e, "is an enum without a fixed underlying type",
+                                "make it an enum class, give it one (enum " + e->getNameAsString() + " : int), or ");
+    in_scope(e, std::string(e->isScoped() ? "enum class " : "enum ") + e->getNameAsString() + " : " +
+                    e->getIntegerType().getCanonicalType().getAsString(context_.getPrintingPolicy()) + ";");
+  }
+
+  // `namespace a { inline namespace b { <what> } }` around `decl`; a type inside a class, a
+  // function or an anonymous namespace cannot be declared there: its header is included.
+  void in_scope(const clang::NamedDecl* decl, const std::string& what) {
+    std::string open, close;
+    for (const clang::DeclContext* dc = decl->getDeclContext(); !dc->isTranslationUnit(); dc = dc->getParent()) {
+      if (llvm::isa<clang::LinkageSpecDecl>(dc)) continue;
+      const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(dc);
+      if (ns == nullptr || ns->isAnonymousNamespace())
+        return include_definition(decl, ns == nullptr ? "is declared inside a class or function"
+                                                      : "is declared in an anonymous namespace", "");
+      open = std::string(ns->isInline() ? "inline " : "") + "namespace " + ns->getNameAsString() + " { " + open;
+      close += " }";
     }
-}
+    sig_.header_lines.push_back(open + what + close);
+  }
 
-// What a header must see to declare a function taking `type`: the standard headers of its
-// containers and a forward declaration of each user structure and enum.
-// `namespace a { namespace b { <what> } }` around a declaration of `decl`'s scope; "" with
-// sig.problem set when a header cannot name it (a class's or a function's member, an anonymous namespace).
-std::string in_scope(const clang::NamedDecl* decl, const std::string& what, Signature& sig) {
-  std::string open, close;
-  for (const clang::DeclContext* dc = decl->getDeclContext(); !dc->isTranslationUnit(); dc = dc->getParent()) {
-    if (llvm::isa<clang::LinkageSpecDecl>(dc)) continue;
-    const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(dc);
-    if (ns == nullptr || ns->isAnonymousNamespace()) {
-      sig.problem = "'" + decl->getNameAsString() + "' is declared inside " +
-                    (ns == nullptr ? "a class or function" : "an anonymous namespace") +
-                    ", so the generated header cannot declare functions that take it; declare it in a named namespace";
-      return "";
+  // The header that defines `decl` (by absolute path; the emitter makes it relative to the output),
+  // or, when the annotated file defines it, sig.problem says what to do.
+  void include_definition(const clang::NamedDecl* decl, const std::string& why, const std::string& advice) {
+    const clang::SourceManager& sm = context_.getSourceManager();
+    const clang::SourceLocation at = sm.getExpansionLoc(decl->getLocation());
+    llvm::SmallString<256> path;
+    const bool in_main = sm.isWrittenInMainFile(at);
+    if (!in_main && !llvm::sys::fs::real_path(sm.getFilename(at), path)) {
+      sig_.header_lines.push_back("#include \"" + path.str().str() + "\"");
+      return;
     }
-    open = "namespace " + ns->getNameAsString() + " { " + open;
-    close += " }";
+    const std::string name = decl->getName().empty() ? "an unnamed type" : "'" + decl->getNameAsString() + "'";
+    sig_.problem = name + " " + why + (in_main ? " and is defined in the annotated file" : "") +
+                   ", so the generated header cannot declare functions that take it; " + advice +
+                   "define it in a header that the file includes";
   }
-  return open + what + close;
-}
 
-// A type that cannot be declared again without its definition: the header that defines it is
-// included (by absolute path; the emitter makes it relative to the output), or, when the annotated
-// file itself defines it, sig.problem says what to do.
-void include_definition(const clang::NamedDecl* decl, const clang::ASTContext& context, const std::string& why,
-                        const std::string& advice, Signature& sig) {
-  const clang::SourceManager& sm = context.getSourceManager();
-  const clang::SourceLocation at = sm.getExpansionLoc(decl->getLocation());
-  llvm::SmallString<256> path;
-  if (!sm.isWrittenInMainFile(at) && !llvm::sys::fs::real_path(sm.getFilename(at), path)) {
-    sig.header_lines.push_back("#include \"" + path.str().str() + "\"");
-    return;
-  }
-  sig.problem = "'" + decl->getNameAsString() + "' " + why + " defined in the annotated file, so the generated header "
-                "cannot declare functions that take it; " + advice + "define it in a header that the file includes";
-}
-
-// An enum as a header may declare it without its enumerators (`enum class Mode : int;`).
-void declare_enum(const clang::EnumDecl* e, const clang::ASTContext& context, Signature& sig) {
-  if (!e->isScoped() && !e->isFixed())
-    return include_definition(e, context, "is an enum without a fixed underlying type",
-                              "make it an enum class, give it one (enum " + e->getNameAsString() + " : int), or ", sig);
-  const std::string what = std::string(e->isScoped() ? "enum class " : "enum ") + e->getNameAsString() + " : " +
-                           e->getIntegerType().getCanonicalType().getAsString(context.getPrintingPolicy()) + ";";
-  if (std::string line = in_scope(e, what, sig); !line.empty()) sig.header_lines.push_back(line);
-}
-
-void declare_types(clang::QualType type, Signature& sig, const clang::ASTContext& context) {
-  const clang::QualType t = bare(type);
-  if (const auto* e = t->getAs<clang::EnumType>()) return declare_enum(e->getDecl(), context, sig);
-  const auto* record = t->getAsCXXRecordDecl();
-  if (record == nullptr) return;
-  if (record->getDescribedClassTemplate() != nullptr || llvm::isa<clang::ClassTemplateSpecializationDecl>(record)) {
-    if (record_name(t).rfind("std::", 0) != 0 && record_name(t).rfind("fg::", 0) != 0)
-      include_definition(record, context, "is a class template", "", sig);
-    else
-      declare_std(t, record, sig, context);
-    return;
-  }
-  const std::string name = record_name(t);
-  if (name.rfind("std::", 0) == 0 || name.rfind("fg::", 0) == 0) return declare_std(t, record, sig, context);
-  const std::string line = in_scope(record, std::string(record->isClass() ? "class " : "struct ") + record->getNameAsString() + ";", sig);
-  if (line.empty()) return;
-  sig.header_lines.push_back(line);
-  for (const clang::FieldDecl* f : record->fields()) declare_types(f->getType(), sig, context);
-}
+  Signature& sig_;
+  const clang::ASTContext& context_;
+  std::set<const clang::Decl*> seen_;
+};
 
 Tree leaf(Kind kind, const std::string& cxx_type) {
   Tree t;
@@ -294,22 +301,25 @@ std::string bare_spelling(const clang::QualType t, const clang::ASTContext& cont
 
 HeaderNeeds header_needs(const clang::FunctionDecl& fn, const clang::ASTContext& context) {
   Signature s;
+  HeaderDeclarations header(s, context);
   if (const auto* method = llvm::dyn_cast<clang::CXXMethodDecl>(&fn); method != nullptr && !method->isStatic())
-    declare_types(method->getThisType()->getPointeeType(), s, context);
-  for (const clang::ParmVarDecl* p : fn.parameters()) declare_types(p->getType(), s, context);
-  declare_types(fn.getReturnType(), s, context);
+    header.declare(method->getThisType()->getPointeeType());
+  for (const clang::ParmVarDecl* p : fn.parameters()) header.declare(p->getType());
+  header.declare(fn.getReturnType());
   return HeaderNeeds{std::move(s.header_lines), std::move(s.problem)};
 }
 
 Signature user_signature(const clang::FunctionDecl& fn, const StructuredSignature& sig, const clang::ASTContext& context) {
   Signature s;
+  HeaderNeeds needs = header_needs(fn, context);
+  s.header_lines = std::move(needs.lines);
+  s.problem = std::move(needs.problem);
   size_t first = 0;  // sig.params' index of the first declared parameter
   if (const auto* method = llvm::dyn_cast<clang::CXXMethodDecl>(&fn); method != nullptr && !method->isStatic()) {
     Param self;  // the object, the first parameter of the generated free functions (lower.h)
     self.name = "self";
     self.tree = *sig.params.at(0);
     self.cxx_decl = "const " + self.tree.cxx_type + "& self";
-    declare_types(method->getThisType()->getPointeeType(), s, context);
     s.params.push_back(std::move(self));
     first = 1;
   }
@@ -328,13 +338,11 @@ Signature user_signature(const clang::FunctionDecl& fn, const StructuredSignatur
       param.tree.source = param.name;
       param.cxx_decl = cxx_spelling(without_user_aliases(p->getType(), context), context) + " " + param.name;
     }
-    declare_types(p->getType(), s, context);
     s.params.push_back(std::move(param));
   }
   const clang::QualType ret = fn.getReturnType();
   if (sig.result) {
     s.result = *sig.result;
-    declare_types(ret, s, context);
   } else if (record_name(ret) == "std::tuple") {
     std::vector<Tree> items;
     for (const clang::TemplateArgument& a : llvm::cast<clang::ClassTemplateSpecializationDecl>(bare(ret)->getAsCXXRecordDecl())
@@ -489,7 +497,11 @@ Wrapper callable_wrapper(const std::string& name, const Flat& flat, bool vjp) {
       tree.leaves(leaves);
       for (Tree* l : leaves)
         if (l->kind == Kind::Scalar && !l->source.empty()) {
-          const std::string member = cxx::identifier_of(l->source) + "__";
+          std::string member = cxx::identifier_of(l->source) + "__";
+          while (std::any_of(members.begin(), members.end(), [&](const std::string& m) {
+            return m.size() > member.size() + 1 && m.compare(m.size() - member.size() - 2, member.size() + 2, " " + member + ";") == 0;
+          }))
+            member += "_";
           members.push_back(l->cxx_type + " " + member + ";");
           member_values.push_back(l->source);
           l->source = member;

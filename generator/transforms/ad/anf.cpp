@@ -288,8 +288,8 @@ class Normalizer {
         }
         if (s.kind == StmtKind::If) branch(s, scope, out);
         else if (s.kind == StmtKind::Switch)  // the others are chains of ifs by now (returns.h)
-          fail(s.range.getBegin(), "a 'break' inside an 'if' of a case cannot be differentiated yet; end the case "
-                                   "with its own 'break' after the 'if'");
+          fail(s.range.getBegin(), "a 'break' of this switch inside an 'if' or a block of a case cannot be "
+                                   "differentiated yet; end the case with its own 'break' after it");
         else loop(s, scope, out);
         return;
     }
@@ -706,8 +706,8 @@ class Normalizer {
           return id;
         }
         fail(e, e.kind == ExprKind::Conditional
-                    ? "a '?:' that chooses between tensors in a loop's condition or step, or behind '&&' or '||', cannot be "
-                      "differentiated yet; choose the tensor in an if/else before it"
+                    ? "a '?:' that chooses between tensors where it is written to, in a loop's condition or step, or "
+                      "behind '&&' or '||' cannot be differentiated yet; use an if/else instead"
                     : "this expression on tensors cannot be differentiated yet; compute it with fg ops");
         return 0;
     }

@@ -294,7 +294,7 @@ class LoopRewriter {
 struct Section {
   std::vector<std::string> labels;
   bool is_default = false;
-  std::vector<const ir::Stmt*> own;
+  std::vector<StmtPtr> own;
   bool ends = false;
 };
 
@@ -307,6 +307,32 @@ bool breaks_switch(const std::vector<StmtPtr>& body) {
       return true;
   }
   return false;
+}
+
+bool is_jump(const ir::Stmt& s) {
+  return s.kind == StmtKind::Break || s.kind == StmtKind::Return || s.kind == StmtKind::Continue;
+}
+
+// The statement `t` of a case, appended to `sec`: a break ends the case, as does a braced block
+// that ends in one (`case 0: { ...; break; }`, the break dropped); false for a break elsewhere
+// inside an if or block.
+bool append(Section& sec, const ir::Stmt& t) {
+  if (t.kind == StmtKind::Break) {
+    sec.ends = true;
+    return true;
+  }
+  StmtPtr copy = ir::clone(t);
+  if (copy->kind == StmtKind::Block && !copy->body.empty() && is_jump(*copy->body.back())) {
+    sec.ends = true;
+    if (copy->body.back()->kind == StmtKind::Break) copy->body.pop_back();
+  } else {
+    sec.ends = t.kind == StmtKind::Return || t.kind == StmtKind::Continue;
+  }
+  if ((copy->kind == StmtKind::If || copy->kind == StmtKind::Block) &&
+      (breaks_switch(copy->body) || breaks_switch(copy->else_body)))
+    return false;
+  sec.own.push_back(std::move(copy));
+  return true;
 }
 
 std::optional<std::vector<Section>> sections_of(const ir::Stmt& sw) {
@@ -322,15 +348,7 @@ std::optional<std::vector<Section>> sections_of(const ir::Stmt& sw) {
     }
     labelled = false;
     if (sections.empty() || sections.back().ends) continue;  // unreachable: after a jump, before a label
-    Section& sec = sections.back();
-    if (t->kind == StmtKind::Break) {
-      sec.ends = true;
-      continue;
-    }
-    if ((t->kind == StmtKind::If || t->kind == StmtKind::Block) && (breaks_switch(t->body) || breaks_switch(t->else_body)))
-      return std::nullopt;
-    sec.own.push_back(t);
-    sec.ends = t->kind == StmtKind::Return || t->kind == StmtKind::Continue;
+    if (!append(sections.back(), *t)) return std::nullopt;
   }
   return sections;
 }
@@ -370,7 +388,7 @@ class SwitchRewriter {
   std::vector<StmtPtr> runs(const std::vector<Section>& sections, size_t i) {
     std::vector<StmtPtr> out;
     for (size_t k = i; k < sections.size(); ++k) {
-      for (const ir::Stmt* t : sections[k].own) out.push_back(ir::clone(*t));
+      for (const StmtPtr& t : sections[k].own) out.push_back(ir::clone(*t));
       if (sections[k].ends) break;
     }
     return out;
@@ -419,14 +437,22 @@ class SwitchRewriter {
   bool changed_ = false;
 };
 
-// The first `?:` of tensors in `e` that runs whenever `e` does (not in a lambda, behind `&&`/`||`
-// or in another's sides), or null.
+bool is_assignment(const std::string& op) {
+  return !op.empty() && op.back() == '=' && op != "==" && op != "!=" && op != "<=" && op != ">=";
+}
+
+// The first `?:` of tensors in `e` that may be chosen before the rest of `e` runs, or null: not in
+// a lambda, behind `&&`/`||`, in another's sides, after what a `,` or a braced list runs first, or
+// where it is written to (`(c ? a : b).add_(x)`, `(c ? a : b) += x`: a copy would take the write).
 ir::ExprPtr* choice_in(ir::ExprPtr& e) {
   if (e->kind == ir::ExprKind::Lambda) return nullptr;
   if (e->kind == ir::ExprKind::Conditional && e->type == ir::Type::Tensor) return &e;
-  const bool short_circuit = e->kind == ir::ExprKind::Binary && (e->text == "&&" || e->text == "||");
-  const size_t n = e->kind == ir::ExprKind::Conditional || short_circuit ? 1 : e->args.size();
-  for (size_t i = 0; i < n && i < e->args.size(); ++i)
+  const bool first_only = e->kind == ir::ExprKind::Conditional || e->kind == ir::ExprKind::List ||
+                          e->kind == ir::ExprKind::Tuple ||
+                          (e->kind == ir::ExprKind::Binary && (e->text == "&&" || e->text == "||" || e->text == ","));
+  const bool written = (e->kind == ir::ExprKind::Call && !e->op.empty() && e->op.back() == '_') ||
+                       (e->kind == ir::ExprKind::Binary && is_assignment(e->text));
+  for (size_t i = written ? 1 : 0; i < (first_only ? 1 : e->args.size()) && i < e->args.size(); ++i)
     if (ir::ExprPtr* c = choice_in(e->args[i])) return c;
   return nullptr;
 }
@@ -454,7 +480,10 @@ class ChoiceRewriter {
   // `s` after the ifs that choose its `?:`s' values.
   void statement(StmtPtr s, std::vector<StmtPtr>& out) {
     const bool evaluated_once = !is_loop(*s) && s->kind != StmtKind::Opaque;
+    const bool binds_reference =  // fg::Tensor& r = c ? a : b; writes through r reach a or b
+        s->kind == StmtKind::Decl && fn_.var(s->var).cxx_type.find('&') != std::string::npos;
     ir::ExprPtr* c = evaluated_once && s->expr ? choice_in(s->expr) : nullptr;
+    if (c != nullptr && binds_reference && c == &s->expr) c = nullptr;
     if (c == nullptr) {
       out.push_back(std::move(s));
       return;

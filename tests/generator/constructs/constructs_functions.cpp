@@ -68,8 +68,9 @@ fg::Tensor loop_return(const fg::Tensor& x) {
   return y.sum();
 }
 
-// A switch inside a loop: a case that continues, one that returns, one that falls through into
-// the next, a default that breaks out of the switch only, and a loop of its own inside a case.
+// A switch inside a loop: a case that continues, a default in the middle that returns or breaks
+// out of the switch only, a case that falls through into the next, a braced case with a loop of
+// its own.
 FUNCGEN("switch_jumps_grad = grad(switch_jumps)")
 FUNCGEN("switch_jumps_jvp = jvp(switch_jumps)")
 FUNCGEN("switch_jumps_jacfwd = jacfwd(switch_jumps)")
@@ -86,18 +87,19 @@ fg::Tensor switch_jumps(const fg::Tensor& x) {
       case 0:
         y = y * 0.9;
         continue;
+      default:  // i % 4 == 3, before the cases it does not fall into
+        if (i == 7) return (y * y * x).sum();
+        y = y.tanh();
+        break;
       case 1:
         y = y.sin() + x;  // falls through
-      case 2:
+      case 2: {
         for (int k = 0; k < 3; ++k) {
           if (k == 2) break;  // the inner loop's
           y = y + 0.1 * y.cos();
         }
         break;
-      default:
-        if (i == 7) return (y * y * x).sum();
-        y = y.tanh();
-        break;
+      }
     }
     y = y + 0.05 * x;
   }
@@ -121,7 +123,7 @@ fg::Tensor choices(const fg::Tensor& x) {
     y = y + (i == 3 ? step.tanh() : i == 1 ? step * step : step) * 0.5;
   }
   const int64_t n = x.size(0);
-  return (n > 2 ? y * x : y).sum();
+  return (n > 2 ? y * x : y).sum() + (n > 5 ? y : x * y.cos()).sum();  // both sides of a shape test
 }
 
 // A while loop left by a break, with a continue, nested in a for loop that returns.

@@ -111,14 +111,23 @@ cat > selfcontained/model.cpp <<'SRC'
 #include <string>
 #include <vector>
 #include "inc/types.h"
-namespace cfg { struct Opts { double s; }; enum class Mode { A, B }; }
+#include <functional>
+#include <set>
+namespace cfg {
+struct Opts { double s; enum class Kind { K0, K1 } kind; };  // an enum inside: the header needs only Opts
+struct Node { double v; std::vector<Node> kids; };           // a type that contains itself
+enum class Mode { A, B };
+inline namespace v1 { struct Versioned { int n; }; }
+}
 namespace app {
 using cfg::Opts;
 using Layers = std::vector<fg::Tensor>;
 using Real = double;
 enum Fixed : uint8_t { F0, F1 };
 FUNCGEN("g = grad(f)")
-fg::Tensor f(const fg::Tensor& x, const Opts& o, cfg::Mode m, Fixed k, Real r, const std::string& name) { return (x * o.s * r).sum(); }
+fg::Tensor f(const fg::Tensor& x, const Opts& o, cfg::Mode m, Fixed k, Real r, const std::string& name,
+             const cfg::Node& tree, const std::set<int>& ids, const std::function<double(double)>& act,
+             const cfg::Versioned& ver) { return (x * o.s * r).sum(); }
 FUNCGEN("h = grad(layers, argnums=1)")
 fg::Tensor layers(const Layers& ws, const fg::Tensor& x, lib::Plain p, const lib::Box<int>& b) {
   fg::Tensor y = x;
@@ -136,7 +145,7 @@ echo '#include "model.funcgen.h"' > selfcontained/alone.cpp
   { cat selfcontained/gen/model.funcgen.h; fail "the generated header does not compile on its own"; }
 sed -i 's/^enum Fixed : uint8_t/enum Fixed/' selfcontained/model.cpp
 "$funcgen" selfcontained/model.cpp -o selfcontained/gen -- -std=c++17 -I"$include_dir" 2>&1 |
-  grep -q "error: 'Fixed' is an enum without a fixed underlying type defined in the annotated file" ||
+  grep -q "error: 'Fixed' is an enum without a fixed underlying type and is defined in the annotated file" ||
   fail "no error for an enum the header cannot declare"
 
 # Usage errors exit 2.

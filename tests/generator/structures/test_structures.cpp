@@ -289,6 +289,7 @@ TEST(Structures, VjpAndLinearizeTakeAndReturnTheStructures) {
     return ((y.logits * ct.logits).sum() + (y.probs * ct.probs).sum()).item<double>();
   };
   expect_close(hl.weight, numeric_grad(f, p.layer.weight));
+  expect_close(hl.bias, numeric_grad(f, p.layer.bias));
   expect_close(hx, numeric_grad(f, p.x));
   structured::Scaled sc{Linear{input({3, 4}, 1), input({3}, 2)}, 0.5};
   std::array<fg::Tensor, 2> in{input({4}, 3), input({3}, 4)};
@@ -297,6 +298,8 @@ TEST(Structures, VjpAndLinearizeTakeAndReturnTheStructures) {
   auto [want_s, want_in] = structured::scaled_grad(sc, in);
   EXPECT_EQ(gs.scale, 0.5);
   expect_close(gs.layer.weight, want_s.layer.weight);
+  expect_close(gs.layer.bias, want_s.layer.bias);
+  expect_close(gin[0], want_in[0]);
   expect_close(gin[1], want_in[1]);
 }
 

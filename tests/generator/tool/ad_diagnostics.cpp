@@ -45,17 +45,25 @@ fg::Tensor switch_break(const fg::Tensor& x, int k, bool early) {
   }
   return y.sum();
 }
-// CHECK: ad_diagnostics.cpp:[[@LINE-10]]:3: error: a 'break' inside an 'if' of a case cannot be differentiated yet; end the case with its own 'break' after the 'if' [funcgen-unsupported]
+// CHECK: ad_diagnostics.cpp:[[@LINE-10]]:3: error: a 'break' of this switch inside an 'if' or a block of a case cannot be differentiated yet; end the case with its own 'break' after it [funcgen-unsupported]
 
 // A `?:` of tensors is differentiated as an if/else (test_constructs.cpp), except where it might
-// not run: behind && or ||, or in a loop's condition.
+// not run (behind && or ||, in a loop's condition) or is written to.
 FUNCGEN("short_choice_grad = grad(short_choice)")
 fg::Tensor short_choice(const fg::Tensor& x, bool flag, int k) {
   fg::Tensor y = x;
   if (flag && (k > 0 ? x : y * 2).sum().item<double>() > 0) y = y.sin();
   return y.sum();
 }
-// CHECK: ad_diagnostics.cpp:[[@LINE-3]]:16: error: a '?:' that chooses between tensors in a loop's condition or step, or behind '&&' or '||', cannot be differentiated yet; choose the tensor in an if/else before it [funcgen-unsupported]
+// CHECK: ad_diagnostics.cpp:[[@LINE-3]]:16: error: a '?:' that chooses between tensors where it is written to, in a loop's condition or step, or behind '&&' or '||' cannot be differentiated yet; use an if/else instead [funcgen-unsupported]
+
+FUNCGEN("written_choice_grad = grad(written_choice)")
+fg::Tensor written_choice(const fg::Tensor& x, bool c) {
+  fg::Tensor a = x * 2, b = x * 3;
+  (c ? a : b).add_(x);
+  return (a * b).sum();
+}
+// CHECK: ad_diagnostics.cpp:[[@LINE-3]]:4: error: a '?:' that chooses between tensors where it is written to, in a loop's condition or step, or behind '&&' or '||' cannot be differentiated yet; use an if/else instead [funcgen-unsupported]
 
 FUNCGEN("tensor_condition_grad = grad(tensor_condition)")
 fg::Tensor tensor_condition(const fg::Tensor& x) {
