@@ -130,12 +130,28 @@ Jumps jumps_of(const std::vector<StmtPtr>& body) {
   return j;
 }
 
-class LoopRewriter {
+// Names for the variables a pass adds that no name of the function has (its variables and the
+// names its C++ text uses): `base`, else `base` numbered.
+class FreshNames {
  public:
-  LoopRewriter(ir::Function& fn, size_t results) : fn_(fn), result_count_(results) {
+  explicit FreshNames(const ir::Function& fn) {
     for (const auto& v : fn.vars) taken_.insert(v.name);
     for (const auto& n : ir::text_names(fn)) taken_.insert(n);
   }
+  std::string claim(const std::string& base) {
+    std::string n = base;
+    for (int i = 1; taken_.count(n) != 0; ++i) n = base + std::to_string(i);
+    taken_.insert(n);
+    return n;
+  }
+
+ private:
+  std::set<std::string> taken_;
+};
+
+class LoopRewriter {
+ public:
+  LoopRewriter(ir::Function& fn, size_t results) : fn_(fn), result_count_(results), names_(fn) {}
 
   bool changed() const { return changed_; }
   const std::vector<int>& declared_results() const { return results_; }
@@ -236,7 +252,7 @@ class LoopRewriter {
   }
 
   int flag(const std::string& base, std::vector<StmtPtr>& out, clang::SourceRange range) {
-    const int id = ir::add_var(fn_, claim(base), ir::Type::Bool, "bool");
+    const int id = ir::add_var(fn_, names_.claim(base), ir::Type::Bool, "bool");
     StmtPtr d = ir::decl(id, ir::opaque("false", ir::Type::Bool));
     d->range = range;
     out.push_back(std::move(d));
@@ -268,24 +284,17 @@ class LoopRewriter {
   const std::vector<int>& results() {
     if (results_.empty())
       for (size_t k = 0; k < result_count_; ++k) {
-        const int id = ir::add_var(fn_, claim(result_count_ == 1 ? "loop_result__" : "loop_result" + std::to_string(k) + "__"),
+        const int id = ir::add_var(fn_, names_.claim(result_count_ == 1 ? "loop_result__" : "loop_result" + std::to_string(k) + "__"),
                                    ir::Type::Tensor, "fg::Tensor");
         results_.push_back(id);
       }
     return results_;
   }
 
-  std::string claim(const std::string& base) {
-    std::string n = base;
-    for (int i = 1; taken_.count(n) != 0; ++i) n = base + std::to_string(i);
-    taken_.insert(n);
-    return n;
-  }
-
   ir::Function& fn_;
   size_t result_count_;
   std::vector<int> results_;
-  std::set<std::string> taken_;
+  FreshNames names_;
   bool changed_ = false;
 };
 
@@ -355,10 +364,7 @@ std::optional<std::vector<Section>> sections_of(const ir::Stmt& sw) {
 
 class SwitchRewriter {
  public:
-  explicit SwitchRewriter(ir::Function& fn) : fn_(fn) {
-    for (const auto& v : fn.vars) taken_.insert(v.name);
-    for (const auto& n : ir::text_names(fn)) taken_.insert(n);
-  }
+  explicit SwitchRewriter(ir::Function& fn) : fn_(fn), names_(fn) {}
 
   bool changed() const { return changed_; }
 
@@ -395,10 +401,7 @@ class SwitchRewriter {
   }
 
   void chain(const ir::Stmt& sw, const std::vector<Section>& sections, std::vector<StmtPtr>& out) {
-    std::string name = "selected__";
-    for (int i = 1; taken_.count(name) != 0; ++i) name = "selected" + std::to_string(i) + "__";
-    taken_.insert(name);
-    const int value = ir::add_var(fn_, name, sw.expr->type, "const auto");
+    const int value = ir::add_var(fn_, names_.claim("selected__"), sw.expr->type, "const auto");
     StmtPtr d = ir::decl(value, ir::clone(*sw.expr));
     d->range = sw.range;
     out.push_back(std::move(d));
@@ -433,7 +436,7 @@ class SwitchRewriter {
   }
 
   ir::Function& fn_;
-  std::set<std::string> taken_;
+  FreshNames names_;
   bool changed_ = false;
 };
 
@@ -459,10 +462,7 @@ ir::ExprPtr* choice_in(ir::ExprPtr& e) {
 
 class ChoiceRewriter {
  public:
-  explicit ChoiceRewriter(ir::Function& fn) : fn_(fn) {
-    for (const auto& v : fn.vars) taken_.insert(v.name);
-    for (const auto& n : ir::text_names(fn)) taken_.insert(n);
-  }
+  explicit ChoiceRewriter(ir::Function& fn) : fn_(fn), names_(fn) {}
 
   bool changed() const { return changed_; }
 
@@ -496,10 +496,7 @@ class ChoiceRewriter {
       choose(var, std::move(choice), out);
       return;
     }
-    std::string name = "chosen__";
-    for (int i = 1; taken_.count(name) != 0; ++i) name = "chosen" + std::to_string(i) + "__";
-    taken_.insert(name);
-    const int var = ir::add_var(fn_, name, ir::Type::Tensor, "fg::Tensor");
+    const int var = ir::add_var(fn_, names_.claim("chosen__"), ir::Type::Tensor, "fg::Tensor");
     StmtPtr d = ir::decl(var, nullptr);
     d->range = (*c)->range;
     out.push_back(std::move(d));
@@ -525,7 +522,7 @@ class ChoiceRewriter {
   }
 
   ir::Function& fn_;
-  std::set<std::string> taken_;
+  FreshNames names_;
   bool changed_ = false;
 };
 
