@@ -1,5 +1,6 @@
 #include "transforms/ad/returns.h"
 
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -130,6 +131,19 @@ Jumps jumps_of(const std::vector<StmtPtr>& body) {
   return j;
 }
 
+// `stmts` rewritten innermost first: each statement, its nested bodies already rewritten, is
+// passed to `each`, which appends what replaces it to `out`.
+std::vector<StmtPtr> bottom_up(std::vector<StmtPtr> stmts,
+                               const std::function<void(StmtPtr, std::vector<StmtPtr>&)>& each) {
+  std::vector<StmtPtr> out;
+  for (StmtPtr& s : stmts) {
+    s->body = bottom_up(std::move(s->body), each);
+    s->else_body = bottom_up(std::move(s->else_body), each);
+    each(std::move(s), out);
+  }
+  return out;
+}
+
 // Names for the variables a pass adds that no name of the function has (its variables and the
 // names its C++ text uses): `base`, else `base` numbered.
 class FreshNames {
@@ -156,15 +170,11 @@ class LoopRewriter {
   bool changed() const { return changed_; }
   const std::vector<int>& declared_results() const { return results_; }
 
-  std::vector<StmtPtr> rewrite(std::vector<StmtPtr> stmts) {
-    std::vector<StmtPtr> out;
-    for (StmtPtr& s : stmts) {
-      s->body = rewrite(std::move(s->body));  // inner loops first: their returns become ifs here
-      s->else_body = rewrite(std::move(s->else_body));
+  std::vector<StmtPtr> rewrite(std::vector<StmtPtr> stmts) {  // inner loops first: their returns become ifs here
+    return bottom_up(std::move(stmts), [this](StmtPtr s, std::vector<StmtPtr>& out) {
       if (is_loop(*s)) loop(std::move(s), out);
       else out.push_back(std::move(s));
-    }
-    return out;
+    });
   }
 
  private:
@@ -368,24 +378,17 @@ class SwitchRewriter {
 
   bool changed() const { return changed_; }
 
-  std::vector<StmtPtr> rewrite(std::vector<StmtPtr> stmts) {
-    std::vector<StmtPtr> out;
-    for (StmtPtr& s : stmts) {
-      s->body = rewrite(std::move(s->body));  // inner switches first
-      s->else_body = rewrite(std::move(s->else_body));
-      if (s->kind != StmtKind::Switch) {
-        out.push_back(std::move(s));
-        continue;
-      }
-      std::optional<std::vector<Section>> sections = sections_of(*s);
+  std::vector<StmtPtr> rewrite(std::vector<StmtPtr> stmts) {  // inner switches first
+    return bottom_up(std::move(stmts), [this](StmtPtr s, std::vector<StmtPtr>& out) {
+      std::optional<std::vector<Section>> sections;
+      if (s->kind == StmtKind::Switch) sections = sections_of(*s);
       if (!sections) {
         out.push_back(std::move(s));
-        continue;
+        return;
       }
       changed_ = true;
       chain(*s, *sections, out);
-    }
-    return out;
+    });
   }
 
  private:
@@ -467,13 +470,7 @@ class ChoiceRewriter {
   bool changed() const { return changed_; }
 
   std::vector<StmtPtr> rewrite(std::vector<StmtPtr> stmts) {
-    std::vector<StmtPtr> out;
-    for (StmtPtr& s : stmts) {
-      s->body = rewrite(std::move(s->body));
-      s->else_body = rewrite(std::move(s->else_body));
-      statement(std::move(s), out);
-    }
-    return out;
+    return bottom_up(std::move(stmts), [this](StmtPtr s, std::vector<StmtPtr>& out) { statement(std::move(s), out); });
   }
 
  private:
