@@ -166,8 +166,7 @@ class FunctionLowerer {
     }
     bind_template_arguments(decl);
     find_stacked(decl->getBody());
-    if (const auto* body = llvm::dyn_cast_or_null<clang::CompoundStmt>(decl->getBody()))
-      for (const clang::Stmt* s : body->body()) append(f_.body, s);
+    if (const auto* body = llvm::dyn_cast_or_null<clang::CompoundStmt>(decl->getBody())) append_block(f_.body, body);
     return ok_;
   }
 
@@ -407,6 +406,7 @@ class FunctionLowerer {
   // first the elements of vectors and maps that the body reads are found.
   bool flatten_parameters(const clang::FunctionDecl* decl) {
     collect_names(decl);
+    if (!specialise(decl)) return false;
     discover(decl->getBody());
     if (!ok_) return false;
     unsigned k = 0;
@@ -451,6 +451,80 @@ class FunctionLowerer {
     return true;
   }
 
+  // The optionals of the parameters hold a tensor or not as the lowering's Presence says: an absent
+  // one loses its leaf. Only the function the spec names is specialized so.
+  bool specialise(const clang::FunctionDecl* decl) {
+    const Presence& presence = lowering_.presence();
+    for (const auto& [p, name] : parameters(decl)) {
+      auto it = trees_.find(p);
+      if (it == trees_.end()) continue;
+      std::function<void(pytree::Tree&, const std::string&)> visit = [&](pytree::Tree& t, const std::string& at) {
+        if (t.kind == pytree::Tree::Kind::Optional) {
+          if (presence.fn != decl) {
+            unsupported_at(p->getLocation(), "'" + f_.name + "' takes the std::optional '" + at + "', which funcgen "
+                           "specializes only in the function a spec names yet; pass the tensor (*" + at + ") or "
+                           "std::nullopt's case as two calls under 'if (" + at + ")', or pass the tensor alone");
+            ok_ = false;
+          } else if (presence.absent.count(at) != 0) {
+            t.children.clear();
+          }
+          return;
+        }
+        if (t.kind == pytree::Tree::Kind::Vector || t.kind == pytree::Tree::Kind::Map) return;
+        for (size_t i = 0; i < t.children.size(); ++i) visit(t.children[i], pytree::access(t, i, at));
+      };
+      visit(it->second, name);
+    }
+    return ok_;
+  }
+
+  // The optional that `e` tests, folded: `b`, `b.has_value()`, `!b`, `b == std::nullopt`, `b != std::nullopt`
+  // and && / || of such tests are constants in a specialization (nullopt for anything else).
+  std::optional<bool> presence_test(const clang::Expr* e) {
+    if (trees_.empty() || e == nullptr) return std::nullopt;
+    e = e->IgnoreParenImpCasts();
+    if (const auto* u = llvm::dyn_cast<clang::UnaryOperator>(e); u != nullptr && u->getOpcode() == clang::UO_LNot) {
+      std::optional<bool> inner = presence_test(u->getSubExpr());
+      return inner ? std::optional<bool>(!*inner) : std::nullopt;
+    }
+    if (const auto* b = llvm::dyn_cast<clang::BinaryOperator>(e); b != nullptr && b->isLogicalOp()) {
+      const std::optional<bool> l = presence_test(b->getLHS()), r = presence_test(b->getRHS());
+      const bool is_and = b->getOpcode() == clang::BO_LAnd;
+      if (l && *l != is_and) return l;  // false && ..., true || ...: decided on the left
+      if (l && r) return r;
+      return std::nullopt;
+    }
+    if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(e)) {
+      const clang::CXXMethodDecl* m = mc->getMethodDecl();
+      if (m != nullptr && (llvm::isa<clang::CXXConversionDecl>(m) || (m->getName() == "has_value" && mc->getNumArgs() == 0)))
+        if (const pytree::Tree* t = resolve(mc->getImplicitObjectArgument(), false); t != nullptr && t->kind == pytree::Tree::Kind::Optional)
+          return !t->children.empty();
+      return std::nullopt;
+    }
+    if (const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(e);
+        oc != nullptr && oc->getNumArgs() == 2 && (oc->getOperator() == clang::OO_EqualEqual || oc->getOperator() == clang::OO_ExclaimEqual)) {
+      for (unsigned k = 0; k < 2; ++k) {
+        const pytree::Tree* t = resolve(oc->getArg(k), false);
+        if (t == nullptr || t->kind != pytree::Tree::Kind::Optional ||
+            record_name(oc->getArg(1 - k)->getType()) != "std::nullopt_t")
+          continue;
+        return t->children.empty() == (oc->getOperator() == clang::OO_EqualEqual);
+      }
+    }
+    return std::nullopt;
+  }
+
+  // `*b`, `b.value()`, `b->`: the tensor an optional holds (nullptr, reported, where it holds none).
+  pytree::Tree* optional_value(const clang::Expr* e, const clang::Expr* object, bool discovering) {
+    pytree::Tree* t = resolve(object, discovering);
+    if (t == nullptr || t->kind != pytree::Tree::Kind::Optional) return nullptr;
+    if (!t->children.empty()) return &t->children[0];
+    if (!discovering && reported_indices_.insert(e).second)
+      unsupported(e, "this reads the tensor of '" + text_of(object) + "' where it holds none (funcgen specializes the "
+                     "function on which optionals hold tensors); read it only under 'if (" + text_of(object) + ")'");
+    return nullptr;
+  }
+
   // The leaves' names by their paths: p.w1 -> p_w1, std::get<0>(t) -> t_0, params.at("fc1.weight") ->
   // params_fc1.weight (made an identifier by fresh_name).
   static void leaf_names(const pytree::Tree& t, const std::string& at, std::vector<std::string>& out) {
@@ -459,7 +533,9 @@ class FunctionLowerer {
       return;
     }
     for (size_t i = 0; i < t.children.size(); ++i)
-      leaf_names(t.children[i], at + "_" + (t.keys.empty() ? std::to_string(i) : t.keys[i]), out);
+      leaf_names(t.children[i],
+                 t.kind == pytree::Tree::Kind::Optional ? at : at + "_" + (t.keys.empty() ? std::to_string(i) : t.keys[i]),
+                 out);
   }
 
   // An identifier made of `path` that no other name of the function has.
@@ -594,6 +670,12 @@ class FunctionLowerer {
         if (base->keys[i] == field) return &base->children[i];
       return nullptr;
     }
+    if (const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(e);
+        oc != nullptr && oc->getNumArgs() == 1 && (oc->getOperator() == clang::OO_Star || oc->getOperator() == clang::OO_Arrow))
+      return optional_value(e, oc->getArg(0), discovering);
+    if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(e); mc != nullptr && mc->getMethodDecl() != nullptr &&
+                                                                      mc->getMethodDecl()->getName() == "value" && mc->getNumArgs() == 0)
+      return optional_value(e, mc->getImplicitObjectArgument(), discovering);
     const clang::Expr* object = nullptr;
     const clang::Expr* index = nullptr;
     if (const auto* call = llvm::dyn_cast<clang::CallExpr>(e); call != nullptr && call->getDirectCallee() != nullptr &&
@@ -644,6 +726,13 @@ class FunctionLowerer {
   // A structured node used where its leaves are needed: a leaf reads its variable; a vector or a
   // tuple of tensors becomes the list or tuple of its elements.
   ExprPtr node_value(const pytree::Tree& t, const clang::Expr* e) {
+    if (t.kind == pytree::Tree::Kind::Optional) {  // passed on to an op that takes an optional (fg::linear's bias)
+      if (!t.children.empty()) return node_value(t.children[0], e);
+      ExprPtr x = ir::opaque("{}", ir::Type::Tensor);  // no tensor (std::nullopt, or vmap's undefined tensor): a constant
+      x->range = e->getSourceRange();
+      x->ast = e;
+      return x;
+    }
     if (t.is_leaf()) {
       ExprPtr x = make_expr(ExprKind::VarRef, e);
       x->var = t.var;
@@ -712,6 +801,10 @@ class FunctionLowerer {
     if (t.kind == pytree::Tree::Kind::Vector || t.kind == pytree::Tree::Kind::Map) {
       why = "a returned std::vector or std::map has a size known only at run time; return a struct, std::array or "
             "std::tuple";
+      return false;
+    }
+    if (t.kind == pytree::Tree::Kind::Optional) {
+      why = "a returned std::optional cannot be transformed yet; return the tensor, and whether it holds one separately";
       return false;
     }
     for (const pytree::Tree& c : t.children)
@@ -801,6 +894,10 @@ class FunctionLowerer {
                    std::vector<int>& reads) {
     if (s == nullptr) return;
     if (const auto* e = llvm::dyn_cast<clang::Expr>(s)) {
+      if (const std::optional<bool> known = presence_test(e)) {  // `const bool has_bias = b.has_value();`
+        edits.emplace_back(e->getSourceRange(), *known ? "true" : "false");
+        return;
+      }
       if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(strip(e));
           mc != nullptr && mc->getMethodDecl() != nullptr && mc->getMethodDecl()->getName() == "size") {
         if (const pytree::Tree* t = resolve(mc->getImplicitObjectArgument(), false);
@@ -967,10 +1064,48 @@ class FunctionLowerer {
     if (StmtPtr lowered = lower_stmt(s)) out.push_back(std::move(lowered));
   }
 
+  // A block's statements, up to a return that always runs (`if (!b) return y;` folded in a
+  // specialization where b holds no tensor): what follows it is dead there, and may read b.
+  void append_block(std::vector<StmtPtr>& out, const clang::CompoundStmt* c) {
+    for (const clang::Stmt* child : c->body()) {
+      append(out, child);
+      if (!out.empty() && always_returns(*out.back())) return splice_last_block(out);
+    }
+  }
+
+  // A block that ends in the return of the list it closes joins that list (the transforms find a
+  // function's return last in its body), unless it declares a name the list declares too.
+  void splice_last_block(std::vector<StmtPtr>& out) {
+    if (out.back()->kind != StmtKind::Block) return;
+    const auto names = [&](const ir::Stmt& st) {
+      std::vector<std::string> n;
+      if (st.kind == StmtKind::Decl) n.push_back(f_.var(st.var).name);
+      if (st.kind == StmtKind::Bind)
+        for (int v : st.vars) n.push_back(f_.var(v).name);
+      return n;
+    };
+    std::set<std::string> declared;
+    for (int p : f_.params) declared.insert(f_.var(p).name);
+    for (size_t i = 0; i + 1 < out.size(); ++i)
+      for (std::string& n : names(*out[i])) declared.insert(std::move(n));
+    for (const StmtPtr& st : out.back()->body)
+      for (const std::string& n : names(*st))
+        if (declared.count(n) != 0) return;
+    std::vector<StmtPtr> body = std::move(out.back()->body);
+    out.pop_back();
+    for (StmtPtr& st : body) out.push_back(std::move(st));
+    if (!out.empty() && out.back()->kind == StmtKind::Block) splice_last_block(out);
+  }
+
+  static bool always_returns(const ir::Stmt& st) {
+    if (st.kind == StmtKind::Return) return true;
+    return st.kind == StmtKind::Block && !st.body.empty() && always_returns(*st.body.back());
+  }
+
   std::vector<StmtPtr> lower_body(const clang::Stmt* s) {
     std::vector<StmtPtr> out;
     if (const auto* c = llvm::dyn_cast_or_null<clang::CompoundStmt>(s)) {
-      for (const clang::Stmt* child : c->body()) append(out, child);
+      append_block(out, c);
     } else {
       append(out, s);
     }
@@ -1062,7 +1197,7 @@ class FunctionLowerer {
   StmtPtr lower_stmt(const clang::Stmt* s) {
     if (const auto* c = llvm::dyn_cast<clang::CompoundStmt>(s)) {
       StmtPtr st = make(StmtKind::Block, s);
-      for (const clang::Stmt* child : c->body()) append(st->body, child);
+      append_block(st->body, c);
       return st;
     }
     if (const auto* r = llvm::dyn_cast<clang::ReturnStmt>(s)) {
@@ -1076,6 +1211,13 @@ class FunctionLowerer {
         unsupported(s, "an if with an initializer, a condition variable or constexpr cannot be transformed; "
                        "declare the variable before the if");
         return nullptr;
+      }
+      if (const std::optional<bool> taken = presence_test(i->getCond())) {  // `if (b)`: one branch in this specialization
+        const clang::Stmt* branch = *taken ? i->getThen() : i->getElse();
+        if (branch == nullptr) return nullptr;
+        StmtPtr st = make(StmtKind::Block, branch);
+        st->body = lower_body(branch);
+        return st;
       }
       StmtPtr st = make(StmtKind::If, s);
       st->expr = lower_expr(i->getCond());
@@ -1837,6 +1979,15 @@ class FunctionLowerer {
 
   ExprPtr lower_expr(const clang::Expr* original) {
     const clang::Expr* e = strip(original);
+    if (const std::optional<bool> known = presence_test(e)) {
+      ExprPtr x = ir::opaque(*known ? "true" : "false", ir::Type::Bool);
+      x->range = e->getSourceRange();
+      x->ast = e;
+      return x;
+    }
+    if (const auto* c = llvm::dyn_cast<clang::ConditionalOperator>(e))
+      if (const std::optional<bool> taken = presence_test(c->getCond()))  // `b ? *b : zero`
+        return lower_expr(*taken ? c->getTrueExpr() : c->getFalseExpr());
     if (const pytree::Tree* t = resolve(e, false)) return node_value(*t, e);
     if (ExprPtr x = stacked_read(e)) return x;
     if (!involves_tensors(e) || llvm::isa<clang::UnaryExprOrTypeTraitExpr>(e)) return opaque(e);
@@ -2037,6 +2188,9 @@ class FunctionLowerer {
   ExprPtr lower_member_call(const clang::CXXMemberCallExpr* mc) {
     const clang::CXXMethodDecl* method = mc->getMethodDecl();
     const clang::Expr* object = mc->getImplicitObjectArgument();
+    if (method != nullptr && object != nullptr && method->getName() == "value_or" && mc->getNumArgs() == 1)
+      if (const pytree::Tree* t = resolve(object, false); t != nullptr && t->kind == pytree::Tree::Kind::Optional)
+        return t->children.empty() ? lower_expr(mc->getArg(0)) : node_value(t->children[0], mc);
     if (method != nullptr && object != nullptr && !method->isStatic() && is_user_function(method))
       if (pytree::Tree* given = resolve(object, false)) return lower_method_call(mc, *given);
     if (method != nullptr && object != nullptr && ir_type_of(object->getType()) == ir::Type::TensorList &&
@@ -2064,7 +2218,9 @@ class FunctionLowerer {
       x->ast = mc;
       return x;
     }
-    if (method == nullptr || object == nullptr || !is_fg_tensor(object->getType())) {
+    const bool through_optional = object != nullptr && object->getType()->isPointerType() &&
+                                  is_fg_tensor(object->getType()->getPointeeType());  // b->sum() on an optional
+    if (method == nullptr || object == nullptr || !(is_fg_tensor(object->getType()) || through_optional)) {
       const std::string name = method != nullptr ? "'" + method->getNameAsString() + "'" : "this member function";
       const std::string type = object != nullptr ? cxx_spelling(object->getType().getNonReferenceType().getUnqualifiedType(), context_) : "";
       const bool vector = type.rfind("std::vector", 0) == 0;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string>
 
 #include "diag/reporter.h"
 #include "frontend/pytree.h"
@@ -26,18 +27,29 @@ struct StructuredSignature {
   bool structured() const;
 };
 
+// Which std::optional<fg::Tensor> parameters (or fields of parameters) of `fn` hold no tensor, by
+// their access paths ("b", "p.bias", "self.bias"): a function that takes optionals is lowered once
+// per combination, with `if (b)` known in each (pytree.h).
+struct Presence {
+  const clang::FunctionDecl* fn = nullptr;
+  std::set<std::string> absent;
+};
+
 // Lowers functions on demand and keeps them (helpers are lowered once, however often called).
 class Lowering {
  public:
-  Lowering(clang::ASTContext& context, Reporter& reporter) : context_(context), reporter_(reporter) {}
+  Lowering(clang::ASTContext& context, Reporter& reporter, Presence presence = {})
+      : context_(context), reporter_(reporter), presence_(std::move(presence)) {}
   // nullptr when the function could not be lowered (the errors were reported).
   const ir::Function* lower(const clang::FunctionDecl* fn);
   // The structures of a function lowered with success.
   const StructuredSignature& signature(const clang::FunctionDecl* fn) const;
+  const Presence& presence() const { return presence_; }
 
  private:
   clang::ASTContext& context_;
   Reporter& reporter_;
+  Presence presence_;
   std::map<const clang::FunctionDecl*, std::unique_ptr<ir::Function>> done_;
   std::map<const clang::FunctionDecl*, StructuredSignature> signatures_;
   std::map<const clang::FunctionDecl*, bool> failed_;

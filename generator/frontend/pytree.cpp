@@ -33,6 +33,7 @@ std::string access(const Tree& t, size_t i, const std::string& root) {
     case Tree::Kind::Array:
     case Tree::Kind::Vector: return root + "[" + std::to_string(i) + "]";
     case Tree::Kind::Map: return root + ".at(" + cxx::string_literal(t.keys[i]) + ")";
+    case Tree::Kind::Optional: return "(*" + root + ")";
     default: return root;
   }
 }
@@ -81,6 +82,15 @@ Tree tuple_of(std::vector<Tree> items) {
   t.cxx_type += ">";
   t.children = std::move(items);
   return t;
+}
+
+std::vector<std::string> optional_paths(const Tree& t, const std::string& root) {
+  std::vector<std::string> out;
+  if (t.kind == Tree::Kind::Optional) out.push_back(root);
+  if (t.kind == Tree::Kind::Optional || t.kind == Tree::Kind::Vector || t.kind == Tree::Kind::Map) return out;
+  for (size_t i = 0; i < t.children.size(); ++i)
+    for (std::string& p : optional_paths(t.children[i], access(t, i, root))) out.push_back(std::move(p));
+  return out;
 }
 
 namespace {
@@ -144,6 +154,17 @@ std::optional<Tree> node_of(clang::QualType type, const clang::ASTContext& conte
     std::optional<Tree> c = element_of(spec->getTemplateArgs()[0].getAsType(), context, why, depth);
     if (!c) return std::nullopt;
     tree.children.assign(n, *c);
+    return tree;
+  }
+  if (name == "std::optional") {
+    if (!is_fg_tensor(template_arg(t, 0)))
+      return fail(why, "'" + spelled + "' holds tensors in a std::optional of a structure; use std::optional<fg::Tensor> "
+                       "for each optional tensor");
+    tree.kind = Tree::Kind::Optional;
+    tree.cxx_type = "std::optional<fg::Tensor>";
+    Tree value;
+    value.cxx_type = "fg::Tensor";
+    tree.children.push_back(std::move(value));
     return tree;
   }
   if (name == "std::vector" || name == "std::map") {

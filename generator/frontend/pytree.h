@@ -30,6 +30,10 @@ struct Tree {
     Array,   // std::array<T, N>
     Vector,  // std::vector<fg::Tensor>: the elements the function reads, 0..n-1
     Map,     // std::map<std::string, fg::Tensor>: the keys the function reads, sorted
+    // std::optional<fg::Tensor>: one child where it holds a tensor, none where it holds none.
+    // funcgen specializes a function on which of its optionals hold tensors (`if (b)` is known
+    // in each), as JAX specializes on a pytree's structure, and dispatches at the call.
+    Optional,
   };
   Kind kind = Kind::Tensor;
   std::string cxx_type;           // as generated code spells it ("golden::Params", "fg::Tensor")
@@ -50,7 +54,7 @@ struct Tree {
   void leaves(std::vector<Tree*>& out);
 };
 
-// The C++ expression for child `i` of `t`, the structure `root` holds.
+// The C++ expression for child `i` of `t`, the structure `root` holds (`(*b)` for an optional).
 std::string access(const Tree& t, size_t i, const std::string& root);
 // Every leaf's access expression from `root`, in order; with `passed_only`, the leaves that are
 // parameters of the flat function (a tangent's scalars are not).
@@ -62,6 +66,8 @@ std::string build(const Tree& t, const std::vector<std::string>& tensors, size_t
 bool is_structured(const Tree& t);
 // A tuple of trees (what a transform returns for several values).
 Tree tuple_of(std::vector<Tree> items);
+// The optionals of `t` (`root` holds it) by their access paths ("b", "p.bias"), in order.
+std::vector<std::string> optional_paths(const Tree& t, const std::string& root);
 
 // The tree of a C++ type that holds tensors inside structures; nullopt for fg::Tensor, a flat
 // std::tuple of tensors, types without tensors, and types funcgen cannot see into (`why` says

@@ -5,6 +5,7 @@
 #include "analyses/batching.h"
 #include "checks/checks.h"
 #include "emitter/printer.h"
+#include "ir/cxx_text.h"
 #include "transforms/ad/ad_transforms.h"
 #include "transforms/structures.h"
 
@@ -48,6 +49,11 @@ std::string as_static(const std::string& definition) {
   return definition.substr(0, at) + "static " + definition.substr(at);
 }
 
+bool differentiates(spec::TransformKind k) {
+  return k == spec::TransformKind::Grad || k == spec::TransformKind::GradAndValue || k == spec::TransformKind::Jacrev ||
+         k == spec::TransformKind::Jacfwd || k == spec::TransformKind::Hessian;
+}
+
 std::string chain_text(const std::vector<SpecLink>& chain, size_t from) {
   std::string s, close;
   for (size_t k = from; k < chain.size(); ++k) {
@@ -64,6 +70,78 @@ std::string chain_text(const std::vector<SpecLink>& chain, size_t from) {
 }  // namespace
 
 std::optional<OutputFunction> Pipeline::generate(const AnnotatedSpec& spec) {
+  const clang::FunctionDecl& decl = spec.function->getDefinition() != nullptr ? *spec.function->getDefinition() : *spec.function;
+  const std::vector<std::string> optionals = structures::optional_paths(decl, context_);
+  if (!optionals.empty()) return specialized(spec, decl, optionals);
+  std::optional<Transformed> t = transform(spec, spec.name);
+  if (!t) return std::nullopt;
+  const ir::Function& fn = *t->fn;
+  const GeneratedFunction& g = *t->g;
+  if (!t->flat) {
+    structures::HeaderNeeds needs = structures::header_needs(*fn.decl, context_);
+    if (!needs.problem.empty()) {
+      reporter_.report("unsupported", spec.spec_locations.at(spec.transform->offset), needs.problem);
+      return std::nullopt;
+    }
+    return OutputFunction{fn.namespaces, g.declaration, g.helpers, g.definition, std::move(needs.lines)};
+  }
+  const structures::Flat& flat = *t->flat;
+  const structures::Wrapper w = structures::wrapper(spec.name, flat);
+  if (callable(flat.chain))  // the structured function object holds the flat one: the header declares both
+    return OutputFunction{fn.namespaces, g.declaration + "\n" + w.declaration, g.helpers + g.definition + "\n",
+                          w.definition, flat.user.header_lines};
+  // The flat function is an overload that only the structured one calls.
+  return OutputFunction{fn.namespaces, w.declaration, g.helpers + as_static(g.definition) + "\n", w.definition,
+                        flat.user.header_lines};
+}
+
+// A function that takes std::optional tensors is specialized on which of them hold one, as JAX
+// traces a function once per pytree structure: each combination is lowered with `if (b)` known,
+// transformed into a flat function of its own, and the function the user calls picks one.
+std::optional<OutputFunction> Pipeline::specialized(const AnnotatedSpec& spec, const clang::FunctionDecl& decl,
+                                                    const std::vector<std::string>& optionals) {
+  constexpr size_t kMaxOptionals = 4;
+  const clang::SourceLocation at = spec.spec_locations.at(spec.transform->offset);
+  if (optionals.size() > kMaxOptionals) {
+    reporter_.report("unsupported", at,
+                     "'" + decl.getNameAsString() + "' takes " + std::to_string(optionals.size()) +
+                         " std::optional tensors; funcgen specializes a function once for each combination of those "
+                         "that hold one, for at most " + std::to_string(kMaxOptionals) + " of them; pass fewer as optionals");
+    return std::nullopt;
+  }
+  std::vector<structures::Specialization> cases;
+  std::string helpers;
+  std::vector<std::string> namespaces;
+  for (size_t mask = 0; mask < (size_t{1} << optionals.size()); ++mask) {  // bit k: optional k holds a tensor
+    Presence presence{&decl, {}};
+    std::string name = spec.name;
+    for (size_t k = 0; k < optionals.size(); ++k) {
+      const bool present = (mask >> k) & 1;
+      if (!present) presence.absent.insert(optionals[k]);
+      name += (present ? "__with_" : "__without_") + cxx::identifier_of(optionals[k]);
+    }
+    Lowering lowering(context_, reporter_, presence);
+    Pipeline one(context_, reporter_, lowering, resolver_, specs_);
+    std::optional<Transformed> t = one.transform(spec, name);
+    if (!t) return std::nullopt;
+    if (callable(t->flat->chain)) {
+      reporter_.report("unsupported", at,
+                       std::string(spec::name_of(spec.transform->kind)) + " of a function that takes std::optional "
+                       "tensors cannot be generated yet; write a spec for each case (a function with the tensor, "
+                       "and one without it)");
+      return std::nullopt;
+    }
+    namespaces = t->fn->namespaces;  // (the function lives as long as this case's lowering)
+    structures::Specialization c{*t->flat, name, t->error};
+    if (c.error.empty()) helpers += t->g->helpers + as_static(t->g->definition) + "\n";
+    cases.push_back(std::move(c));
+  }
+  const structures::Wrapper w = structures::specialized_wrapper(spec.name, cases);
+  return OutputFunction{namespaces, w.declaration, helpers, w.definition, cases[0].flat.user.header_lines};
+}
+
+// Lowers the spec's function, spreads its structures and runs its transforms, naming the result `name`.
+std::optional<Pipeline::Transformed> Pipeline::transform(const AnnotatedSpec& spec, const std::string& name) {
   const unsigned errors_before = reporter_.errors();
   const ir::Function* fn = lowering_.lower(spec.function);
   if (fn == nullptr) return std::nullopt;
@@ -83,6 +161,13 @@ std::optional<OutputFunction> Pipeline::generate(const AnnotatedSpec& spec) {
       return std::nullopt;
     }
     chain = flat->chain;
+    // Differentiating with respect to optionals that hold no tensor here: an error at run time, as
+    // torch.func raises when argnums selects no tensor.
+    for (const SpecLink& l : chain)
+      if (differentiates(l.t->kind) && l.t->argnums.argnums.empty())
+        return Transformed{fn, std::move(flat), std::nullopt,
+                           spec.name + ": " + spec::name_of(l.t->kind) + " with respect to arguments that hold no "
+                           "tensor (std::optional without a value)"};
   }
   size_t head = 0;
   while (head < chain.size() && chain[head].t->kind == spec::TransformKind::Vmap) ++head;
@@ -90,37 +175,23 @@ std::optional<OutputFunction> Pipeline::generate(const AnnotatedSpec& spec) {
   if (head < chain.size() && chain[head].t->kind != spec::TransformKind::Function) {
     if (!function_checks(spec, chain) || !outer_vmap_checks(spec, *fn, chain, head)) return std::nullopt;
     ad::Stages stages;
-    stages.vmap = [&](const ir::Function& f, const std::string& name, const std::vector<VmapLevel>& levels,
-                      size_t link) { return vmap_stage(spec, f, name, levels, chain_text(chain, link)); };
-    stages.plain = [&](const ir::Function& f, const std::string& name, size_t link, std::string& helpers) {
-      return plain_stage(spec, f, name, chain_text(chain, link), helpers);
+    stages.vmap = [&](const ir::Function& f, const std::string& n, const std::vector<VmapLevel>& levels,
+                      size_t link) { return vmap_stage(spec, f, n, levels, chain_text(chain, link)); };
+    stages.plain = [&](const ir::Function& f, const std::string& n, size_t link, std::string& helpers) {
+      return plain_stage(spec, f, n, chain_text(chain, link), helpers);
     };
     // What goes wrong in code AD made has no place in the source: it is reported at the spec.
     Reporter::Context at_spec(reporter_, spec.location, "");
     AnnotatedSpec named = spec;  // a structured vjp's or linearize's flat function has a name of its own
-    if (flat && callable(chain)) named.name = structures::callable_flat_name(spec.name);
+    named.name = flat && callable(chain) ? structures::callable_flat_name(name) : name;
     g = ad::emit_ad_spec(named, chain, lowering_, reporter_, resolver_, stages);
   } else {
     std::vector<VmapLevel> levels;
     for (size_t k = 0; k < head; ++k) levels.push_back(make_level(*chain[k].t, chain[k].where, *fn));
-    g = vmap_stage(spec, *fn, spec.name, levels, "");
+    g = vmap_stage(spec, *fn, name, levels, "");
   }
   if (!g || reporter_.errors() != errors_before || too_large(spec, *g)) return std::nullopt;
-  if (!flat) {
-    structures::HeaderNeeds needs = structures::header_needs(*fn->decl, context_);
-    if (!needs.problem.empty()) {
-      reporter_.report("unsupported", spec.spec_locations.at(spec.transform->offset), needs.problem);
-      return std::nullopt;
-    }
-    return OutputFunction{fn->namespaces, g->declaration, g->helpers, g->definition, std::move(needs.lines)};
-  }
-  const structures::Wrapper w = structures::wrapper(spec.name, *flat);
-  if (callable(chain))  // the structured function object holds the flat one: the header declares both
-    return OutputFunction{fn->namespaces, g->declaration + "\n" + w.declaration, g->helpers + g->definition + "\n",
-                          w.definition, flat->user.header_lines};
-  // The flat function is an overload that only the structured one calls.
-  return OutputFunction{fn->namespaces, w.declaration, g->helpers + as_static(g->definition) + "\n", w.definition,
-                        flat->user.header_lines};
+  return Transformed{fn, std::move(flat), std::move(g), ""};
 }
 
 // Nested transforms multiply code; a spec whose code no compiler would take in reasonable time

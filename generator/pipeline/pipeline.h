@@ -16,6 +16,7 @@
 #include "frontend/annotations.h"
 #include "frontend/lower.h"
 #include "ops/derivative_rules.h"
+#include "transforms/structures.h"
 #include "transforms/vmap.h"
 
 namespace funcgen {
@@ -30,6 +31,17 @@ class Pipeline {
   std::optional<OutputFunction> generate(const AnnotatedSpec& spec);
 
  private:
+  // A spec's function transformed: lowered, flattened (structured), generated; or, for a
+  // specialization on optionals that cannot run, the error its case raises (`error`, g empty).
+  struct Transformed {
+    const ir::Function* fn = nullptr;
+    std::optional<structures::Flat> flat;
+    std::optional<GeneratedFunction> g;
+    std::string error;
+  };
+  std::optional<Transformed> transform(const AnnotatedSpec& spec, const std::string& name);
+  std::optional<OutputFunction> specialized(const AnnotatedSpec& spec, const clang::FunctionDecl& decl,
+                                            const std::vector<std::string>& optionals);
   // vmap of `fn` (the user's function or one a transform made, described by `made_by`, empty for
   // the user's own) at `levels`; nullopt when it cannot be generated (reported).
   std::optional<GeneratedFunction> vmap_stage(const AnnotatedSpec& spec, const ir::Function& fn,

@@ -172,7 +172,7 @@ Signature apply(const spec::Transform& t, const Signature& s) {
     }
     case spec::TransformKind::Jvp: {
       for (const Param& p : s.params) {
-        if (p.tree.tensors() == 0) continue;
+        if (p.tree.tensors() == 0 && pytree::optional_paths(p.tree, p.name).empty()) continue;
         Param tangent = p;
         tangent.name = "tangent_" + p.name;
         tangent.cxx_decl = "const " + p.tree.cxx_type + "& " + tangent.name;
@@ -223,7 +223,8 @@ void spread_dims(const Tree& t, const spec::DimTree& d, const std::string& what,
   if (!has_fields)
     throw Refused{d.offset,
                   "in_dims gives a tuple for '" + what + "' (" + t.cxx_type + "), which " +
-                      (t.kind == Kind::Tensor   ? std::string("is one tensor")
+                      (t.kind == Kind::Tensor     ? std::string("is one tensor")
+                       : t.kind == Kind::Optional ? std::string("holds one tensor or none")
                        : t.is_leaf() ? std::string("is not a structure")
                                      : "holds as many elements as the caller passes") +
                       "; give one int or None for it",
@@ -540,31 +541,87 @@ Wrapper callable_wrapper(const std::string& name, const Flat& flat, bool vjp) {
 
 std::string callable_flat_name(const std::string& name) { return name + "__flat"; }
 
+namespace {
+
+std::string signature_of(const std::string& name, const Flat& flat) {
+  return flat.user.result.cxx_type + " " + name + "(" + cxx::join(call_of(name, flat).params) + ")";
+}
+
+// The statements that check the structures, call `flat_name` with their leaves and return its
+// result in the user's structure (`indent` before each).
+std::string call_body(const std::string& name, const std::string& flat_name, const Flat& flat, const std::string& indent) {
+  const Call c = call_of(name, flat);
+  std::string body;
+  for (const std::string& check : c.checks) body += indent + check + "\n";
+  const std::string call = flat_name + "(" + cxx::join(c.args) + ")";
+  if (!pytree::is_structured(flat.user.result)) return body + indent + "return " + call + ";\n";  // the same result
+  body += indent + "const auto flat = " + call + ";\n";
+  const std::vector<std::string> leaves = pytree::leaf_accesses(flat.flat.result, "flat");
+  size_t next = 0;
+  return body + indent + "return " + pytree::build(flat.user.result, leaves, next) + ";\n";
+}
+
+// Each optional of `t` (held at `at`) and whether it holds a tensor in this specialization.
+void optionals_of(const Tree& t, const std::string& at, std::vector<std::pair<std::string, bool>>& out) {
+  if (t.kind == Kind::Optional) {
+    out.emplace_back(at, !t.children.empty());
+    return;
+  }
+  if (t.kind == Kind::Vector || t.kind == Kind::Map) return;
+  for (size_t i = 0; i < t.children.size(); ++i) optionals_of(t.children[i], pytree::access(t, i, at), out);
+}
+
+}  // namespace
+
 Wrapper wrapper(const std::string& name, const Flat& flat) {
   const spec::TransformKind outer = flat.chain.front().t->kind;
   if (outer == spec::TransformKind::Vjp || outer == spec::TransformKind::Linearize)
     return callable_wrapper(name, flat, outer == spec::TransformKind::Vjp);
-  const Signature& u = flat.user;
-  const Call c = call_of(name, flat);
-  const std::vector<std::string>& params = c.params;
-  const std::vector<std::string>& args = c.args;
-  const std::vector<std::string>& checks = c.checks;
-  const std::string signature = u.result.cxx_type + " " + name + "(" + cxx::join(params) + ")";
+  const std::string signature = signature_of(name, flat);
   Wrapper w;
   w.declaration = signature + ";\n";
-  std::string body;
-  for (const std::string& c : checks) body += "  " + c + "\n";
-  const std::string call = name + "(" + cxx::join(args) + ")";
-  if (!pytree::is_structured(u.result)) {  // the flat function returns the same
-    body += "  return " + call + ";\n";
-  } else {
-    body += "  const auto flat = " + call + ";\n";
-    const std::vector<std::string> leaves = pytree::leaf_accesses(flat.flat.result, "flat");
-    size_t next = 0;
-    body += "  return " + pytree::build(u.result, leaves, next) + ";\n";
-  }
   w.definition = "// " + name + " on the structures of its arguments: funcgen transforms the flat overload above.\n" +
-                 signature + " {\n" + body + "}\n";
+                 signature + " {\n" + call_body(name, name, flat, "  ") + "}\n";
+  return w;
+}
+
+std::vector<std::string> optional_paths(const clang::FunctionDecl& fn, const clang::ASTContext& context) {
+  std::vector<std::string> out;
+  const auto add = [&](clang::QualType type, const std::string& root) {
+    if (std::optional<Tree> t = pytree::tree_of(type, context))
+      for (std::string& p : pytree::optional_paths(*t, root)) out.push_back(std::move(p));
+  };
+  if (const auto* method = llvm::dyn_cast<clang::CXXMethodDecl>(&fn); method != nullptr && !method->isStatic())
+    add(method->getThisType()->getPointeeType(), "self");
+  for (const clang::ParmVarDecl* p : fn.parameters()) add(p->getType(), p->getNameAsString());
+  return out;
+}
+
+Wrapper specialized_wrapper(const std::string& name, const std::vector<Specialization>& cases) {
+  const std::string signature = signature_of(name, cases.at(0).flat);
+  std::string body;
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const Specialization& c = cases[k];
+    std::vector<std::pair<std::string, bool>> optionals;  // the primals' and, under jvp, the tangents'
+    for (const Param& p : c.flat.user.params) optionals_of(p.tree, p.name, optionals);
+    // Without tangents, the cases are every combination: the last needs no test.
+    const bool last = k + 1 == cases.size() && (size_t{1} << optionals.size()) == cases.size();
+    std::vector<std::string> tests;
+    for (const auto& [at, present] : optionals) tests.push_back((present ? "" : "!") + at + ".has_value()");
+    const std::string indent = last ? "  " : "    ";
+    if (!last) body += "  if (" + cxx::join(tests, " && ") + ") {\n";
+    body += c.error.empty() ? call_body(name, c.flat_name, c.flat, indent)
+                            : indent + "throw fg::Error(" + cxx::string_literal(c.error) + ");\n";
+    if (last) break;
+    body += "  }\n";
+    if (k + 1 == cases.size())
+      body += "  throw fg::Error(" + cxx::string_literal(name + ": each tangent must hold a tensor where its primal "
+                                                            "holds one, and none where it holds none") + ");\n";
+  }
+  Wrapper w;
+  w.declaration = signature + ";\n";
+  w.definition = "// " + name + " on the structures of its arguments: funcgen specializes it on which optionals hold\n"
+                 "// tensors, and calls the flat function of that case above.\n" + signature + " {\n" + body + "}\n";
   return w;
 }
 

@@ -70,4 +70,19 @@ Wrapper wrapper(const std::string& name, const Flat& flat);
 // The flat function of a vjp or linearize spec, whose function object the structured one wraps.
 std::string callable_flat_name(const std::string& name);
 
+// The std::optional<fg::Tensor> parameters and fields of `fn`'s parameters ("b", "p.bias",
+// "self.bias" for a member function's object), by access path.
+std::vector<std::string> optional_paths(const clang::FunctionDecl& fn, const clang::ASTContext& context);
+
+// One specialization of a function on which optionals hold tensors: the flat function `flat_name`,
+// or, where it differentiates with respect to optionals that hold none, the error it raises.
+struct Specialization {
+  Flat flat;
+  std::string flat_name;
+  std::string error;
+};
+// The function the user calls when its arguments hold optionals: it calls the specialization for
+// the optionals that hold tensors (each a flat function of its own).
+Wrapper specialized_wrapper(const std::string& name, const std::vector<Specialization>& cases);
+
 }  // namespace funcgen::structures

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,5 +56,15 @@ fg::Tensor scaled_loss(const Scaled& s, const std::array<fg::Tensor, 2>& xs);
 fg::Tensor pair_loss(const std::pair<fg::Tensor, fg::Tensor>& ab, const fg::Tensor& x);
 fg::Tensor vector_loss(const std::vector<fg::Tensor>& ws, const fg::Tensor& x);
 fg::Tensor list_loss(const fg::Tensor& a, const fg::Tensor& b, const fg::Tensor& x);
+
+// Optional tensors, as libtorch takes them (torch::nn::functional::linear's bias, a layer whose
+// bias is switched off): funcgen specializes on which hold a tensor.
+struct Dense {
+  fg::Tensor weight;
+  std::optional<fg::Tensor> bias;
+  fg::Tensor forward(const fg::Tensor& x) const;
+};
+fg::Tensor dense_loss(const fg::Tensor& x, const fg::Tensor& w, const std::optional<fg::Tensor>& bias);
+fg::Tensor layer_loss(const Dense& layer, const fg::Tensor& x, const std::optional<fg::Tensor>& scale);
 
 }  // namespace structured

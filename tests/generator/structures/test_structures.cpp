@@ -304,3 +304,76 @@ TEST(Structures, VjpAndLinearizeTakeAndReturnTheStructures) {
 }
 
 }  // namespace
+
+// std::optional<fg::Tensor>: each call runs the specialization for the optionals that hold a
+// tensor; gradients w.r.t. an optional that holds none are none, as torch.func returns None.
+TEST(Structures, OptionalBiasWithAndWithoutATensor) {
+  const fg::Tensor x = input({3}, 1), w = input({2, 3}, 2);
+  for (const std::optional<fg::Tensor>& bias : {std::optional<fg::Tensor>(), std::optional<fg::Tensor>(input({2}, 3))}) {
+    SCOPED_TRACE(bias ? "with bias" : "without bias");
+    auto f = [&] { return structured::dense_loss(x, w, bias).item<double>(); };
+    const auto [gw, gb] = structured::dense_grad(x, w, bias);
+    expect_close(gw, numeric_grad(f, w));
+    ASSERT_EQ(gb.has_value(), bias.has_value());
+    if (bias) expect_close(*gb, numeric_grad(f, *bias));
+    expect_close(structured::dense_jacfwd(x, w, bias), gw);
+    // hessian w.r.t. x: each row the finite differences of the gradient's entry
+    const fg::Tensor h = structured::dense_hessian(x, w, bias);
+    for (int64_t i = 0; i < 3; ++i)
+      expect_close(h[i], numeric_grad([&] { return structured::dense_input_grad(x, w, bias)[i].item<double>(); }, x));
+    // jvp: the directional derivative along (tx, tw, tb)
+    const fg::Tensor tx = input({3}, 4), tw = input({2, 3}, 5);
+    const std::optional<fg::Tensor> tb = bias ? std::optional<fg::Tensor>(input({2}, 6)) : std::nullopt;
+    const auto [out, tangent] = structured::dense_jvp(x, w, bias, tx, tw, tb);
+    expect_close(out, structured::dense_loss(x, w, bias));
+    const double e = 1e-6;
+    const auto moved = [&](double s) {
+      return structured::dense_loss(x + tx * s, w + tw * s, bias ? std::optional<fg::Tensor>(*bias + *tb * s) : std::nullopt);
+    };
+    expect_close(tangent, (moved(e) - moved(-e)) / (2 * e));
+    EXPECT_THROW(structured::dense_jvp(x, w, bias, tx, tw, bias ? std::nullopt : std::optional<fg::Tensor>(tx)), fg::Error);
+    // vmap over examples, against the loop
+    const fg::Tensor xs = input({4, 3}, 7);
+    const fg::Tensor batched = structured::dense_per_example(xs, w, bias);
+    const auto [bgw, bgb] = structured::dense_per_example_grads(xs, w, bias);
+    ASSERT_EQ(bgb.has_value(), bias.has_value());
+    for (int64_t i = 0; i < 4; ++i) {
+      expect_close(batched[i], structured::dense_loss(xs[i], w, bias));
+      const auto [gwi, gbi] = structured::dense_grad(xs[i], w, bias);
+      expect_close(bgw[i], gwi);
+      if (bias) expect_close((*bgb)[i], *gbi);
+    }
+  }
+}
+
+TEST(Structures, OptionalFieldsAndEarlyReturnsOnAbsence) {
+  const fg::Tensor x = input({3}, 1);
+  for (int mask = 0; mask < 4; ++mask) {  // bias and scale, each held or not
+    SCOPED_TRACE(mask);
+    structured::Dense layer{input({2, 3}, 2), (mask & 1) ? std::optional<fg::Tensor>(input({2}, 3)) : std::nullopt};
+    const std::optional<fg::Tensor> scale = (mask & 2) ? std::optional<fg::Tensor>(input({2}, 4)) : std::nullopt;
+    auto f = [&] { return structured::layer_loss(layer, x, scale).item<double>(); };
+    const structured::Dense g = structured::layer_grad(layer, x, scale);
+    expect_close(g.weight, numeric_grad(f, layer.weight));
+    ASSERT_EQ(g.bias.has_value(), layer.bias.has_value());
+    if (layer.bias) expect_close(*g.bias, numeric_grad(f, *layer.bias));
+    if (scale) {  // jacrev w.r.t. the layer and the scale: the gradients of a scalar loss
+      const auto [jl, js] = structured::layer_jacrev(layer, x, scale);
+      expect_close(jl.weight, g.weight);
+      ASSERT_TRUE(js.has_value());
+      expect_close(*js, numeric_grad(f, *scale));
+    }
+    const fg::Tensor xs = input({3, 3}, 5), scales = input({3, 2}, 6);
+    if (scale) {
+      const fg::Tensor out = structured::batched_layer(layer, xs, scales);
+      for (int64_t i = 0; i < 3; ++i) expect_close(out[i], structured::layer_loss(layer, xs[i], scales[i]));
+    }
+    // jacrev of a member function w.r.t. its object, whose bias is optional
+    const structured::Dense j = structured::dense_forward_jacrev(layer, x);
+    for (int64_t r = 0; r < 2; ++r) {
+      auto fr = [&] { return layer.forward(x)[r].item<double>(); };
+      expect_close(j.weight[r], numeric_grad(fr, layer.weight));
+      if (layer.bias) expect_close((*j.bias)[r], numeric_grad(fr, *layer.bias));
+    }
+  }
+}
