@@ -106,7 +106,7 @@ Levels BatchingAnalysis::eval(const ir::Expr& e) {
           if (recursive_call_ == nullptr) recursive_call_ = &e;
           break;
         }
-        const ir::Function* callee = lowering_.lower(e.callee);
+        const ir::Function* callee = lowering_.lower(e.callee, e.absent);
         if (callee == nullptr) break;
         auto analysis = std::make_unique<BatchingAnalysis>(*callee, params, vmap_, lowering_, active_);
         recursive_ |= analysis->recursive();

@@ -68,15 +68,16 @@ bool check_randomness_under_derivatives(const RandomnessContext& ctx) {
   }
   if (level == nullptr) return false;
   bool reported = false;
-  std::set<const clang::FunctionDecl*> seen;
-  std::function<void(const clang::FunctionDecl*)> visit = [&](const clang::FunctionDecl* decl) {
-    if (decl == nullptr || !seen.insert(decl).second) return;
-    const ir::Function* fn = ctx.lowering.lower(decl);
+  std::set<std::pair<const clang::FunctionDecl*, std::vector<std::string>>> seen;
+  std::function<void(const clang::FunctionDecl*, const std::vector<std::string>&)> visit =
+      [&](const clang::FunctionDecl* decl, const std::vector<std::string>& absent) {
+    if (decl == nullptr || !seen.emplace(decl, absent).second) return;
+    const ir::Function* fn = ctx.lowering.lower(decl, absent);
     if (fn == nullptr) return;
     ir::for_each_expr(fn->body, [&](const ir::Expr& e) {
       if (e.kind != ir::ExprKind::Call || e.form == ir::CallForm::External) return;
       if (e.form == ir::CallForm::User) {
-        visit(e.callee);
+        visit(e.callee, e.absent);
         return;
       }
       if (find_rule(e.op).rule != BatchRule::Random) return;
@@ -105,7 +106,7 @@ bool check_randomness_under_derivatives(const RandomnessContext& ctx) {
           << randomness_fix(*level, "same");
     });
   };
-  visit(ctx.function);
+  visit(ctx.function, {});
   return reported;
 }
 

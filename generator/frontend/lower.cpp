@@ -113,8 +113,9 @@ const char* operator_op(clang::OverloadedOperatorKind k, bool unary) {
 class FunctionLowerer {
  public:
   FunctionLowerer(ir::Function& fn, StructuredSignature& sig, Lowering& lowering, clang::ASTContext& context,
-                  Reporter& reporter)
-      : f_(fn), sig_(sig), lowering_(lowering), context_(context), sm_(context.getSourceManager()), reporter_(reporter) {}
+                  Reporter& reporter, std::set<std::string> absent)
+      : f_(fn), sig_(sig), lowering_(lowering), context_(context), sm_(context.getSourceManager()), reporter_(reporter),
+        absent_(std::move(absent)) {}
 
   bool run(const clang::FunctionDecl* decl) {
     f_.decl = decl;
@@ -406,7 +407,7 @@ class FunctionLowerer {
   // first the elements of vectors and maps that the body reads are found.
   bool flatten_parameters(const clang::FunctionDecl* decl) {
     collect_names(decl);
-    if (!specialise(decl)) return false;
+    specialise(decl);
     discover(decl->getBody());
     if (!ok_) return false;
     unsigned k = 0;
@@ -451,31 +452,57 @@ class FunctionLowerer {
     return true;
   }
 
-  // The optionals of the parameters hold a tensor or not as the lowering's Presence says: an absent
-  // one loses its leaf. Only the function the spec names is specialized so.
-  bool specialise(const clang::FunctionDecl* decl) {
-    const Presence& presence = lowering_.presence();
+  // The optionals of the parameters that hold no tensor in this specialization lose their leaf.
+  void specialise(const clang::FunctionDecl* decl) {
     for (const auto& [p, name] : parameters(decl)) {
       auto it = trees_.find(p);
       if (it == trees_.end()) continue;
       std::function<void(pytree::Tree&, const std::string&)> visit = [&](pytree::Tree& t, const std::string& at) {
-        if (t.kind == pytree::Tree::Kind::Optional) {
-          if (presence.fn != decl) {
-            unsupported_at(p->getLocation(), "'" + f_.name + "' takes the std::optional '" + at + "', which funcgen "
-                           "specializes only in the function a spec names yet; pass the tensor (*" + at + ") or "
-                           "std::nullopt's case as two calls under 'if (" + at + ")', or pass the tensor alone");
-            ok_ = false;
-          } else if (presence.absent.count(at) != 0) {
-            t.children.clear();
-          }
+        if (t.kind == pytree::Tree::Kind::Optional && absent_.count(at) != 0) t.children.clear();
+        if (t.kind == pytree::Tree::Kind::Optional || t.kind == pytree::Tree::Kind::Vector || t.kind == pytree::Tree::Kind::Map)
           return;
-        }
-        if (t.kind == pytree::Tree::Kind::Vector || t.kind == pytree::Tree::Kind::Map) return;
         for (size_t i = 0; i < t.children.size(); ++i) visit(t.children[i], pytree::access(t, i, at));
       };
       visit(it->second, name);
     }
-    return ok_;
+  }
+
+  // The optionals of `callee`'s parameters (and object) that hold no tensor at `call`: the caller's
+  // own optionals it passes on where they hold none, and std::nullopt.
+  std::vector<std::string> absent_at(const clang::CallExpr* call, const clang::FunctionDecl* callee, bool discovering) {
+    std::set<std::string> absent;
+    if (callee == nullptr || is_lambda(callee)) return {};
+    const auto visit = [&](clang::QualType type, const clang::Expr* arg, const std::string& root) {
+      std::optional<pytree::Tree> wanted = pytree::tree_of(type, context_);
+      if (!wanted || pytree::optional_paths(*wanted, root).empty()) return;
+      if (const pytree::Tree* given = resolve(arg, discovering)) return absent_in(*wanted, *given, root, absent);
+      if (wanted->kind == pytree::Tree::Kind::Optional && holds_no_tensor(arg)) absent.insert(root);
+    };
+    if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(call); mc != nullptr && is_instance_method(callee))
+      visit(llvm::cast<clang::CXXMethodDecl>(callee)->getThisType()->getPointeeType(), mc->getImplicitObjectArgument(), "self");
+    if (!llvm::isa<clang::CXXOperatorCallExpr>(call))
+      for (unsigned i = 0; i < call->getNumArgs() && i < callee->getNumParams(); ++i)
+        visit(callee->getParamDecl(i)->getType(), call->getArg(i), callee->getParamDecl(i)->getNameAsString());
+    return std::vector<std::string>(absent.begin(), absent.end());
+  }
+
+  static void absent_in(const pytree::Tree& wanted, const pytree::Tree& given, const std::string& at, std::set<std::string>& out) {
+    if (wanted.kind == pytree::Tree::Kind::Optional) {
+      if (given.kind == pytree::Tree::Kind::Optional && given.children.empty()) out.insert(at);
+      return;
+    }
+    if (wanted.kind == pytree::Tree::Kind::Vector || wanted.kind == pytree::Tree::Kind::Map) return;
+    for (size_t i = 0; i < wanted.children.size() && i < given.children.size(); ++i)
+      absent_in(wanted.children[i], given.children[i], pytree::access(wanted, i, at), out);
+  }
+
+  // std::nullopt, `{}` or an empty std::optional<fg::Tensor>() passed for an optional.
+  bool holds_no_tensor(const clang::Expr* arg) {
+    const clang::Expr* e = strip(arg);
+    if (record_name(e->getType()) == "std::nullopt_t") return true;
+    if (const auto* il = llvm::dyn_cast<clang::InitListExpr>(e)) return il->getNumInits() == 0;
+    if (const auto* c = llvm::dyn_cast<clang::CXXConstructExpr>(e)) return c->getNumArgs() == 0;
+    return false;
   }
 
   // The optional that `e` tests, folded: `b`, `b.has_value()`, `!b`, `b == std::nullopt`, `b != std::nullopt`
@@ -558,14 +585,15 @@ class FunctionLowerer {
       const auto* call = llvm::dyn_cast<clang::CallExpr>(e);
       if (call != nullptr && is_user_function(call->getDirectCallee())) {
         const clang::FunctionDecl* callee = call->getDirectCallee()->getDefinition();
+        const std::vector<std::string> absent = absent_at(call, callee, true);
         if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(call)) {
           pytree::Tree* object = resolve(mc->getImplicitObjectArgument(), true);
-          if (const pytree::Tree* wanted = object != nullptr ? object_tree(callee) : nullptr) merge(*object, *wanted);
+          if (const pytree::Tree* wanted = object != nullptr ? object_tree(callee, absent) : nullptr) merge(*object, *wanted);
         }
         for (unsigned i = 0; i < call->getNumArgs() && i < callee->getNumParams(); ++i) {
           pytree::Tree* given = resolve(call->getArg(i), true);
           if (given == nullptr) continue;
-          if (const pytree::Tree* wanted = callee_tree(callee, i)) merge(*given, *wanted);
+          if (const pytree::Tree* wanted = callee_tree(callee, i, absent)) merge(*given, *wanted);
         }
       }
     }
@@ -574,19 +602,19 @@ class FunctionLowerer {
 
   // The tree of a helper's parameter `i`, as the helper's lowering found it (a member function's
   // object comes before its parameters: object_tree).
-  const pytree::Tree* callee_tree(const clang::FunctionDecl* callee, unsigned i) {
+  const pytree::Tree* callee_tree(const clang::FunctionDecl* callee, unsigned i, const std::vector<std::string>& absent) {
     if (is_lambda(callee)) return nullptr;  // a lambda takes no structures (capture_parameters)
-    return signature_tree(callee, i + (is_instance_method(callee) ? 1 : 0));
+    return signature_tree(callee, i + (is_instance_method(callee) ? 1 : 0), absent);
   }
-  const pytree::Tree* object_tree(const clang::FunctionDecl* callee) {
-    return is_instance_method(callee) && !is_lambda(callee) ? signature_tree(callee, 0) : nullptr;
+  const pytree::Tree* object_tree(const clang::FunctionDecl* callee, const std::vector<std::string>& absent) {
+    return is_instance_method(callee) && !is_lambda(callee) ? signature_tree(callee, 0, absent) : nullptr;
   }
-  const pytree::Tree* signature_tree(const clang::FunctionDecl* callee, size_t k) {
-    if (lowering_.lower(callee) == nullptr) {
+  const pytree::Tree* signature_tree(const clang::FunctionDecl* callee, size_t k, const std::vector<std::string>& absent) {
+    if (lowering_.lower(callee, absent) == nullptr) {
       ok_ = false;
       return nullptr;
     }
-    const StructuredSignature& sig = lowering_.signature(callee);
+    const StructuredSignature& sig = lowering_.signature(callee, absent);
     return k < sig.params.size() && sig.params[k] ? &*sig.params[k] : nullptr;
   }
   static bool is_instance_method(const clang::FunctionDecl* fn) {
@@ -1163,6 +1191,13 @@ class FunctionLowerer {
       st->text = "[[maybe_unused]] " + st->text;
       lambdas_.insert(vd);
       out.push_back(std::move(st));
+      return;
+    }
+    if (record_name(vd->getType()) == "std::optional" && is_fg_tensor(template_arg(bare(vd->getType()), 0))) {
+      reject_variable(vd, ds, "'" + vd->getNameAsString() + "' is a local std::optional<fg::Tensor>, which cannot be "
+                                  "transformed yet: funcgen specializes on the optionals a function is passed; test "
+                                  "the parameter itself (if (b)), or name it with 'const auto& " + vd->getNameAsString() +
+                                  " = b;'");
       return;
     }
     if (user_record_holds_tensors(vd->getType())) {
@@ -2112,9 +2147,18 @@ class FunctionLowerer {
       if (x.form == ir::CallForm::User && i < callee->getNumParams() && is_structured_type(callee->getParamDecl(i)->getType()) &&
           !list_parameter(callee->getParamDecl(i), callee->getBody())) {
         structured = true;
-        const pytree::Tree* wanted = callee_tree(callee, i);
+        const pytree::Tree* wanted = callee_tree(callee, i, x.absent);
         pytree::Tree* given = resolve(args[i], false);
         if (wanted == nullptr) return;
+        if (given == nullptr && wanted->kind == pytree::Tree::Kind::Optional) {  // std::nullopt, or a tensor
+          if (!wanted->children.empty()) {
+            x.args.push_back(lower_expr(args[i]));
+            x.params.push_back(callee->getParamDecl(i)->getNameAsString());
+            x.param_types.push_back(ir::Type::Tensor);
+          }
+          packing.back() = packing_of(*wanted);
+          continue;
+        }
         if (given == nullptr && pass_list(args[i], *wanted, x)) {
           packing.back() = packing_of(*wanted);
           continue;
@@ -2251,11 +2295,13 @@ class FunctionLowerer {
                       "its caller yet; return std::tuple or tensors from helpers");
       return opaque(mc);
     }
-    const pytree::Tree* wanted = object_tree(callee);
+    const std::vector<std::string> absent = absent_at(mc, callee, false);
+    const pytree::Tree* wanted = object_tree(callee, absent);
     if (wanted == nullptr) return opaque(mc);  // reported by the callee's lowering
     ExprPtr x = make_expr(ExprKind::Call, mc);
     x->form = ir::CallForm::User;
     x->callee = callee;
+    x->absent = absent;
     x->op = callee->getNameAsString();
     x->template_args = template_args_of(callee, context_);
     pass_leaves(object, *wanted, mc->getImplicitObjectArgument(), *x);
@@ -2386,6 +2432,7 @@ class FunctionLowerer {
     } else if (is_user_function(callee)) {
       x->form = ir::CallForm::User;
       x->callee = callee->getDefinition();
+      x->absent = absent_at(call, x->callee, false);
       if (is_structured_type(callee->getReturnType())) {
         unsupported(call, "'" + callee->getNameAsString() + "' returns a structure, which funcgen cannot take apart in "
                           "its caller yet; return std::tuple or tensors from helpers");
@@ -2416,6 +2463,7 @@ class FunctionLowerer {
   std::optional<pytree::Tree> result_;                      // a structured result
   std::set<std::string> names_;                             // declared in the function
   std::set<const clang::Expr*> reported_indices_;
+  const std::set<std::string> absent_;  // the optionals of the parameters that hold no tensor
   std::map<const clang::ValueDecl*, const clang::Expr*> aliases_;  // names of parts of structured parameters
   bool ok_ = true;
 };
@@ -2457,26 +2505,29 @@ bool StructuredSignature::structured() const {
   return false;
 }
 
-const ir::Function* Lowering::lower(const clang::FunctionDecl* fn) {
+const ir::Function* Lowering::lower(const clang::FunctionDecl* fn, const std::vector<std::string>& absent) {
   fn = fn->getDefinition() != nullptr ? fn->getDefinition() : fn;
-  if (auto it = done_.find(fn); it != done_.end()) return it->second.get();
-  if (failed_.count(fn) != 0 || lowering_.count(fn) != 0) return nullptr;
+  const Key key{fn, fn == presence_.fn ? std::vector<std::string>(presence_.absent.begin(), presence_.absent.end()) : absent};
+  if (auto it = done_.find(key); it != done_.end()) return it->second.get();
+  if (failed_.count(key) != 0 || lowering_.count(fn) != 0) return nullptr;
   lowering_.insert(fn);
   auto f = std::make_unique<ir::Function>();
   StructuredSignature sig;
-  const bool ok = !has_compile_errors(fn) && FunctionLowerer(*f, sig, *this, context_, reporter_).run(fn);
+  const std::set<std::string> absent_set(key.second.begin(), key.second.end());
+  const bool ok = !has_compile_errors(fn) && FunctionLowerer(*f, sig, *this, context_, reporter_, absent_set).run(fn);
   lowering_.erase(fn);
   if (!ok) {
-    failed_[fn] = true;
+    failed_.insert(key);
     return nullptr;
   }
-  signatures_[fn] = std::move(sig);
-  return done_.emplace(fn, std::move(f)).first->second.get();
+  signatures_[key] = std::move(sig);
+  return done_.emplace(key, std::move(f)).first->second.get();
 }
 
-const StructuredSignature& Lowering::signature(const clang::FunctionDecl* fn) const {
+const StructuredSignature& Lowering::signature(const clang::FunctionDecl* fn, const std::vector<std::string>& absent) const {
   fn = fn->getDefinition() != nullptr ? fn->getDefinition() : fn;
-  return signatures_.at(fn);
+  return signatures_.at(
+      Key{fn, fn == presence_.fn ? std::vector<std::string>(presence_.absent.begin(), presence_.absent.end()) : absent});
 }
 
 }  // namespace funcgen

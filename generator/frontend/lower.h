@@ -10,6 +10,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "diag/reporter.h"
 #include "frontend/pytree.h"
@@ -40,19 +42,22 @@ class Lowering {
  public:
   Lowering(clang::ASTContext& context, Reporter& reporter, Presence presence = {})
       : context_(context), reporter_(reporter), presence_(std::move(presence)) {}
-  // nullptr when the function could not be lowered (the errors were reported).
-  const ir::Function* lower(const clang::FunctionDecl* fn);
+  // nullptr when the function could not be lowered (the errors were reported). A helper that takes
+  // optionals is lowered once per call pattern: `absent` names those that hold no tensor (the
+  // function that Presence names is lowered with its own).
+  const ir::Function* lower(const clang::FunctionDecl* fn, const std::vector<std::string>& absent = {});
   // The structures of a function lowered with success.
-  const StructuredSignature& signature(const clang::FunctionDecl* fn) const;
+  const StructuredSignature& signature(const clang::FunctionDecl* fn, const std::vector<std::string>& absent = {}) const;
   const Presence& presence() const { return presence_; }
 
  private:
   clang::ASTContext& context_;
   Reporter& reporter_;
   Presence presence_;
-  std::map<const clang::FunctionDecl*, std::unique_ptr<ir::Function>> done_;
-  std::map<const clang::FunctionDecl*, StructuredSignature> signatures_;
-  std::map<const clang::FunctionDecl*, bool> failed_;
+  using Key = std::pair<const clang::FunctionDecl*, std::vector<std::string>>;
+  std::map<Key, std::unique_ptr<ir::Function>> done_;
+  std::map<Key, StructuredSignature> signatures_;
+  std::set<Key> failed_;
   std::set<const clang::FunctionDecl*> lowering_;  // in progress: a recursion through structures
 };
 

@@ -29,6 +29,7 @@ ExprPtr copy_node(const Expr& e, const std::function<int(int)>& remap) {
   x->index = e.index;
   x->template_args = e.template_args;
   x->packing = e.packing;
+  x->absent = e.absent;
   x->reads = mapped(remap, e.reads);
   x->writes = mapped(remap, e.writes);
   x->vmapped = e.vmapped;

@@ -104,6 +104,9 @@ struct Expr {
   // C++ text that rebuilds it from its leaves among `args` (kPackedLeaf stands for each in turn), or
   // "" for a parameter passed as one argument. Empty when the callee takes no structure.
   std::vector<std::string> packing;
+  // Call of form User: the callee's std::optional parameters that hold no tensor here (the callee is
+  // lowered once per such pattern: Lowering::lower).
+  std::vector<std::string> absent;
   std::vector<int> reads;       // Opaque: the locals it reads
   std::vector<int> writes;      // Opaque: the locals it assigns or increments
   // Call of form Vmapped: the function mapped (shared by the copies of the call), the batch dim of

@@ -899,7 +899,7 @@ class Normalizer {
       fail(e, "'" + e.op + "' calls itself (directly or through helpers); recursion cannot be differentiated");
       return {};
     }
-    const ir::Function* callee = lowering_.lower(e.callee);
+    const ir::Function* callee = lowering_.lower(e.callee, e.absent);
     if (callee == nullptr) {
       ok_ = false;  // reported by the lowering
       return {};

@@ -36,7 +36,7 @@ struct Context {
   int nlevels = 0;
   Reporter* reporter = nullptr;
   ir::Program* program = nullptr;  // receives the helpers
-  std::map<std::pair<const clang::FunctionDecl*, std::vector<Levels>>, std::string> specializations;
+  std::map<std::pair<const ir::Function*, std::vector<Levels>>, std::string> specializations;  // per lowering of the callee
   std::map<std::pair<const ir::Function*, std::vector<Levels>>, std::string> vmapped;
   std::set<std::string> helper_names;
 };

@@ -29,7 +29,7 @@ Val Batcher::specialize(const Expr& e, std::vector<Val> args) {
   for (int k = 0; k < ctx_.nlevels; ++k) a.push_back(batch_size(k));
   if (callee == nullptr) return {rebuild(e, std::move(a)), l};
   std::string name;
-  if (auto it = ctx_.specializations.find({e.callee, key}); it != ctx_.specializations.end()) {
+  if (auto it = ctx_.specializations.find({&callee->function(), key}); it != ctx_.specializations.end()) {
     name = it->second;
   } else {
     // An operator function (operator*) has no name that can be extended.
@@ -38,7 +38,7 @@ Val Batcher::specialize(const Expr& e, std::vector<Val> args) {
     name = base;
     for (int i = 1; ctx_.helper_names.count(name) != 0; ++i) name = base + std::to_string(i);
     ctx_.helper_names.insert(name);
-    ctx_.specializations[{e.callee, key}] = name;
+    ctx_.specializations[{&callee->function(), key}] = name;
     Batcher inner(*callee, ctx_, key, true);
     std::unique_ptr<ir::Function> fn = inner.run(name);
     ctx_.program->helpers.push_back({std::move(fn), own + " batched as its call in " + fn_.name + " needs.", true});

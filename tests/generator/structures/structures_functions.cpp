@@ -111,6 +111,13 @@ std::tuple<fg::Tensor, fg::Tensor> tuple_fn(const std::tuple<fg::Tensor, Linear>
 }
 
 // ---- std::optional<fg::Tensor>: libtorch's optional bias, tested, dereferenced and passed on
+// A helper that takes the optional too: specialized at each call on what it is passed.
+static fg::Tensor gated(const fg::Tensor& x, const fg::Tensor& w, const std::optional<fg::Tensor>& bias) {
+  fg::Tensor y = fg::linear(x, w, bias).tanh();  // passed on as F::linear takes it
+  if (bias.has_value()) y = y * bias->sigmoid();
+  return y;
+}
+
 FUNCGEN("dense_grad = grad(dense_loss, argnums=(1, 2))")
 FUNCGEN("dense_jacfwd = jacfwd(dense_loss, argnums=1)")
 FUNCGEN("dense_hessian = hessian(dense_loss)")
@@ -119,17 +126,16 @@ FUNCGEN("dense_jvp = jvp(dense_loss)")
 FUNCGEN("dense_per_example = vmap(dense_loss, in_dims=(0, None, None))")
 FUNCGEN("dense_per_example_grads = vmap(grad(dense_loss, argnums=(1, 2)), in_dims=(0, None, None))")
 fg::Tensor dense_loss(const fg::Tensor& x, const fg::Tensor& w, const std::optional<fg::Tensor>& bias) {
-  fg::Tensor y = fg::linear(x, w, bias).tanh();  // passed on as F::linear takes it
-  if (bias.has_value()) y = y * bias->sigmoid();
-  return (y * y).sum();
+  const fg::Tensor y = gated(x, w, bias);
+  return (y * y).sum() + gated(x.cos(), w, std::nullopt).sum();
 }
 
 FUNCGEN("layer_grad = grad(layer_loss)")
 FUNCGEN("layer_jacrev = jacrev(layer_loss, argnums=(0, 2))")
 FUNCGEN("batched_layer = vmap(layer_loss, in_dims=(None, 0, 0))")
 fg::Tensor layer_loss(const Dense& layer, const fg::Tensor& x, const std::optional<fg::Tensor>& scale) {
-  fg::Tensor h = fg::matmul(layer.weight, x);
-  if (layer.bias) h = h + *layer.bias;
+  fg::Tensor h = layer.forward(x);  // a member function reading the optional field: specialized too
+  if (layer.bias) h = h + *layer.bias * 0.5;
   if (scale == std::nullopt) return h.tanh().sum();  // an early return where it holds none
   return (h.tanh() * scale.value()).sum() + scale.value_or(h).pow(2).sum();
 }
