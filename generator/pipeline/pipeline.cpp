@@ -110,7 +110,7 @@ std::optional<OutputFunction> Pipeline::specialized(const AnnotatedSpec& spec, c
     return std::nullopt;
   }
   std::vector<structures::Specialization> cases;
-  std::string helpers;
+  std::string helpers, declarations;
   std::vector<std::string> namespaces;
   for (size_t mask = 0; mask < (size_t{1} << optionals.size()); ++mask) {  // bit k: optional k holds a tensor
     Presence presence{&decl, {}};
@@ -124,20 +124,21 @@ std::optional<OutputFunction> Pipeline::specialized(const AnnotatedSpec& spec, c
     Pipeline one(context_, reporter_, lowering, resolver_, specs_);
     std::optional<Transformed> t = one.transform(spec, name);
     if (!t) return std::nullopt;
-    if (callable(t->flat->chain)) {
-      reporter_.report("unsupported", at,
-                       std::string(spec::name_of(spec.transform->kind)) + " of a function that takes std::optional "
-                       "tensors cannot be generated yet; write a spec for each case (a function with the tensor, "
-                       "and one without it)");
-      return std::nullopt;
-    }
     namespaces = t->fn->namespaces;  // (the function lives as long as this case's lowering)
     structures::Specialization c{*t->flat, name, t->error};
-    if (c.error.empty()) helpers += t->g->helpers + as_static(t->g->definition) + "\n";
+    // A vjp's or linearize's function object holds the case's: the header declares them all.
+    if (c.error.empty() && callable(c.flat.chain)) {
+      declarations += t->g->declaration + "\n";
+      helpers += t->g->helpers + t->g->definition + "\n";
+    } else if (c.error.empty()) {
+      helpers += t->g->helpers + as_static(t->g->definition) + "\n";
+    }
     cases.push_back(std::move(c));
   }
   const structures::Wrapper w = structures::specialized_wrapper(spec.name, cases);
-  return OutputFunction{namespaces, w.declaration, helpers, w.definition, cases[0].flat.user.header_lines};
+  std::vector<std::string> header = cases[0].flat.user.header_lines;
+  if (!declarations.empty()) header.push_back("#include <variant>");
+  return OutputFunction{namespaces, declarations + w.declaration, helpers, w.definition, std::move(header)};
 }
 
 // Lowers the spec's function, spreads its structures and runs its transforms, naming the result `name`.

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "ir/cxx_text.h"
@@ -462,78 +463,139 @@ std::string structured_result(const Flat& flat, const std::string& root) {
   return pytree::build(flat.user.result, pytree::leaf_accesses(flat.flat.result, root), next);
 }
 
+// Each optional of `t` (held at `at`) and whether it holds a tensor in this specialization.
+void optionals_of(const Tree& t, const std::string& at, std::vector<std::pair<std::string, bool>>& out) {
+  if (t.kind == Kind::Optional) {
+    out.emplace_back(at, !t.children.empty());
+    return;
+  }
+  if (t.kind == Kind::Vector || t.kind == Kind::Map) return;
+  for (size_t i = 0; i < t.children.size(); ++i) optionals_of(t.children[i], pytree::access(t, i, at), out);
+}
+
+bool takes_tensors(const Tree& t) { return t.tensors() != 0 || !pytree::optional_paths(t, "").empty(); }
+
+// `b.has_value()`, `!p.bias.has_value()`: the tests that the optionals of `params` (rooted at their
+// names plus `suffix`) hold tensors as they do in this case (with `differ`, that each does not).
+std::vector<std::string> presence_tests(const std::vector<Param>& params, const std::string& suffix, bool differ = false) {
+  std::vector<std::pair<std::string, bool>> optionals;
+  for (const Param& p : params) optionals_of(p.tree, p.name + suffix, optionals);
+  std::vector<std::string> tests;
+  for (const auto& [at, present] : optionals) tests.push_back((present != differ ? "" : "!") + at + ".has_value()");
+  return tests;
+}
+
 // vjp and linearize: the structured function returns its outputs and a function object that wraps
 // the flat one's: the pullback takes cotangents structured as the outputs and returns a gradient
 // structured as each primal that holds tensors (keeping a copy of those with other fields, whose
-// values the gradients carry); jvp_fn takes tangents structured as the primals.
-Wrapper callable_wrapper(const std::string& name, const Flat& flat, bool vjp) {
-  const Signature& u = flat.user;
-  const Call c = call_of(name, flat);
+// values the gradients carry); jvp_fn takes tangents structured as the primals. With optionals,
+// each case has a flat function (and function object) of its own; the structured one holds the
+// case's in a std::variant.
+Wrapper callable_wrapper(const std::string& name, const std::vector<Specialization>& cases, bool vjp) {
+  const Signature& u = cases.at(0).flat.user;
   const std::string kind = vjp ? "pullback" : "jvp_fn";
-  const std::string type = name + "_" + kind, flat_type = callable_flat_name(name) + "_" + kind;
-  std::vector<std::string> members = {flat_type + " flat;"}, member_values = {"std::move(std::get<1>(flat__))"};
-  std::vector<std::string> call_params, flat_args, results;
-  std::string ret, build;
+  const std::string type = name + "_" + kind;
+  std::vector<std::string> flat_types;
+  for (const Specialization& c : cases) flat_types.push_back(c.flat_name + "_" + kind);
+  const bool one = cases.size() == 1;
+  std::vector<std::string> members = {(one ? flat_types[0] : "std::variant<" + cxx::join(flat_types) + ">") + " flat;"};
+  std::vector<std::string> member_values = {"std::move(std::get<1>(flat__))"};
+  std::map<std::string, std::string> kept;  // a number of a structure -> the member that keeps it
+  std::vector<std::string> call_params, cotangents;
+  std::string ret;
   if (vjp) {
-    std::vector<std::string> cotangents;
     if (pytree::is_structured(u.result) || u.result.kind == Kind::Tensor) {
       call_params.push_back("const " + u.result.cxx_type + "& ct");
-      flat_args = tensor_accesses(u.result, "ct");
+      cotangents = tensor_accesses(u.result, "ct");
     } else {  // a tuple of tensors: one cotangent each, as the flat pullback takes them
       for (size_t k = 0; k < u.result.children.size(); ++k) {
         call_params.push_back("const fg::Tensor& ct" + std::to_string(k));
-        flat_args.push_back("ct" + std::to_string(k));
+        cotangents.push_back("ct" + std::to_string(k));
       }
     }
-    std::vector<std::string> grads;  // the flat pullback's: one per tensor (or list) parameter
-    size_t n = 0;
-    for (const Param& p : u.params) n += tensor_accesses(p.tree, p.name).size();
-    for (size_t k = 0; k < n; ++k) grads.push_back("std::get<" + std::to_string(k) + ">(grads__)");
-    size_t next = 0;
     std::vector<std::string> types;
     for (const Param& p : u.params) {
-      if (tensor_accesses(p.tree, p.name).empty()) continue;
-      Tree tree = p.tree;  // its numbers are copied into its gradient: the function object keeps them
-      std::vector<Tree*> leaves;
-      tree.leaves(leaves);
-      for (Tree* l : leaves)
-        if (l->kind == Kind::Scalar && !l->source.empty()) {
-          std::string member = cxx::identifier_of(l->source) + "__";
-          while (std::any_of(members.begin(), members.end(), [&](const std::string& m) {
-            return m.size() > member.size() + 1 && m.compare(m.size() - member.size() - 2, member.size() + 2, " " + member + ";") == 0;
-          }))
-            member += "_";
-          members.push_back(l->cxx_type + " " + member + ";");
-          member_values.push_back(l->source);
-          l->source = member;
-        }
-      types.push_back(tree.cxx_type);
-      results.push_back(pytree::build(tree, grads, next));
+      if (!takes_tensors(p.tree)) continue;
+      types.push_back(p.tree.cxx_type);
+      std::vector<const Tree*> leaves;
+      p.tree.leaves(leaves);
+      for (const Tree* l : leaves) {  // its numbers are copied into its gradient: the function object keeps them
+        if (l->kind != Kind::Scalar || l->source.empty() || kept.count(l->source) != 0) continue;
+        std::string member = cxx::identifier_of(l->source) + "__";
+        while (std::any_of(kept.begin(), kept.end(), [&](const auto& k) { return k.second == member; })) member += "_";
+        kept[l->source] = member;
+        members.push_back(l->cxx_type + " " + member + ";");
+        member_values.push_back(l->source);
+      }
     }
     ret = "std::tuple<" + cxx::join(types) + ">";
-    build = "  const auto grads__ = flat(" + cxx::join(flat_args) + ");\n  return " + ret + "{" + cxx::join(results) + "};\n";
   } else {
-    for (const Param& p : u.params) {
-      const std::vector<std::string> leaves = tensor_accesses(p.tree, p.name + "_tangent");
-      if (leaves.empty()) continue;
-      call_params.push_back("const " + p.tree.cxx_type + "& " + p.name + "_tangent");
-      flat_args.insert(flat_args.end(), leaves.begin(), leaves.end());
-    }
+    for (const Param& p : u.params)
+      if (takes_tensors(p.tree)) call_params.push_back("const " + p.tree.cxx_type + "& " + p.name + "_tangent");
     ret = u.result.cxx_type;
-    build = "  const auto tangent__ = flat(" + cxx::join(flat_args) + ");\n  return " + structured_result(flat, "tangent__") + ";\n";
   }
-  const std::string signature = "std::tuple<" + u.result.cxx_type + ", " + type + "> " + name + "(" + cxx::join(c.params) + ")";
+  // What one case's function object (`f`) does with the arguments.
+  const auto apply = [&](const Specialization& c, const std::string& f, const std::string& indent) {
+    if (vjp) {
+      std::vector<std::string> grads, results;  // the flat pullback's: one per tensor (or list) parameter
+      size_t n = 0, next = 0;
+      for (const Param& p : c.flat.user.params) n += tensor_accesses(p.tree, p.name).size();
+      for (size_t k = 0; k < n; ++k) grads.push_back("std::get<" + std::to_string(k) + ">(grads__)");
+      for (const Param& p : c.flat.user.params) {
+        if (!takes_tensors(p.tree)) continue;
+        Tree tree = p.tree;
+        std::vector<Tree*> leaves;
+        tree.leaves(leaves);
+        for (Tree* l : leaves)
+          if (l->kind == Kind::Scalar && kept.count(l->source) != 0) l->source = kept.at(l->source);
+        results.push_back(pytree::build(tree, grads, next));
+      }
+      return indent + "const auto grads__ = " + f + "(" + cxx::join(cotangents) + ");\n" + indent + "return " + ret +
+             "{" + cxx::join(results) + "};\n";
+    }
+    std::vector<std::string> args;
+    for (const Param& p : c.flat.user.params)
+      for (std::string& a : tensor_accesses(p.tree, p.name + "_tangent")) args.push_back(std::move(a));
+    std::string body;
+    if (!one) {
+      std::vector<std::string> tests = presence_tests(c.flat.user.params, "_tangent", true);
+      if (!tests.empty())
+        body += indent + "if (" + cxx::join(tests, " || ") + ")\n" + indent + "  throw fg::Error(" +
+                cxx::string_literal(type + ": each tangent must hold a tensor where its primal holds one, and none "
+                                           "where it holds none") + ");\n";
+    }
+    return body + indent + "const auto tangent__ = " + f + "(" + cxx::join(args) + ");\n" + indent + "return " +
+           structured_result(c.flat, "tangent__") + ";\n";
+  };
+  std::string call_body;
+  if (one) {
+    call_body = apply(cases[0], "flat", "  ");
+  } else {
+    for (size_t k = 0; k < cases.size(); ++k)
+      call_body += "  if (const auto* f = std::get_if<" + std::to_string(k) + ">(&flat)) {\n" + apply(cases[k], "(*f)", "    ") + "  }\n";
+    call_body += "  throw fg::Error(" + cxx::string_literal(type + ": holds no function") + ");  // (a variant is never empty)\n";
+  }
+  const std::string signature = "std::tuple<" + u.result.cxx_type + ", " + type + "> " + name + "(" +
+                                cxx::join(call_of(name, cases[0].flat).params) + ")";
   Wrapper w;
   w.declaration = "// The " + kind + " that " + name + " returns, on the structures of its arguments.\nstruct " + type + " {\n";
   for (const std::string& m : members) w.declaration += "  " + m + "\n";
   w.declaration += "  " + ret + " operator()(" + cxx::join(call_params) + ") const;\n};\n" + signature + ";\n";
-  w.definition = ret + " " + type + "::operator()(" + cxx::join(call_params) + ") const {\n" + build + "}\n\n";
+  w.definition = ret + " " + type + "::operator()(" + cxx::join(call_params) + ") const {\n" + call_body + "}\n\n";
   w.definition += "// " + name + " on the structures of its arguments: funcgen transforms the flat function above.\n" +
                   signature + " {\n";
-  for (const std::string& check : c.checks) w.definition += "  " + check + "\n";
-  w.definition += "  auto flat__ = " + callable_flat_name(name) + "(" + cxx::join(c.args) + ");\n";
-  w.definition += "  return {" + structured_result(flat, "std::get<0>(flat__)") + ", " + type + "{" +
-                  cxx::join(member_values) + "}};\n}\n";
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const Specialization& c = cases[k];
+    const bool last = k + 1 == cases.size();
+    const std::string indent = last ? "  " : "    ";
+    if (!last) w.definition += "  if (" + cxx::join(presence_tests(c.flat.user.params, ""), " && ") + ") {\n";
+    for (const std::string& check : call_of(name, c.flat).checks) w.definition += indent + check + "\n";
+    w.definition += indent + "auto flat__ = " + c.flat_name + "(" + cxx::join(call_of(name, c.flat).args) + ");\n";
+    w.definition += indent + "return {" + structured_result(c.flat, "std::get<0>(flat__)") + ", " + type + "{" +
+                    cxx::join(member_values) + "}};\n";
+    if (!last) w.definition += "  }\n";
+  }
+  w.definition += "}\n";
   return w;
 }
 
@@ -561,22 +623,12 @@ std::string call_body(const std::string& name, const std::string& flat_name, con
   return body + indent + "return " + pytree::build(flat.user.result, leaves, next) + ";\n";
 }
 
-// Each optional of `t` (held at `at`) and whether it holds a tensor in this specialization.
-void optionals_of(const Tree& t, const std::string& at, std::vector<std::pair<std::string, bool>>& out) {
-  if (t.kind == Kind::Optional) {
-    out.emplace_back(at, !t.children.empty());
-    return;
-  }
-  if (t.kind == Kind::Vector || t.kind == Kind::Map) return;
-  for (size_t i = 0; i < t.children.size(); ++i) optionals_of(t.children[i], pytree::access(t, i, at), out);
-}
-
 }  // namespace
 
 Wrapper wrapper(const std::string& name, const Flat& flat) {
   const spec::TransformKind outer = flat.chain.front().t->kind;
   if (outer == spec::TransformKind::Vjp || outer == spec::TransformKind::Linearize)
-    return callable_wrapper(name, flat, outer == spec::TransformKind::Vjp);
+    return callable_wrapper(name, {Specialization{flat, callable_flat_name(name), ""}}, outer == spec::TransformKind::Vjp);
   const std::string signature = signature_of(name, flat);
   Wrapper w;
   w.declaration = signature + ";\n";
@@ -598,16 +650,20 @@ std::vector<std::string> optional_paths(const clang::FunctionDecl& fn, const cla
 }
 
 Wrapper specialized_wrapper(const std::string& name, const std::vector<Specialization>& cases) {
+  const spec::TransformKind outer = cases.at(0).flat.chain.front().t->kind;
+  if (outer == spec::TransformKind::Vjp || outer == spec::TransformKind::Linearize) {
+    std::vector<Specialization> callables = cases;
+    for (Specialization& c : callables) c.flat_name = callable_flat_name(c.flat_name);
+    return callable_wrapper(name, callables, outer == spec::TransformKind::Vjp);
+  }
   const std::string signature = signature_of(name, cases.at(0).flat);
   std::string body;
   for (size_t k = 0; k < cases.size(); ++k) {
     const Specialization& c = cases[k];
-    std::vector<std::pair<std::string, bool>> optionals;  // the primals' and, under jvp, the tangents'
-    for (const Param& p : c.flat.user.params) optionals_of(p.tree, p.name, optionals);
+    // the primals' optionals and, under jvp, the tangents'
+    const std::vector<std::string> tests = presence_tests(c.flat.user.params, "");
     // Without tangents, the cases are every combination: the last needs no test.
-    const bool last = k + 1 == cases.size() && (size_t{1} << optionals.size()) == cases.size();
-    std::vector<std::string> tests;
-    for (const auto& [at, present] : optionals) tests.push_back((present ? "" : "!") + at + ".has_value()");
+    const bool last = k + 1 == cases.size() && (size_t{1} << tests.size()) == cases.size();
     const std::string indent = last ? "  " : "    ";
     if (!last) body += "  if (" + cxx::join(tests, " && ") + ") {\n";
     body += c.error.empty() ? call_body(name, c.flat_name, c.flat, indent)

@@ -123,6 +123,8 @@ FUNCGEN("dense_jacfwd = jacfwd(dense_loss, argnums=1)")
 FUNCGEN("dense_hessian = hessian(dense_loss)")
 FUNCGEN("dense_input_grad = grad(dense_loss)")
 FUNCGEN("dense_jvp = jvp(dense_loss)")
+FUNCGEN("dense_vjp = vjp(dense_loss)")
+FUNCGEN("dense_linearize = linearize(dense_loss)")
 FUNCGEN("dense_per_example = vmap(dense_loss, in_dims=(0, None, None))")
 FUNCGEN("dense_per_example_grads = vmap(grad(dense_loss, argnums=(1, 2)), in_dims=(0, None, None))")
 fg::Tensor dense_loss(const fg::Tensor& x, const fg::Tensor& w, const std::optional<fg::Tensor>& bias) {
@@ -131,6 +133,7 @@ fg::Tensor dense_loss(const fg::Tensor& x, const fg::Tensor& w, const std::optio
 }
 
 FUNCGEN("layer_grad = grad(layer_loss)")
+FUNCGEN("layer_vjp = vjp(layer_loss)")
 FUNCGEN("layer_jacrev = jacrev(layer_loss, argnums=(0, 2))")
 FUNCGEN("batched_layer = vmap(layer_loss, in_dims=(None, 0, 0))")
 fg::Tensor layer_loss(const Dense& layer, const fg::Tensor& x, const std::optional<fg::Tensor>& scale) {

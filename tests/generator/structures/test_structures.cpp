@@ -332,6 +332,18 @@ TEST(Structures, OptionalBiasWithAndWithoutATensor) {
     };
     expect_close(tangent, (moved(e) - moved(-e)) / (2 * e));
     EXPECT_THROW(structured::dense_jvp(x, w, bias, tx, tw, bias ? std::nullopt : std::optional<fg::Tensor>(tx)), fg::Error);
+    // vjp's pullback and linearize's jvp_fn hold the case's function
+    const auto [vout, pullback] = structured::dense_vjp(x, w, bias);
+    expect_close(vout, out);
+    const auto [vgx, vgw, vgb] = pullback(fg::ones({}, fg::kDouble));
+    expect_close(vgw, gw);
+    expect_close(vgx, structured::dense_input_grad(x, w, bias));
+    ASSERT_EQ(vgb.has_value(), bias.has_value());
+    if (bias) expect_close(*vgb, *gb);
+    const auto [lout, jvp_fn] = structured::dense_linearize(x, w, bias);
+    expect_close(lout, out);
+    expect_close(jvp_fn(tx, tw, tb), tangent);
+    EXPECT_THROW(jvp_fn(tx, tw, bias ? std::nullopt : std::optional<fg::Tensor>(tx)), fg::Error);
     // vmap over examples, against the loop
     const fg::Tensor xs = input({4, 3}, 7);
     const fg::Tensor batched = structured::dense_per_example(xs, w, bias);
@@ -355,6 +367,13 @@ TEST(Structures, OptionalFieldsAndEarlyReturnsOnAbsence) {
     auto f = [&] { return structured::layer_loss(layer, x, scale).item<double>(); };
     const structured::Dense g = structured::layer_grad(layer, x, scale);
     expect_close(g.weight, numeric_grad(f, layer.weight));
+    const auto [out, pullback] = structured::layer_vjp(layer, x, scale);
+    expect_close(out, structured::layer_loss(layer, x, scale));
+    const auto [vl, vx, vs] = pullback(fg::ones({}, fg::kDouble));
+    expect_close(vl.weight, g.weight);
+    expect_close(vx, numeric_grad(f, x));
+    ASSERT_EQ(vs.has_value(), scale.has_value());
+    if (scale) expect_close(*vs, numeric_grad(f, *scale));
     ASSERT_EQ(g.bias.has_value(), layer.bias.has_value());
     if (layer.bias) expect_close(*g.bias, numeric_grad(f, *layer.bias));
     if (scale) {  // jacrev w.r.t. the layer and the scale: the gradients of a scalar loss
