@@ -467,6 +467,23 @@ class FunctionLowerer {
     }
   }
 
+  // A call's object (a member function's, a functor's whose operator() it calls) and arguments.
+  struct CallParts {
+    const clang::Expr* object = nullptr;
+    std::vector<const clang::Expr*> args;
+  };
+  static CallParts parts_of(const clang::CallExpr* call, const clang::FunctionDecl* callee) {
+    CallParts p;
+    p.args.assign(call->arg_begin(), call->arg_end());
+    if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(call)) {
+      p.object = mc->getImplicitObjectArgument();
+    } else if (llvm::isa<clang::CXXOperatorCallExpr>(call) && is_instance_method(callee) && !p.args.empty()) {
+      p.object = p.args.front();
+      p.args.erase(p.args.begin());
+    }
+    return p;
+  }
+
   // The optionals of `callee`'s parameters (and object) that hold no tensor at `call`: the caller's
   // own optionals it passes on where they hold none, and std::nullopt.
   std::vector<std::string> absent_at(const clang::CallExpr* call, const clang::FunctionDecl* callee, bool discovering) {
@@ -478,11 +495,11 @@ class FunctionLowerer {
       if (const pytree::Tree* given = resolve(arg, discovering)) return absent_in(*wanted, *given, root, absent);
       if (wanted->kind == pytree::Tree::Kind::Optional && holds_no_tensor(arg)) absent.insert(root);
     };
-    if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(call); mc != nullptr && is_instance_method(callee))
-      visit(llvm::cast<clang::CXXMethodDecl>(callee)->getThisType()->getPointeeType(), mc->getImplicitObjectArgument(), "self");
-    if (!llvm::isa<clang::CXXOperatorCallExpr>(call))
-      for (unsigned i = 0; i < call->getNumArgs() && i < callee->getNumParams(); ++i)
-        visit(callee->getParamDecl(i)->getType(), call->getArg(i), callee->getParamDecl(i)->getNameAsString());
+    const CallParts parts = parts_of(call, callee);
+    if (parts.object != nullptr && is_instance_method(callee))
+      visit(llvm::cast<clang::CXXMethodDecl>(callee)->getThisType()->getPointeeType(), parts.object, "self");
+    for (unsigned i = 0; i < parts.args.size() && i < callee->getNumParams(); ++i)
+      visit(callee->getParamDecl(i)->getType(), parts.args[i], callee->getParamDecl(i)->getNameAsString());
     return std::vector<std::string>(absent.begin(), absent.end());
   }
 
@@ -498,6 +515,7 @@ class FunctionLowerer {
 
   // std::nullopt, `{}` or an empty std::optional<fg::Tensor>() passed for an optional.
   bool holds_no_tensor(const clang::Expr* arg) {
+    if (const auto* d = llvm::dyn_cast<clang::CXXDefaultArgExpr>(arg)) arg = d->getExpr();
     const clang::Expr* e = strip(arg);
     if (record_name(e->getType()) == "std::nullopt_t") return true;
     if (const auto* il = llvm::dyn_cast<clang::InitListExpr>(e)) return il->getNumInits() == 0;
@@ -510,6 +528,8 @@ class FunctionLowerer {
   std::optional<bool> presence_test(const clang::Expr* e) {
     if (trees_.empty() || e == nullptr) return std::nullopt;
     e = e->IgnoreParenImpCasts();
+    if (const auto* rw = llvm::dyn_cast<clang::CXXRewrittenBinaryOperator>(e))  // C++20's `b != std::nullopt`
+      e = rw->getSemanticForm()->IgnoreParenImpCasts();
     if (const auto* u = llvm::dyn_cast<clang::UnaryOperator>(e); u != nullptr && u->getOpcode() == clang::UO_LNot) {
       std::optional<bool> inner = presence_test(u->getSubExpr());
       return inner ? std::optional<bool>(!*inner) : std::nullopt;
@@ -519,6 +539,7 @@ class FunctionLowerer {
       const bool is_and = b->getOpcode() == clang::BO_LAnd;
       if (l && *l != is_and) return l;  // false && ..., true || ...: decided on the left
       if (l && r) return r;
+      if (r && *r != is_and && !b->getLHS()->HasSideEffects(context_)) return r;  // flag && b: decided on the right
       return std::nullopt;
     }
     if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(e)) {
@@ -586,16 +607,32 @@ class FunctionLowerer {
       if (call != nullptr && is_user_function(call->getDirectCallee())) {
         const clang::FunctionDecl* callee = call->getDirectCallee()->getDefinition();
         const std::vector<std::string> absent = absent_at(call, callee, true);
-        if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(call)) {
-          pytree::Tree* object = resolve(mc->getImplicitObjectArgument(), true);
+        const CallParts parts = parts_of(call, callee);
+        if (parts.object != nullptr) {
+          pytree::Tree* object = resolve(parts.object, true);
           if (const pytree::Tree* wanted = object != nullptr ? object_tree(callee, absent) : nullptr) merge(*object, *wanted);
         }
-        for (unsigned i = 0; i < call->getNumArgs() && i < callee->getNumParams(); ++i) {
-          pytree::Tree* given = resolve(call->getArg(i), true);
+        for (unsigned i = 0; i < parts.args.size() && i < callee->getNumParams(); ++i) {
+          pytree::Tree* given = resolve(parts.args[i], true);
           if (given == nullptr) continue;
           if (const pytree::Tree* wanted = callee_tree(callee, i, absent)) merge(*given, *wanted);
         }
       }
+    }
+    // What a specialization on optionals does not run is not looked into (its helpers may read
+    // an optional where it holds none).
+    if (const auto* i = llvm::dyn_cast<clang::IfStmt>(s); i != nullptr && i->getInit() == nullptr &&
+                                                          i->getConditionVariable() == nullptr)
+      if (const std::optional<bool> taken = presence_test(i->getCond())) return discover(*taken ? i->getThen() : i->getElse());
+    if (const auto* c = llvm::dyn_cast<clang::ConditionalOperator>(s))
+      if (const std::optional<bool> taken = presence_test(c->getCond()))
+        return discover(*taken ? c->getTrueExpr() : c->getFalseExpr());
+    if (const auto* c = llvm::dyn_cast<clang::CompoundStmt>(s)) {
+      for (auto it = c->body_begin(); it != c->body_end(); ++it) {
+        discover(*it);
+        if (always_returns(*it) && !case_after(it, c->body_end())) return;
+      }
+      return;
     }
     for (const clang::Stmt* child : s->children()) discover(child);
   }
@@ -624,6 +661,7 @@ class FunctionLowerer {
 
   // Gives `into` (a caller's structure) the elements `from` (a helper's) reads.
   static void merge(pytree::Tree& into, const pytree::Tree& from) {
+    if (from.kind == pytree::Tree::Kind::Optional) return;  // (a tensor passed for it, or an optional: no elements)
     for (size_t i = 0; i < from.children.size(); ++i) merge(child_for(into, from, i, true), from.children[i]);
   }
 
@@ -1095,10 +1133,39 @@ class FunctionLowerer {
   // A block's statements, up to a return that always runs (`if (!b) return y;` folded in a
   // specialization where b holds no tensor): what follows it is dead there, and may read b.
   void append_block(std::vector<StmtPtr>& out, const clang::CompoundStmt* c) {
-    for (const clang::Stmt* child : c->body()) {
-      append(out, child);
-      if (!out.empty() && always_returns(*out.back())) return splice_last_block(out);
+    for (auto it = c->body_begin(); it != c->body_end(); ++it) {
+      append(out, *it);
+      if (!out.empty() && always_returns(*out.back()) && !case_after(it, c->body_end())) return splice_last_block(out);
     }
+  }
+
+  // Whether a case label of a switch follows (control enters there however the code before ends).
+  static bool case_after(clang::CompoundStmt::const_body_iterator it, clang::CompoundStmt::const_body_iterator end) {
+    for (++it; it != end; ++it)
+      if (has_case_label(*it)) return true;
+    return false;
+  }
+  static bool has_case_label(const clang::Stmt* s) {
+    if (s == nullptr || llvm::isa<clang::SwitchStmt>(s)) return false;  // (its labels are its own)
+    if (llvm::isa<clang::SwitchCase>(s)) return true;
+    for (const clang::Stmt* child : s->children())
+      if (has_case_label(child)) return true;
+    return false;
+  }
+
+  // The same on the source, where discover() walks it: a statement after which nothing runs in
+  // this specialization.
+  bool always_returns(const clang::Stmt* s) {
+    if (llvm::isa_and_nonnull<clang::ReturnStmt>(s)) return true;
+    if (const auto* c = llvm::dyn_cast_or_null<clang::CompoundStmt>(s)) {
+      for (auto it = c->body_begin(); it != c->body_end(); ++it)
+        if (always_returns(*it) && !case_after(it, c->body_end())) return true;
+      return false;
+    }
+    if (const auto* i = llvm::dyn_cast_or_null<clang::IfStmt>(s); i != nullptr && i->getInit() == nullptr &&
+                                                                   i->getConditionVariable() == nullptr)
+      if (const std::optional<bool> taken = presence_test(i->getCond())) return always_returns(*taken ? i->getThen() : i->getElse());
+    return false;
   }
 
   // A block that ends in the return of the list it closes joins that list (the transforms find a
@@ -1127,7 +1194,7 @@ class FunctionLowerer {
 
   static bool always_returns(const ir::Stmt& st) {
     if (st.kind == StmtKind::Return) return true;
-    return st.kind == StmtKind::Block && !st.body.empty() && always_returns(*st.body.back());
+    return st.kind == StmtKind::Block && st.text != "label" && !st.body.empty() && always_returns(*st.body.back());
   }
 
   std::vector<StmtPtr> lower_body(const clang::Stmt* s) {
@@ -2150,9 +2217,10 @@ class FunctionLowerer {
         const pytree::Tree* wanted = callee_tree(callee, i, x.absent);
         pytree::Tree* given = resolve(args[i], false);
         if (wanted == nullptr) return;
-        if (given == nullptr && wanted->kind == pytree::Tree::Kind::Optional) {  // std::nullopt, or a tensor
+        if ((given == nullptr || given->kind != pytree::Tree::Kind::Optional) &&
+            wanted->kind == pytree::Tree::Kind::Optional) {  // std::nullopt, or a tensor
           if (!wanted->children.empty()) {
-            x.args.push_back(lower_expr(args[i]));
+            x.args.push_back(lower_expr(given_default != nullptr ? given_default->getExpr() : args[i]));
             x.params.push_back(callee->getParamDecl(i)->getNameAsString());
             x.param_types.push_back(ir::Type::Tensor);
           }
@@ -2236,7 +2304,7 @@ class FunctionLowerer {
       if (const pytree::Tree* t = resolve(object, false); t != nullptr && t->kind == pytree::Tree::Kind::Optional)
         return t->children.empty() ? lower_expr(mc->getArg(0)) : node_value(t->children[0], mc);
     if (method != nullptr && object != nullptr && !method->isStatic() && is_user_function(method))
-      if (pytree::Tree* given = resolve(object, false)) return lower_method_call(mc, *given);
+      if (pytree::Tree* given = resolve(object, false)) return lower_method_call(mc, method, *given);
     if (method != nullptr && object != nullptr && ir_type_of(object->getType()) == ir::Type::TensorList &&
         (method->getName() == "size" || method->getName() == "empty"))
     {
@@ -2288,8 +2356,9 @@ class FunctionLowerer {
 
   // `forward(x)` in another member function of the class (or `layer.forward(x)` on a structured
   // part): a helper whose first parameter is its object, passed leaf by leaf.
-  ExprPtr lower_method_call(const clang::CXXMemberCallExpr* mc, pytree::Tree& object) {
-    const clang::FunctionDecl* callee = mc->getMethodDecl()->getDefinition();
+  // A functor's call `layer(x)` (its operator()) is the same.
+  ExprPtr lower_method_call(const clang::CallExpr* mc, const clang::FunctionDecl* method, pytree::Tree& object) {
+    const clang::FunctionDecl* callee = method->getDefinition();
     if (is_structured_type(callee->getReturnType())) {
       unsupported(mc, "'" + callee->getNameAsString() + "' returns a structure, which funcgen cannot take apart in "
                       "its caller yet; return std::tuple or tensors from helpers");
@@ -2304,9 +2373,9 @@ class FunctionLowerer {
     x->absent = absent;
     x->op = callee->getNameAsString();
     x->template_args = template_args_of(callee, context_);
-    pass_leaves(object, *wanted, mc->getImplicitObjectArgument(), *x);
-    std::vector<const clang::Expr*> args(mc->arg_begin(), mc->arg_end());
-    add_args(*x, callee, args, true, {packing_of(*wanted)});
+    const CallParts parts = parts_of(mc, callee);
+    pass_leaves(object, *wanted, parts.object, *x);
+    add_args(*x, callee, parts.args, true, {packing_of(*wanted)});
     return x;
   }
 
@@ -2352,6 +2421,9 @@ class FunctionLowerer {
   ExprPtr lower_operator_call(const clang::CXXOperatorCallExpr* oc) {
     const auto* callee = llvm::dyn_cast_or_null<clang::FunctionDecl>(oc->getCalleeDecl());
     if (callee != nullptr && is_lambda(callee) && is_user_function(callee)) return lower_lambda_call(oc, callee);
+    // `layer(x)` on a structured parameter (or part) whose class has an operator(): a member function call.
+    if (callee != nullptr && oc->getOperator() == clang::OO_Call && is_instance_method(callee) && is_user_function(callee))
+      if (pytree::Tree* given = resolve(oc->getArg(0), false)) return lower_method_call(oc, callee, *given);
     // A free operator function of this file (operator*(const Affine&, const fg::Tensor&)) is a
     // helper like any other: transformed with its caller.
     if (callee != nullptr && !llvm::isa<clang::CXXMethodDecl>(callee) && is_user_function(callee)) return lower_call(oc);

@@ -54,6 +54,20 @@ bool differentiates(spec::TransformKind k) {
          k == spec::TransformKind::Jacfwd || k == spec::TransformKind::Hessian;
 }
 
+// Why a case of a specialization on optionals cannot run: a transform of the (flat) chain selects
+// no tensor (empty if each selects some).
+std::string absent_only(const AnnotatedSpec& spec, const std::vector<SpecLink>& chain) {
+  for (const SpecLink& l : chain) {
+    const spec::Transform& t = *l.t;
+    const bool maps_none = t.kind == spec::TransformKind::Vmap && t.in_dims.per_item &&
+                           std::none_of(t.in_dims.dims.begin(), t.in_dims.dims.end(), [](const spec::Dim& d) { return d.has_value(); });
+    if ((differentiates(t.kind) && t.argnums.argnums.empty()) || maps_none)
+      return spec.name + ": " + spec::name_of(t.kind) + (maps_none ? " maps" : " with respect to") +
+             " only arguments that hold no tensor (std::optional without a value)";
+  }
+  return "";
+}
+
 std::string chain_text(const std::vector<SpecLink>& chain, size_t from) {
   std::string s, close;
   for (size_t k = from; k < chain.size(); ++k) {
@@ -162,13 +176,11 @@ std::optional<Pipeline::Transformed> Pipeline::transform(const AnnotatedSpec& sp
       return std::nullopt;
     }
     chain = flat->chain;
-    // Differentiating with respect to optionals that hold no tensor here: an error at run time, as
-    // torch.func raises when argnums selects no tensor.
-    for (const SpecLink& l : chain)
-      if (differentiates(l.t->kind) && l.t->argnums.argnums.empty())
-        return Transformed{fn, std::move(flat), std::nullopt,
-                           spec.name + ": " + spec::name_of(l.t->kind) + " with respect to arguments that hold no "
-                           "tensor (std::optional without a value)"};
+    // Differentiating w.r.t. (or mapping) only optionals that hold no tensor in this case: an error
+    // at run time, as torch.func raises when argnums or in_dims select no tensor.
+    if (lowering_.presence().fn != nullptr)
+      if (std::string error = absent_only(spec, chain); !error.empty())
+        return Transformed{fn, std::move(flat), std::nullopt, std::move(error)};
   }
   size_t head = 0;
   while (head < chain.size() && chain[head].t->kind == spec::TransformKind::Vmap) ++head;

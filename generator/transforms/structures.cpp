@@ -495,8 +495,12 @@ Wrapper callable_wrapper(const std::string& name, const std::vector<Specializati
   const Signature& u = cases.at(0).flat.user;
   const std::string kind = vjp ? "pullback" : "jvp_fn";
   const std::string type = name + "_" + kind;
-  std::vector<std::string> flat_types;
-  for (const Specialization& c : cases) flat_types.push_back(c.flat_name + "_" + kind);
+  std::vector<std::string> flat_types;  // of the cases that run (the others raise their error)
+  std::vector<size_t> alternative(cases.size(), 0);
+  for (size_t k = 0; k < cases.size(); ++k) {
+    alternative[k] = flat_types.size();
+    if (cases[k].error.empty()) flat_types.push_back(cases[k].flat_name + "_" + kind);
+  }
   const bool one = cases.size() == 1;
   std::vector<std::string> members = {(one ? flat_types[0] : "std::variant<" + cxx::join(flat_types) + ">") + " flat;"};
   std::vector<std::string> member_values = {"std::move(std::get<1>(flat__))"};
@@ -572,7 +576,9 @@ Wrapper callable_wrapper(const std::string& name, const std::vector<Specializati
     call_body = apply(cases[0], "flat", "  ");
   } else {
     for (size_t k = 0; k < cases.size(); ++k)
-      call_body += "  if (const auto* f = std::get_if<" + std::to_string(k) + ">(&flat)) {\n" + apply(cases[k], "(*f)", "    ") + "  }\n";
+      if (cases[k].error.empty())
+        call_body += "  if (const auto* f = std::get_if<" + std::to_string(alternative[k]) + ">(&flat)) {\n" +
+                     apply(cases[k], "(*f)", "    ") + "  }\n";
     call_body += "  throw fg::Error(" + cxx::string_literal(type + ": holds no function") + ");  // (a variant is never empty)\n";
   }
   const std::string signature = "std::tuple<" + u.result.cxx_type + ", " + type + "> " + name + "(" +
@@ -589,10 +595,14 @@ Wrapper callable_wrapper(const std::string& name, const std::vector<Specializati
     const bool last = k + 1 == cases.size();
     const std::string indent = last ? "  " : "    ";
     if (!last) w.definition += "  if (" + cxx::join(presence_tests(c.flat.user.params, ""), " && ") + ") {\n";
-    for (const std::string& check : call_of(name, c.flat).checks) w.definition += indent + check + "\n";
-    w.definition += indent + "auto flat__ = " + c.flat_name + "(" + cxx::join(call_of(name, c.flat).args) + ");\n";
-    w.definition += indent + "return {" + structured_result(c.flat, "std::get<0>(flat__)") + ", " + type + "{" +
-                    cxx::join(member_values) + "}};\n";
+    if (!c.error.empty()) {
+      w.definition += indent + "throw fg::Error(" + cxx::string_literal(c.error) + ");\n";
+    } else {
+      for (const std::string& check : call_of(name, c.flat).checks) w.definition += indent + check + "\n";
+      w.definition += indent + "auto flat__ = " + c.flat_name + "(" + cxx::join(call_of(name, c.flat).args) + ");\n";
+      w.definition += indent + "return {" + structured_result(c.flat, "std::get<0>(flat__)") + ", " + type + "{" +
+                      cxx::join(member_values) + "}};\n";
+    }
     if (!last) w.definition += "  }\n";
   }
   w.definition += "}\n";

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ir/build.h"
+#include "ir/types.h"
 
 namespace funcgen::ad {
 
@@ -28,12 +29,31 @@ bool always_returns(const std::vector<StmtPtr>& body) {
   return last.kind == StmtKind::If && last.has_else && always_returns(last.body) && always_returns(last.else_body);
 }
 
-// Whether the returns of `body` are all where this pass can move them: in ifs, not in loops,
-// switches or blocks.
-bool movable(const std::vector<StmtPtr>& body) {
-  for (const auto& s : body) {
-    if (s->kind == StmtKind::If && !(movable(s->body) && movable(s->else_body))) return false;
-    if (s->kind != StmtKind::If && has_return(s->body)) return false;
+// The names a list of statements declares (not those of the blocks inside).
+std::set<std::string> declared_names(const ir::Function& fn, const std::vector<StmtPtr>& stmts, size_t from) {
+  std::set<std::string> names;
+  for (size_t i = from; i < stmts.size(); ++i) {
+    if (stmts[i]->kind == StmtKind::Decl) names.insert(fn.var(stmts[i]->var).name);
+    if (stmts[i]->kind == StmtKind::Bind)
+      for (int v : stmts[i]->vars) names.insert(fn.var(v).name);
+  }
+  return names;
+}
+
+// Whether the returns of `body` are all where this pass can move them: in ifs and blocks (a braced
+// case), not in loops or switches. What follows a block with a return moves into it, so the two
+// may not declare the same name.
+bool movable(const ir::Function& fn, const std::vector<StmtPtr>& body) {
+  for (size_t i = 0; i < body.size(); ++i) {
+    const ir::Stmt& s = *body[i];
+    if (s.kind == StmtKind::If && !(movable(fn, s.body) && movable(fn, s.else_body))) return false;
+    if (s.kind == StmtKind::Block && has_return(s.body)) {
+      if (!movable(fn, s.body)) return false;
+      const std::set<std::string> inside = declared_names(fn, s.body, 0), after = declared_names(fn, body, i + 1);
+      for (const std::string& n : inside)
+        if (after.count(n) != 0) return false;
+    }
+    if (s.kind != StmtKind::If && s.kind != StmtKind::Block && has_return(s.body)) return false;
   }
   return true;
 }
@@ -49,6 +69,12 @@ class Rewriter {
       if (s->kind == StmtKind::Return) {
         assign_results(*s, out);
         return out;  // what follows a return never runs
+      }
+      if (s->kind == StmtKind::Block && has_return(s->body)) {  // what follows runs inside it, up to its return
+        for (size_t k = i + 1; k < stmts.size(); ++k) s->body.push_back(std::move(stmts[k]));
+        s->body = rewrite(std::move(s->body));
+        out.push_back(std::move(s));
+        return out;
       }
       if (s->kind == StmtKind::If && (has_return(s->body) || has_return(s->else_body))) {
         std::vector<StmtPtr> rest;
@@ -404,7 +430,12 @@ class SwitchRewriter {
   }
 
   void chain(const ir::Stmt& sw, const std::vector<Section>& sections, std::vector<StmtPtr>& out) {
-    const int value = ir::add_var(fn_, names_.claim("selected__"), sw.expr->type, "const auto");
+    // Spelled out: AD declares a value set in a branch before the branch, where `auto` cannot stand.
+    std::string type = "const auto";
+    if (const auto* node = llvm::dyn_cast_or_null<clang::SwitchStmt>(sw.ast); node != nullptr && fn_.decl != nullptr)
+      type = "const " + cxx_spelling(node->getCond()->IgnoreImpCasts()->getType().getNonReferenceType().getUnqualifiedType(),
+                                     fn_.decl->getASTContext());
+    const int value = ir::add_var(fn_, names_.claim("selected__"), sw.expr->type, type);
     StmtPtr d = ir::decl(value, ir::clone(*sw.expr));
     d->range = sw.range;
     out.push_back(std::move(d));
@@ -591,7 +622,7 @@ std::unique_ptr<ir::Function> single_return(const ir::Function& fn) {
   bool early = false;  // a return that is not the function's last statement
   for (const auto& s : fn.body)
     if (s.get() != fn.body.back().get() || s->kind != StmtKind::Return) early |= s->kind == StmtKind::Return || has_return(s->body) || has_return(s->else_body);
-  if (!early || !movable(fn.body)) return nullptr;
+  if (!early || !movable(fn, fn.body)) return nullptr;
   const size_t n = returned_tensors(fn);
   if (n == 0) return nullptr;
   std::unique_ptr<ir::Function> out = ir::copy_function(fn);

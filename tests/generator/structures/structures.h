@@ -66,5 +66,6 @@ struct Dense {
 };
 fg::Tensor dense_loss(const fg::Tensor& x, const fg::Tensor& w, const std::optional<fg::Tensor>& bias);
 fg::Tensor layer_loss(const Dense& layer, const fg::Tensor& x, const std::optional<fg::Tensor>& scale);
+fg::Tensor tested_loss(const fg::Tensor& x, const std::optional<fg::Tensor>& b, bool use_bias, int mode);
 
 }  // namespace structured

@@ -143,6 +143,32 @@ fg::Tensor layer_loss(const Dense& layer, const fg::Tensor& x, const std::option
   return (h.tanh() * scale.value()).sum() + scale.value_or(h).pow(2).sum();
 }
 
+// The ways a user tests and passes an optional: `!b`, `||`, `!=`, a flag beside it, a default of
+// std::nullopt, a switch whose cases return, and a plain tensor passed for an optional parameter.
+static fg::Tensor shift(const fg::Tensor& x, const std::optional<fg::Tensor>& by = std::nullopt) {
+  if (by != std::nullopt) return x + *by;
+  return x;
+}
+FUNCGEN("tested_grad = grad(tested_loss, argnums=(0, 1))")
+FUNCGEN("tested_bias_grad = grad(tested_loss, argnums=1)")
+FUNCGEN("tested_mapped_bias = vmap(tested_loss, in_dims=(None, 0, None, None))")
+fg::Tensor tested_loss(const fg::Tensor& x, const std::optional<fg::Tensor>& b, bool use_bias, int mode) {
+  fg::Tensor y = shift(x);  // the default: std::nullopt
+  if (use_bias && b) y = shift(y, *b);  // a tensor for the optional parameter
+  if (mode < 0 || !b) return y.pow(2).sum();
+  switch (mode) {
+    case 0:
+      return (y * *b).sum();
+    case 1: {
+      const fg::Tensor z = y.sin() * b.value();
+      return z.sum();
+    }
+    default:
+      break;
+  }
+  return shift(y, b).exp().sum();
+}
+
 FUNCGEN("dense_forward_jacrev = jacrev(forward)")
 fg::Tensor Dense::forward(const fg::Tensor& x) const {
   return bias ? fg::matmul(weight, x) + *bias : fg::matmul(weight, x);

@@ -376,11 +376,11 @@ TEST(Structures, OptionalFieldsAndEarlyReturnsOnAbsence) {
     if (scale) expect_close(*vs, numeric_grad(f, *scale));
     ASSERT_EQ(g.bias.has_value(), layer.bias.has_value());
     if (layer.bias) expect_close(*g.bias, numeric_grad(f, *layer.bias));
-    if (scale) {  // jacrev w.r.t. the layer and the scale: the gradients of a scalar loss
+    {  // jacrev w.r.t. the layer and the scale: the gradients of a scalar loss
       const auto [jl, js] = structured::layer_jacrev(layer, x, scale);
       expect_close(jl.weight, g.weight);
-      ASSERT_TRUE(js.has_value());
-      expect_close(*js, numeric_grad(f, *scale));
+      ASSERT_EQ(js.has_value(), scale.has_value());
+      if (scale) expect_close(*js, numeric_grad(f, *scale));
     }
     const fg::Tensor xs = input({3, 3}, 5), scales = input({3, 2}, 6);
     if (scale) {
@@ -395,4 +395,31 @@ TEST(Structures, OptionalFieldsAndEarlyReturnsOnAbsence) {
       if (layer.bias) expect_close((*j.bias)[r], numeric_grad(fr, *layer.bias));
     }
   }
+}
+
+TEST(Structures, OptionalTestsDefaultsAndSwitchesInEveryCase) {
+  const fg::Tensor x = input({3}, 1);
+  for (const bool has : {false, true})
+    for (const bool use : {false, true})
+      for (int mode = -1; mode <= 2; ++mode) {
+        SCOPED_TRACE(std::to_string(has) + std::to_string(use) + std::to_string(mode));
+        const std::optional<fg::Tensor> b = has ? std::optional<fg::Tensor>(input({3}, 2)) : std::nullopt;
+        auto f = [&] { return structured::tested_loss(x, b, use, mode).item<double>(); };
+        const auto [gx, gb] = structured::tested_grad(x, b, use, mode);
+        expect_close(gx, numeric_grad(f, x));
+        ASSERT_EQ(gb.has_value(), has);
+        if (has) {
+          expect_close(*gb, numeric_grad(f, *b));
+          expect_close(*structured::tested_bias_grad(x, b, use, mode), *gb);
+        } else {  // argnums selects no tensor, as torch.func raises
+          EXPECT_THROW(structured::tested_bias_grad(x, b, use, mode), fg::Error);
+        }
+        const fg::Tensor bs = input({2, 3}, 3);
+        if (has) {
+          const fg::Tensor out = structured::tested_mapped_bias(x, std::optional<fg::Tensor>(bs), use, mode);
+          for (int64_t i = 0; i < 2; ++i) expect_close(out[i], structured::tested_loss(x, bs[i], use, mode));
+        } else {  // in_dims maps only the optional, which holds none
+          EXPECT_THROW(structured::tested_mapped_bias(x, b, use, mode), fg::Error);
+        }
+      }
 }
