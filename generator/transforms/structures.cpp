@@ -157,15 +157,42 @@ Tree replace_tensors(const Tree& t, const Tree& by, const spec::Transform& at) {
                                "return std::tuple, or differentiate with respect to tensors"};
 }
 
+// has_aux=True: the function returns (output, aux), a tensor each (the flat function returns them
+// as they are, so an aux in a structure would be spread over its leaves).
+void check_aux(const spec::Transform& t, const Signature& s) {
+  const Tree& r = s.result;
+  if (r.kind != Kind::Tuple || r.is_pair() || r.children.size() != 2 || r.children[0].kind != Kind::Tensor ||
+      r.children[1].kind != Kind::Tensor)
+    throw Refused{t.offset, "has_aux=True with structured parameters needs a function that returns "
+                            "std::tuple<fg::Tensor, fg::Tensor> (its output and one aux tensor); return the other aux "
+                            "values from a second spec"};
+}
+
+// grad and jacobians with has_aux: (what they return, the aux).
+Tree with_aux(const spec::Transform& t, const Tree& result, const Signature& s) {
+  if (!t.has_aux) return result;
+  check_aux(t, s);
+  return pytree::tuple_of({result, s.result.children[1]});
+}
+
+// The output a transform differentiates: the result, or its first element with has_aux.
+Tree output_of(const spec::Transform& t, const Signature& s) { return t.has_aux ? s.result.children.at(0) : s.result; }
+
 Signature apply(const spec::Transform& t, const Signature& s) {
   Signature r = s;
   switch (t.kind) {
     case spec::TransformKind::Function:
     case spec::TransformKind::Vmap: break;
-    case spec::TransformKind::Grad: r.result = argument_tree(t, s); break;
-    case spec::TransformKind::GradAndValue: r.result = pytree::tuple_of({argument_tree(t, s), s.result}); break;
+    case spec::TransformKind::Grad: r.result = with_aux(t, argument_tree(t, s), s); break;
+    case spec::TransformKind::GradAndValue:  // (gradient, (output, aux)): the value is the result
+      if (t.has_aux) check_aux(t, s);
+      r.result = pytree::tuple_of({argument_tree(t, s), s.result});
+      break;
     case spec::TransformKind::Jacrev:
-    case spec::TransformKind::Jacfwd: r.result = replace_tensors(s.result, argument_tree(t, s), t); break;
+    case spec::TransformKind::Jacfwd:
+      if (t.has_aux) check_aux(t, s);
+      r.result = with_aux(t, replace_tensors(output_of(t, s), argument_tree(t, s), t), s);
+      break;
     case spec::TransformKind::Hessian: {
       const Tree a = argument_tree(t, s);
       r.result = replace_tensors(s.result, replace_tensors(a, a, t), t);
@@ -264,9 +291,6 @@ std::shared_ptr<spec::Transform> spread(const spec::Transform& t, const Signatur
   if (t.kind == spec::TransformKind::Grad || t.kind == spec::TransformKind::GradAndValue ||
       t.kind == spec::TransformKind::Jacrev || t.kind == spec::TransformKind::Jacfwd ||
       t.kind == spec::TransformKind::Hessian) {
-    if (t.has_aux)
-      throw Refused{t.offset, "has_aux=True with structured parameters or results cannot be generated yet; return the "
-                              "aux values from a second spec"};
     std::vector<size_t> first;  // each user parameter's first flat parameter
     size_t n = 0;
     for (const Param& p : user.params) {

@@ -721,8 +721,10 @@ class Normalizer {
       fail(e, e.op.rfind("operator", 0) == 0
                   ? "calling an object ('" + e.op + "' of a functor, std::function or container) cannot be "
                     "differentiated: funcgen sees only fg ops and functions defined in this file; call such a function"
-                  : "calls of '" + e.op + "' cannot be differentiated: funcgen sees only fg ops and functions defined "
-                    "in this file");
+                  : "calls of '" + e.op + "' cannot be differentiated: funcgen sees only fg ops and functions whose "
+                    "body is in this file or a header it includes, and this one is only declared; define it there, or "
+                    "give it a reverse rule: a function annotated FUNCGEN(\"custom_vjp(" +
+                    (e.callee != nullptr ? e.callee->getNameAsString() : e.op) + ")\")");
       return 0;
     }
     if (is_inplace(e)) return inplace(e, scope, out);

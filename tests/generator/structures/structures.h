@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -67,5 +68,17 @@ struct Dense {
 fg::Tensor dense_loss(const fg::Tensor& x, const fg::Tensor& w, const std::optional<fg::Tensor>& bias);
 fg::Tensor layer_loss(const Dense& layer, const fg::Tensor& x, const std::optional<fg::Tensor>& scale);
 fg::Tensor tested_loss(const fg::Tensor& x, const std::optional<fg::Tensor>& b, bool use_bias, int mode);
+
+// Layers called as functors, as libtorch calls its modules (`fc2(fc1(x))`).
+struct Affine {
+  fg::Tensor weight, bias;
+  fg::Tensor operator()(const fg::Tensor& x) const { return fg::linear(x, weight, bias).tanh(); }
+};
+struct TwoLayers {
+  Affine fc1, fc2;
+  fg::Tensor operator()(const fg::Tensor& x) const { return fc2(fc1(x)); }
+};
+fg::Tensor two_layer_loss(const TwoLayers& net, const fg::Tensor& x);
+std::tuple<fg::Tensor, fg::Tensor> aux_loss(const Mlp& params, const fg::Tensor& x);
 
 }  // namespace structured

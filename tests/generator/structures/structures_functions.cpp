@@ -169,6 +169,19 @@ fg::Tensor tested_loss(const fg::Tensor& x, const std::optional<fg::Tensor>& b, 
   return shift(y, b).exp().sum();
 }
 
+// has_aux=True with the parameters in a struct: the logits come back beside the gradient.
+FUNCGEN("aux_grad = grad(aux_loss, has_aux=True)")
+FUNCGEN("aux_grad_and_value = grad_and_value(aux_loss, argnums=(0, 1), has_aux=True)")
+FUNCGEN("aux_jacfwd = jacfwd(aux_loss, argnums=(0, 1), has_aux=True)")
+std::tuple<fg::Tensor, fg::Tensor> aux_loss(const Mlp& params, const fg::Tensor& x) {
+  const fg::Tensor logits = mlp(params, x);
+  return {logits.pow(2).sum(), logits};
+}
+
+FUNCGEN("two_layer_grad = grad(two_layer_loss)")
+FUNCGEN("two_layer_per_example_grads = vmap(grad(two_layer_loss), in_dims=(None, 0))")
+fg::Tensor two_layer_loss(const TwoLayers& net, const fg::Tensor& x) { return net(x).pow(2).sum(); }
+
 FUNCGEN("dense_forward_jacrev = jacrev(forward)")
 fg::Tensor Dense::forward(const fg::Tensor& x) const {
   return bias ? fg::matmul(weight, x) + *bias : fg::matmul(weight, x);

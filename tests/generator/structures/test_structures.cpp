@@ -423,3 +423,41 @@ TEST(Structures, OptionalTestsDefaultsAndSwitchesInEveryCase) {
         }
       }
 }
+
+TEST(Structures, LayersCalledAsFunctors) {
+  structured::TwoLayers net{{input({4, 3}, 1), input({4}, 2)}, {input({2, 4}, 3), input({2}, 4)}};
+  const fg::Tensor x = input({3}, 5);
+  auto f = [&] { return structured::two_layer_loss(net, x).item<double>(); };
+  const structured::TwoLayers g = structured::two_layer_grad(net, x);
+  expect_close(g.fc1.weight, numeric_grad(f, net.fc1.weight));
+  expect_close(g.fc1.bias, numeric_grad(f, net.fc1.bias));
+  expect_close(g.fc2.weight, numeric_grad(f, net.fc2.weight));
+  expect_close(g.fc2.bias, numeric_grad(f, net.fc2.bias));
+  const fg::Tensor xs = input({3, 3}, 6);
+  const structured::TwoLayers per = structured::two_layer_per_example_grads(net, xs);
+  for (int64_t i = 0; i < 3; ++i) {
+    const structured::TwoLayers gi = structured::two_layer_grad(net, xs[i]);
+    expect_close(per.fc1.weight[i], gi.fc1.weight);
+    expect_close(per.fc2.bias[i], gi.fc2.bias);
+  }
+}
+
+TEST(Structures, HasAuxWithParametersInAStruct) {
+  Mlp p{input({HID, IN}, 1), input({HID}, 2), input({OUT, HID}, 3), input({OUT}, 4)};
+  const fg::Tensor x = input({IN}, 5);
+  const auto [loss, logits] = structured::aux_loss(p, x);
+  auto f = [&] { return std::get<0>(structured::aux_loss(p, x)).item<double>(); };
+  const auto [g, aux] = structured::aux_grad(p, x);
+  expect_close(aux, logits);
+  expect_close(g.w1, numeric_grad(f, p.w1));
+  expect_close(g.b2, numeric_grad(f, p.b2));
+  const auto [gs, value] = structured::aux_grad_and_value(p, x);
+  expect_close(std::get<0>(value), loss);
+  expect_close(std::get<1>(value), logits);
+  expect_close(std::get<0>(gs).w2, numeric_grad(f, p.w2));
+  expect_close(std::get<1>(gs), numeric_grad(f, x));
+  const auto [j, jaux] = structured::aux_jacfwd(p, x);
+  expect_close(jaux, logits);
+  expect_close(std::get<0>(j).b1, g.b1);
+  expect_close(std::get<1>(j), std::get<1>(gs));
+}

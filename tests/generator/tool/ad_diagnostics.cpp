@@ -87,7 +87,7 @@ fg::Tensor no_rule(const fg::Tensor& x) { return fg::masked_select(x, x > 0).sin
 fg::Tensor external_op(const fg::Tensor& x);
 FUNCGEN("external_grad = grad(uses_external)")
 fg::Tensor uses_external(const fg::Tensor& x) { return external_op(x).sum(); }
-// CHECK: ad_diagnostics.cpp:[[@LINE-1]]:56: error: calls of 'external_op' cannot be differentiated: funcgen sees only fg ops and functions defined in this file [funcgen-unsupported]
+// CHECK: ad_diagnostics.cpp:[[@LINE-1]]:56: error: calls of 'external_op' cannot be differentiated: funcgen sees only fg ops and functions whose body is in this file or a header it includes, and this one is only declared; define it there, or give it a reverse rule: a function annotated FUNCGEN("custom_vjp(external_op)") [funcgen-unsupported]
 
 FUNCGEN("merged_view_write_grad = grad(merged_view_write)")
 fg::Tensor merged_view_write(const fg::Tensor& x, bool second) {
