@@ -4,6 +4,8 @@
 #include "ir/cxx_text.h"
 #include "transforms/vmap/batcher.h"
 
+#include <clang/AST/DeclCXX.h>
+
 namespace funcgen::vmap {
 
 using ir::ExprKind;
@@ -32,9 +34,14 @@ Val Batcher::specialize(const Expr& e, std::vector<Val> args) {
   if (auto it = ctx_.specializations.find({&callee->function(), key}); it != ctx_.specializations.end()) {
     name = it->second;
   } else {
-    // An operator function (operator*) has no name that can be extended.
+    // An operator function (operator*) has no name that can be extended: a functor's operator() is
+    // named after its class (Linear_call), the others user_operator.
     const std::string& own = callee->function().name;
-    const std::string base = (cxx::is_identifier(own) ? own : "user_operator") + "__" + ctx_.spec_name;
+    std::string stem = cxx::is_identifier(own) ? own : "user_operator";
+    if (const auto* m = llvm::dyn_cast_or_null<clang::CXXMethodDecl>(e.callee);
+        m != nullptr && m->getOverloadedOperator() == clang::OO_Call && cxx::is_identifier(m->getParent()->getNameAsString()))
+      stem = m->getParent()->getNameAsString() + "_call";
+    const std::string base = stem + "__" + ctx_.spec_name;
     name = base;
     for (int i = 1; ctx_.helper_names.count(name) != 0; ++i) name = base + std::to_string(i);
     ctx_.helper_names.insert(name);
