@@ -562,12 +562,21 @@ class FunctionLowerer {
     return std::nullopt;
   }
 
+  // `b = x * 2`, `b.reset()`: an optional parameter changed, which its specialization cannot follow.
+  void assigns_optional(const clang::Expr* e, const clang::Expr* object) {
+    pytree::Tree* t = resolve(object, false);
+    if (t == nullptr || t->kind != pytree::Tree::Kind::Optional || !assigned_optionals_.insert(t).second) return;
+    unsupported(e, "changing the std::optional '" + text_of(object) + "' cannot be transformed: funcgen specializes "
+                   "the function on which optionals hold a tensor when it is called; compute the tensor in a local "
+                   "(fg::Tensor t = " + text_of(object) + " ? *" + text_of(object) + " : ...;)");
+  }
+
   // `*b`, `b.value()`, `b->`: the tensor an optional holds (nullptr, reported, where it holds none).
   pytree::Tree* optional_value(const clang::Expr* e, const clang::Expr* object, bool discovering) {
     pytree::Tree* t = resolve(object, discovering);
     if (t == nullptr || t->kind != pytree::Tree::Kind::Optional) return nullptr;
     if (!t->children.empty()) return &t->children[0];
-    if (!discovering && reported_indices_.insert(e).second)
+    if (!discovering && assigned_optionals_.count(t) == 0 && reported_indices_.insert(e).second)
       unsupported(e, "this reads the tensor of '" + text_of(object) + "' where it holds none (funcgen specializes the "
                      "function on which optionals hold tensors); read it only under 'if (" + text_of(object) + ")'");
     return nullptr;
@@ -2300,6 +2309,9 @@ class FunctionLowerer {
   ExprPtr lower_member_call(const clang::CXXMemberCallExpr* mc) {
     const clang::CXXMethodDecl* method = mc->getMethodDecl();
     const clang::Expr* object = mc->getImplicitObjectArgument();
+    if (method != nullptr && object != nullptr &&
+        (method->getName() == "reset" || method->getName() == "emplace" || method->getName() == "swap"))
+      assigns_optional(mc, object);
     if (method != nullptr && object != nullptr && method->getName() == "value_or" && mc->getNumArgs() == 1)
       if (const pytree::Tree* t = resolve(object, false); t != nullptr && t->kind == pytree::Tree::Kind::Optional)
         return t->children.empty() ? lower_expr(mc->getArg(0)) : node_value(t->children[0], mc);
@@ -2421,6 +2433,7 @@ class FunctionLowerer {
   ExprPtr lower_operator_call(const clang::CXXOperatorCallExpr* oc) {
     const auto* callee = llvm::dyn_cast_or_null<clang::FunctionDecl>(oc->getCalleeDecl());
     if (callee != nullptr && is_lambda(callee) && is_user_function(callee)) return lower_lambda_call(oc, callee);
+    if (oc->getOperator() == clang::OO_Equal) assigns_optional(oc, oc->getArg(0));
     // `layer(x)` on a structured parameter (or part) whose class has an operator(): a member function call.
     if (callee != nullptr && oc->getOperator() == clang::OO_Call && is_instance_method(callee) && is_user_function(callee))
       if (pytree::Tree* given = resolve(oc->getArg(0), false)) return lower_method_call(oc, callee, *given);
@@ -2535,6 +2548,7 @@ class FunctionLowerer {
   std::optional<pytree::Tree> result_;                      // a structured result
   std::set<std::string> names_;                             // declared in the function
   std::set<const clang::Expr*> reported_indices_;
+  std::set<const pytree::Tree*> assigned_optionals_;  // reported: their reads are not reported again
   const std::set<std::string> absent_;  // the optionals of the parameters that hold no tensor
   std::map<const clang::ValueDecl*, const clang::Expr*> aliases_;  // names of parts of structured parameters
   bool ok_ = true;

@@ -41,6 +41,13 @@ fg::Tensor many(const fg::Tensor& x, const std::optional<fg::Tensor>& a, const s
   return (a ? x * *a : x).sum();
 }
 
+FUNCGEN("g6 = grad(reassigned)")
+fg::Tensor reassigned(const fg::Tensor& x, std::optional<fg::Tensor> b) {
+  if (!b) b = x * 2.0;
+// CHECK: optional_diagnostics.cpp:[[@LINE-1]]:11: error: changing the std::optional 'b' cannot be transformed: funcgen specializes the function on which optionals hold a tensor when it is called; compute the tensor in a local (fg::Tensor t = b ? *b : ...;) [funcgen-unsupported]
+  return (x * *b).sum();
+}
+
 FUNCGEN("g5 = grad(local)")
 fg::Tensor local(const fg::Tensor& x, const std::optional<fg::Tensor>& b) {
   std::optional<fg::Tensor> c = b;
@@ -48,5 +55,5 @@ fg::Tensor local(const fg::Tensor& x, const std::optional<fg::Tensor>& b) {
   return (c ? x * *c : x).sum();
 }
 
-// CHECK: 6 errors generated.
+// CHECK: 7 errors generated.
 }  // namespace diag
