@@ -254,7 +254,7 @@ class Printer {
         if (const auto* m = llvm::dyn_cast<clang::CXXMethodDecl>(e.callee); m != nullptr && !m->isStatic()) {
           const std::string object = given.front();  // the rebuilt object: Net{w1, b1}.forward(x)
           given.erase(given.begin());
-          if (m->isOverloadedOperator()) return object + "(" + join_args(given) + ")";  // a functor: Net{w1, b1}(x)
+          if (m->getOverloadedOperator() == clang::OO_Call) return object + "(" + join_args(given) + ")";  // Net{w1, b1}(x)
           return object + "." + e.op + e.template_args + "(" + join_args(given) + ")";
         }
         return e.callee->getQualifiedNameAsString() + e.template_args + "(" + join_args(given) + ")";

@@ -1,6 +1,7 @@
 #include "frontend/lower.h"
 
 #include <functional>
+#include <iterator>
 #include <set>
 
 #include <clang/AST/DeclCXX.h>
@@ -639,7 +640,9 @@ class FunctionLowerer {
     if (const auto* c = llvm::dyn_cast<clang::CompoundStmt>(s)) {
       for (auto it = c->body_begin(); it != c->body_end(); ++it) {
         discover(*it);
-        if (always_returns(*it) && !case_after(it, c->body_end())) return;
+        if (!always_returns(*it)) continue;
+        if (!case_after(it, c->body_end())) return;
+        while (std::next(it) != c->body_end() && !has_case_label(*std::next(it))) ++it;  // dead up to the next case
       }
       return;
     }
@@ -1144,7 +1147,9 @@ class FunctionLowerer {
   void append_block(std::vector<StmtPtr>& out, const clang::CompoundStmt* c) {
     for (auto it = c->body_begin(); it != c->body_end(); ++it) {
       append(out, *it);
-      if (!out.empty() && always_returns(*out.back()) && !case_after(it, c->body_end())) return splice_last_block(out);
+      if (out.empty() || !always_returns(*out.back())) continue;
+      if (!case_after(it, c->body_end())) return splice_last_block(out);
+      while (std::next(it) != c->body_end() && !has_case_label(*std::next(it))) ++it;  // dead up to the next case
     }
   }
 
@@ -1166,6 +1171,7 @@ class FunctionLowerer {
   // this specialization.
   bool always_returns(const clang::Stmt* s) {
     if (llvm::isa_and_nonnull<clang::ReturnStmt>(s)) return true;
+    if (const auto* label = llvm::dyn_cast_or_null<clang::SwitchCase>(s)) return always_returns(label->getSubStmt());
     if (const auto* c = llvm::dyn_cast_or_null<clang::CompoundStmt>(s)) {
       for (auto it = c->body_begin(); it != c->body_end(); ++it)
         if (always_returns(*it) && !case_after(it, c->body_end())) return true;
@@ -1180,7 +1186,7 @@ class FunctionLowerer {
   // A block that ends in the return of the list it closes joins that list (the transforms find a
   // function's return last in its body), unless it declares a name the list declares too.
   void splice_last_block(std::vector<StmtPtr>& out) {
-    if (out.back()->kind != StmtKind::Block) return;
+    if (out.back()->kind != StmtKind::Block || out.back()->text == "label") return;
     const auto names = [&](const ir::Stmt& st) {
       std::vector<std::string> n;
       if (st.kind == StmtKind::Decl) n.push_back(f_.var(st.var).name);
@@ -1201,9 +1207,10 @@ class FunctionLowerer {
     if (!out.empty() && out.back()->kind == StmtKind::Block) splice_last_block(out);
   }
 
+  // (a case's label block too: what follows it up to the next label is dead)
   static bool always_returns(const ir::Stmt& st) {
     if (st.kind == StmtKind::Return) return true;
-    return st.kind == StmtKind::Block && st.text != "label" && !st.body.empty() && always_returns(*st.body.back());
+    return st.kind == StmtKind::Block && !st.body.empty() && always_returns(*st.body.back());
   }
 
   std::vector<StmtPtr> lower_body(const clang::Stmt* s) {

@@ -54,13 +54,28 @@ bool differentiates(spec::TransformKind k) {
          k == spec::TransformKind::Jacfwd || k == spec::TransformKind::Hessian;
 }
 
+// Whether a vmap's in_dims map a tensor parameter of `fn` (the flat function, over whose
+// parameters a tuple of in_dims was spread).
+bool maps_a_tensor(const spec::Transform& t, const ir::Function& fn) {
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    const spec::Dim d = t.in_dims.per_item ? (i < t.in_dims.dims.size() ? t.in_dims.dims[i] : spec::Dim()) : t.in_dims.dims.at(0);
+    if (d.has_value() && ir::is_tensor_like(fn.var(fn.params[i]).type)) return true;
+  }
+  return false;
+}
+
 // Why a case of a specialization on optionals cannot run: a transform of the (flat) chain selects
-// no tensor (empty if each selects some).
-std::string absent_only(const AnnotatedSpec& spec, const std::vector<SpecLink>& chain) {
-  for (const SpecLink& l : chain) {
-    const spec::Transform& t = *l.t;
-    const bool maps_none = t.kind == spec::TransformKind::Vmap && t.in_dims.per_item &&
-                           std::none_of(t.in_dims.dims.begin(), t.in_dims.dims.end(), [](const spec::Dim& d) { return d.has_value(); });
+// no tensor, where the spec as written selects some (empty if each selects some). A spec that
+// selects none in any case is reported where it is generated.
+std::string absent_only(const AnnotatedSpec& spec, const std::vector<SpecLink>& chain,
+                        const std::vector<SpecLink>& written, const ir::Function& fn) {
+  bool outer = true;  // the vmaps around everything else map fn's parameters
+  for (size_t k = 0; k < chain.size() && k < written.size(); ++k) {
+    const spec::Transform& t = *chain[k].t;
+    const spec::DimsOption& w = written[k].t->in_dims;
+    outer = outer && t.kind == spec::TransformKind::Vmap;
+    const bool maps_none = outer && !maps_a_tensor(t, fn) &&
+                           std::any_of(w.dims.begin(), w.dims.end(), [](const spec::Dim& d) { return d.has_value(); });
     if ((differentiates(t.kind) && t.argnums.argnums.empty()) || maps_none)
       return spec.name + ": " + spec::name_of(t.kind) + (maps_none ? " maps" : " with respect to") +
              " only arguments that hold no tensor (std::optional without a value)";
@@ -175,12 +190,12 @@ std::optional<Pipeline::Transformed> Pipeline::transform(const AnnotatedSpec& sp
       reporter_.report(refusal.category, refusal.link.where->at(refusal.offset), refusal.message);
       return std::nullopt;
     }
-    chain = flat->chain;
     // Differentiating w.r.t. (or mapping) only optionals that hold no tensor in this case: an error
     // at run time, as torch.func raises when argnums or in_dims select no tensor.
     if (lowering_.presence().fn != nullptr)
-      if (std::string error = absent_only(spec, chain); !error.empty())
+      if (std::string error = absent_only(spec, flat->chain, chain, *fn); !error.empty())
         return Transformed{fn, std::move(flat), std::nullopt, std::move(error)};
+    chain = flat->chain;
   }
   size_t head = 0;
   while (head < chain.size() && chain[head].t->kind == spec::TransformKind::Vmap) ++head;

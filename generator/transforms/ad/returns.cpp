@@ -1,12 +1,15 @@
 #include "transforms/ad/returns.h"
 
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/DeclCXX.h>
+#include <clang/AST/Stmt.h>
+
 #include <functional>
 #include <optional>
 #include <set>
 #include <string>
 
 #include "ir/build.h"
-#include "ir/types.h"
 
 namespace funcgen::ad {
 
@@ -429,13 +432,34 @@ class SwitchRewriter {
     return out;
   }
 
+  // The switch condition's type, spelled out where the generated code can name it (AD declares a
+  // value that a branch sets before the branch, where `auto` cannot stand); else `auto`.
+  std::string selector_type(const ir::Stmt& sw) const {
+    const auto* node = llvm::dyn_cast_or_null<clang::SwitchStmt>(sw.ast);
+    if (node == nullptr || fn_.decl == nullptr) return "auto";
+    const clang::QualType t =
+        node->getCond()->IgnoreImpCasts()->getType().getNonReferenceType().getUnqualifiedType().getCanonicalType();
+    if (const clang::TagDecl* tag = t->getAsTagDecl()) {
+      for (const clang::Decl* d = tag; d != nullptr && !llvm::isa<clang::TranslationUnitDecl>(d);
+           d = llvm::dyn_cast<clang::Decl>(d->getDeclContext())) {
+        if (llvm::isa<clang::LinkageSpecDecl>(d)) continue;  // extern "C++" { ... }
+        const auto* named = llvm::dyn_cast<clang::NamedDecl>(d);
+        if (named == nullptr || named->getName().empty() || d->getDeclContext()->isFunctionOrMethod() ||
+            (d->getAccess() != clang::AS_public && d->getAccess() != clang::AS_none))
+          return "auto";  // unnamed, local, in an anonymous namespace or not public
+      }
+    }
+    clang::PrintingPolicy policy(fn_.decl->getASTContext().getLangOpts());
+    policy.SuppressTagKeyword = true;
+    policy.FullyQualifiedName = true;
+    policy.SuppressScope = false;
+    policy.SuppressUnwrittenScope = true;
+    policy.PrintCanonicalTypes = true;
+    return t.getAsString(policy);
+  }
+
   void chain(const ir::Stmt& sw, const std::vector<Section>& sections, std::vector<StmtPtr>& out) {
-    // Spelled out: AD declares a value set in a branch before the branch, where `auto` cannot stand.
-    std::string type = "const auto";
-    if (const auto* node = llvm::dyn_cast_or_null<clang::SwitchStmt>(sw.ast); node != nullptr && fn_.decl != nullptr)
-      type = "const " + cxx_spelling(node->getCond()->IgnoreImpCasts()->getType().getNonReferenceType().getUnqualifiedType(),
-                                     fn_.decl->getASTContext());
-    const int value = ir::add_var(fn_, names_.claim("selected__"), sw.expr->type, type);
+    const int value = ir::add_var(fn_, names_.claim("selected__"), sw.expr->type, "const " + selector_type(sw));
     StmtPtr d = ir::decl(value, ir::clone(*sw.expr));
     d->range = sw.range;
     out.push_back(std::move(d));

@@ -81,4 +81,7 @@ struct TwoLayers {
 fg::Tensor two_layer_loss(const TwoLayers& net, const fg::Tensor& x);
 std::tuple<fg::Tensor, fg::Tensor> aux_loss(const Mlp& params, const fg::Tensor& x);
 
+enum class Mode : int { Scale, Keep };
+fg::Tensor case_loss(const fg::Tensor& x, const std::optional<fg::Tensor>& b, Mode mode, bool twice);
+
 }  // namespace structured

@@ -178,6 +178,27 @@ std::tuple<fg::Tensor, fg::Tensor> aux_loss(const Mlp& params, const fg::Tensor&
   return {logits.pow(2).sum(), logits};
 }
 
+// A case that returns where the optional holds none (what follows it up to the next case is not
+// run then), and a switch on an enum inside a branch (AD declares its selector before the branch).
+FUNCGEN("case_grad = grad(case_loss)")
+fg::Tensor case_loss(const fg::Tensor& x, const std::optional<fg::Tensor>& b, Mode mode, bool twice) {
+  fg::Tensor y = x;
+  if (twice) {
+    switch (mode) {
+      case Mode::Scale:
+        if (!b) return y.sin().sum();
+        y = y * *b;
+        break;
+      case Mode::Keep: {
+        const fg::Tensor z = y.cos();
+        return z.sum();
+      }
+    }
+    y = y * 2.0;
+  }
+  return y.exp().sum();
+}
+
 FUNCGEN("two_layer_grad = grad(two_layer_loss)")
 FUNCGEN("two_layer_per_example_grads = vmap(grad(two_layer_loss), in_dims=(None, 0))")
 fg::Tensor two_layer_loss(const TwoLayers& net, const fg::Tensor& x) { return net(x).pow(2).sum(); }

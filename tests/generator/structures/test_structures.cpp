@@ -461,3 +461,14 @@ TEST(Structures, HasAuxWithParametersInAStruct) {
   expect_close(std::get<0>(j).b1, g.b1);
   expect_close(std::get<1>(j), std::get<1>(gs));
 }
+
+TEST(Structures, CasesThatReturnWhereAnOptionalHoldsNone) {
+  const fg::Tensor x = input({3}, 1);
+  for (const bool has : {false, true})
+    for (const auto mode : {structured::Mode::Scale, structured::Mode::Keep})
+      for (const bool twice : {false, true}) {
+        const std::optional<fg::Tensor> b = has ? std::optional<fg::Tensor>(input({3}, 2)) : std::nullopt;
+        auto f = [&] { return structured::case_loss(x, b, mode, twice).item<double>(); };
+        expect_close(structured::case_grad(x, b, mode, twice), numeric_grad(f, x));
+      }
+}
