@@ -123,6 +123,8 @@ struct Transform {
 // Builds the transform tree of an annotation's value, checking transform names, option names,
 // option types and values; throws ParseError at the offending byte.
 std::shared_ptr<const Transform> build_transform(const Value& value);
+// The nesting of transforms without their options: "vmap(jacrev(f))".
+std::string nesting_of(const Transform& t);
 
 // ---------------------------------------------------------------- checking against signatures
 

@@ -379,6 +379,11 @@ bool DimTree::any_mapped() const {
   return false;
 }
 
+std::string nesting_of(const Transform& t) {
+  if (t.kind == TransformKind::Function || t.inner == nullptr) return t.function;
+  return std::string(name_of(t.kind)) + "(" + nesting_of(*t.inner) + ")";
+}
+
 const char* name_of(TransformKind kind) {
   switch (kind) {
     case TransformKind::Function: return "function";

@@ -57,6 +57,14 @@ class OpResolver {
   const clang::FunctionDecl* custom_jvp(const clang::FunctionDecl* f) const { return find(custom_jvp_, f); }
   bool has_custom_rule(const clang::FunctionDecl* f) const { return custom_vjp(f) != nullptr || custom_jvp(f) != nullptr; }
 
+  // The functions this file's specs generate, by name: the spec as written ("jac = jacrev(f)"), for
+  // a call of one that a transform cannot see into.
+  void add_generated(const std::string& name, const std::string& spec) { generated_[name] = spec; }
+  const std::string* generated(const std::string& name) const {
+    auto it = generated_.find(name);
+    return it == generated_.end() ? nullptr : &it->second;
+  }
+
  private:
   using RuleMap = std::map<const clang::FunctionDecl*, const clang::FunctionDecl*>;
   static const clang::FunctionDecl* find(const RuleMap& m, const clang::FunctionDecl* f) {
@@ -65,6 +73,7 @@ class OpResolver {
     return it == m.end() ? nullptr : it->second;
   }
   RuleMap custom_vjp_, custom_jvp_;
+  std::map<std::string, std::string> generated_;
   const clang::DeclContext* namespace_of(const std::string& qualified) const;
   clang::ASTContext& context_;
 };

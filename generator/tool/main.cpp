@@ -99,6 +99,7 @@ class Consumer : public clang::ASTConsumer {
     Lowering lowering(context, reporter);
     funcgen::ad::OpResolver resolver(context);
     for (const CustomRule& r : custom_rules) resolver.add_custom_rule(r.vjp, r.primal, r.rule);
+    for (const AnnotatedSpec& spec : specs) resolver.add_generated(spec.name, spec.name + " = " + spec::nesting_of(*spec.transform));
     SourceResult result;
     Pipeline pipeline(context, reporter, lowering, resolver, specs);
     for (const AnnotatedSpec& spec : specs)

@@ -717,6 +717,15 @@ class Normalizer {
       return ok_ ? results[0] : 0;
     }
     if (is_list_element(e)) return list_element(e, scope, out, name);
+    if (const std::string* spec = e.form == ir::CallForm::External && e.callee != nullptr
+                                      ? resolver_.generated(e.callee->getNameAsString())
+                                      : nullptr) {
+      fail(e, "'" + e.callee->getNameAsString() + "' is what this file's spec '" + *spec +
+                  "' generates, which funcgen cannot differentiate again from inside another function yet; "
+                  "nest the transforms in one spec of the function they start from (jacrev(jacrev(f)), hessian(f), "
+                  "jvp(grad(f))), or call that function here");
+      return 0;
+    }
     if (e.form == ir::CallForm::External) {
       fail(e, e.op.rfind("operator", 0) == 0
                   ? "calling an object ('" + e.op + "' of a functor, std::function or container) cannot be "

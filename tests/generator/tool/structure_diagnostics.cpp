@@ -127,5 +127,14 @@ fg::Tensor dict_sum(const std::map<std::string, fg::Tensor>& params, const fg::T
   return (params.at("w") * x + params.at("b")).sum();
 }
 
-// CHECK: 18 errors generated.
+// A function this file generates, called inside another transformed function (the neural tangent
+// kernel tutorial's composition), declared by the user so that the file compiles.
+fg::Tensor tangent_jac(const fg::Tensor& x);
+FUNCGEN("tangent_jac = jacrev(tangent_features)")
+fg::Tensor tangent_features(const fg::Tensor& x) { return x.sin() * 2.0; }
+FUNCGEN("kernel_grad = grad(kernel)")
+fg::Tensor kernel(const fg::Tensor& a, const fg::Tensor& b) { return fg::matmul(tangent_jac(a), tangent_jac(b).t()).sum(); }
+// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:81: error: 'tangent_jac' is what this file's spec 'tangent_jac = jacrev(tangent_features)' generates, which funcgen cannot differentiate again from inside another function yet; nest the transforms in one spec of the function they start from (jacrev(jacrev(f)), hessian(f), jvp(grad(f))), or call that function here [funcgen-unsupported]
+
+// CHECK: 19 errors generated.
 }  // namespace diag
