@@ -1187,20 +1187,10 @@ class FunctionLowerer {
   // function's return last in its body), unless it declares a name the list declares too.
   void splice_last_block(std::vector<StmtPtr>& out) {
     if (out.back()->kind != StmtKind::Block || out.back()->text == "label") return;
-    const auto names = [&](const ir::Stmt& st) {
-      std::vector<std::string> n;
-      if (st.kind == StmtKind::Decl) n.push_back(f_.var(st.var).name);
-      if (st.kind == StmtKind::Bind)
-        for (int v : st.vars) n.push_back(f_.var(v).name);
-      return n;
-    };
-    std::set<std::string> declared;
+    std::set<std::string> declared = ir::declared_names(f_, out);  // (the block itself declares none)
     for (int p : f_.params) declared.insert(f_.var(p).name);
-    for (size_t i = 0; i + 1 < out.size(); ++i)
-      for (std::string& n : names(*out[i])) declared.insert(std::move(n));
-    for (const StmtPtr& st : out.back()->body)
-      for (const std::string& n : names(*st))
-        if (declared.count(n) != 0) return;
+    for (const std::string& n : ir::declared_names(f_, out.back()->body))
+      if (declared.count(n) != 0) return;
     std::vector<StmtPtr> body = std::move(out.back()->body);
     out.pop_back();
     for (StmtPtr& st : body) out.push_back(std::move(st));

@@ -84,12 +84,26 @@ Tree tuple_of(std::vector<Tree> items) {
   return t;
 }
 
+namespace {
+void collect_optionals(const Tree& t, const std::string& at, std::vector<std::pair<std::string, bool>>& out) {
+  if (t.kind == Tree::Kind::Optional) {
+    out.emplace_back(at, !t.children.empty());
+    return;
+  }
+  if (t.kind == Tree::Kind::Vector || t.kind == Tree::Kind::Map) return;
+  for (size_t i = 0; i < t.children.size(); ++i) collect_optionals(t.children[i], access(t, i, at), out);
+}
+}  // namespace
+
+std::vector<std::pair<std::string, bool>> optionals(const Tree& t, const std::string& root) {
+  std::vector<std::pair<std::string, bool>> out;
+  collect_optionals(t, root, out);
+  return out;
+}
+
 std::vector<std::string> optional_paths(const Tree& t, const std::string& root) {
   std::vector<std::string> out;
-  if (t.kind == Tree::Kind::Optional) out.push_back(root);
-  if (t.kind == Tree::Kind::Optional || t.kind == Tree::Kind::Vector || t.kind == Tree::Kind::Map) return out;
-  for (size_t i = 0; i < t.children.size(); ++i)
-    for (std::string& p : optional_paths(t.children[i], access(t, i, root))) out.push_back(std::move(p));
+  for (auto& [path, present] : optionals(t, root)) out.push_back(std::move(path));
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/ir.h"
@@ -66,7 +67,9 @@ std::string build(const Tree& t, const std::vector<std::string>& tensors, size_t
 bool is_structured(const Tree& t);
 // A tuple of trees (what a transform returns for several values).
 Tree tuple_of(std::vector<Tree> items);
-// The optionals of `t` (`root` holds it) by their access paths ("b", "p.bias"), in order.
+// The optionals of `t` (`root` holds it) by their access paths ("b", "p.bias"), in order, and
+// whether each holds a tensor in this specialization.
+std::vector<std::pair<std::string, bool>> optionals(const Tree& t, const std::string& root);
 std::vector<std::string> optional_paths(const Tree& t, const std::string& root);
 
 // The tree of a C++ type that holds tensors inside structures; nullopt for fg::Tensor, a flat

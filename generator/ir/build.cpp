@@ -249,6 +249,16 @@ ExprPtr vmapped_call(std::shared_ptr<const Function> fn, std::vector<ExprPtr> ar
   return x;
 }
 
+std::set<std::string> declared_names(const Function& fn, const std::vector<StmtPtr>& stmts, size_t from) {
+  std::set<std::string> names;
+  for (size_t i = from; i < stmts.size(); ++i) {
+    if (stmts[i]->kind == StmtKind::Decl) names.insert(fn.var(stmts[i]->var).name);
+    if (stmts[i]->kind == StmtKind::Bind)
+      for (int v : stmts[i]->vars) names.insert(fn.var(v).name);
+  }
+  return names;
+}
+
 std::string value_type(const Var& v) {
   if (v.type == Type::Tensor) return "fg::Tensor";
   std::string t = v.cxx_type;

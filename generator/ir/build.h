@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,8 @@ ExprPtr rng_replay(const Function& fn, int state);
 
 // How a variable's value is held by value: its C++ type without `const` and `&`.
 std::string value_type(const Var& v);
+// The names that `stmts[from..]` declare (Decl and Bind; not those of the blocks inside).
+std::set<std::string> declared_names(const Function& fn, const std::vector<StmtPtr>& stmts, size_t from = 0);
 
 // The C++ type of a returned value: fg::Tensor, or a std::tuple of its items' types.
 std::string returned_type(const Expr& value);

@@ -487,25 +487,15 @@ std::string structured_result(const Flat& flat, const std::string& root) {
   return pytree::build(flat.user.result, pytree::leaf_accesses(flat.flat.result, root), next);
 }
 
-// Each optional of `t` (held at `at`) and whether it holds a tensor in this specialization.
-void optionals_of(const Tree& t, const std::string& at, std::vector<std::pair<std::string, bool>>& out) {
-  if (t.kind == Kind::Optional) {
-    out.emplace_back(at, !t.children.empty());
-    return;
-  }
-  if (t.kind == Kind::Vector || t.kind == Kind::Map) return;
-  for (size_t i = 0; i < t.children.size(); ++i) optionals_of(t.children[i], pytree::access(t, i, at), out);
-}
-
 bool takes_tensors(const Tree& t) { return t.tensors() != 0 || !pytree::optional_paths(t, "").empty(); }
 
 // `b.has_value()`, `!p.bias.has_value()`: the tests that the optionals of `params` (rooted at their
 // names plus `suffix`) hold tensors as they do in this case (with `differ`, that each does not).
 std::vector<std::string> presence_tests(const std::vector<Param>& params, const std::string& suffix, bool differ = false) {
-  std::vector<std::pair<std::string, bool>> optionals;
-  for (const Param& p : params) optionals_of(p.tree, p.name + suffix, optionals);
   std::vector<std::string> tests;
-  for (const auto& [at, present] : optionals) tests.push_back((present != differ ? "" : "!") + at + ".has_value()");
+  for (const Param& p : params)
+    for (const auto& [at, present] : pytree::optionals(p.tree, p.name + suffix))
+      tests.push_back((present != differ ? "" : "!") + at + ".has_value()");
   return tests;
 }
 

@@ -32,17 +32,6 @@ bool always_returns(const std::vector<StmtPtr>& body) {
   return last.kind == StmtKind::If && last.has_else && always_returns(last.body) && always_returns(last.else_body);
 }
 
-// The names a list of statements declares (not those of the blocks inside).
-std::set<std::string> declared_names(const ir::Function& fn, const std::vector<StmtPtr>& stmts, size_t from) {
-  std::set<std::string> names;
-  for (size_t i = from; i < stmts.size(); ++i) {
-    if (stmts[i]->kind == StmtKind::Decl) names.insert(fn.var(stmts[i]->var).name);
-    if (stmts[i]->kind == StmtKind::Bind)
-      for (int v : stmts[i]->vars) names.insert(fn.var(v).name);
-  }
-  return names;
-}
-
 // Whether the returns of `body` are all where this pass can move them: in ifs and blocks (a braced
 // case), not in loops or switches. What follows a block with a return moves into it, so the two
 // may not declare the same name.
@@ -52,7 +41,7 @@ bool movable(const ir::Function& fn, const std::vector<StmtPtr>& body) {
     if (s.kind == StmtKind::If && !(movable(fn, s.body) && movable(fn, s.else_body))) return false;
     if (s.kind == StmtKind::Block && has_return(s.body)) {
       if (!movable(fn, s.body)) return false;
-      const std::set<std::string> inside = declared_names(fn, s.body, 0), after = declared_names(fn, body, i + 1);
+      const std::set<std::string> inside = ir::declared_names(fn, s.body), after = ir::declared_names(fn, body, i + 1);
       for (const std::string& n : inside)
         if (after.count(n) != 0) return false;
     }
