@@ -149,6 +149,52 @@ Tensor unflatten(const Tensor& x, int64_t dim, IntArrayRef sizes) {
   return x.reshape(shape);
 }
 
+std::vector<Tensor> unflatten_each(const std::vector<Tensor>& xs, int64_t dim, IntArrayRef sizes) {
+  std::vector<Tensor> out;
+  out.reserve(xs.size());
+  for (const Tensor& x : xs) out.push_back(unflatten(x, dim, sizes));
+  return out;
+}
+
+std::vector<Tensor> select_each(const std::vector<Tensor>& xs, int64_t dim, int64_t index) {
+  std::vector<Tensor> out;
+  out.reserve(xs.size());
+  for (const Tensor& x : xs) out.push_back(x.select(dim, index));
+  return out;
+}
+
+std::vector<Tensor> list_basis(const std::vector<Tensor>& like) {
+  if (like.empty()) return {};
+  int64_t n = 0;
+  for (const Tensor& x : like) n += x.numel();
+  const Tensor identity = fg::eye(n, like[0].options());
+  std::vector<Tensor> out;
+  int64_t offset = 0;
+  for (const Tensor& x : like) {
+    std::vector<int64_t> shape{n};
+    shape.insert(shape.end(), x.sizes().begin(), x.sizes().end());
+    out.push_back(identity.narrow(1, offset, x.numel()).contiguous().reshape(shape).to(x.dtype()));
+    offset += x.numel();
+  }
+  return out;
+}
+
+std::vector<Tensor> unflatten_list(const Tensor& columns, int64_t dim, const std::vector<Tensor>& like) {
+  const int64_t d = dim < 0 ? dim + columns.dim() : dim;
+  int64_t n = 0;
+  for (const Tensor& x : like) n += x.numel();
+  if (d < 0 || d >= columns.dim() || columns.size(d) != n)
+    fail("ad::unflatten_list", "dim ", dim, " of shape ", columns.sizes(), " does not hold the ", n,
+         " elements of a list of ", like.size(), " tensors");
+  std::vector<Tensor> out;
+  int64_t offset = 0;
+  for (const Tensor& x : like) {
+    out.push_back(unflatten(columns.narrow(d, offset, x.numel()).contiguous(), d, x.sizes()));
+    offset += x.numel();
+  }
+  return out;
+}
+
 void tape_add(std::vector<Tensor>& tape, int64_t i, const Tensor& g) {
   if (i < 0) fail("ad::tape_add", "trip ", i, " of a tape (internal error of the generated code)");
   if (i >= static_cast<int64_t>(tape.size())) tape.resize(static_cast<size_t>(i) + 1);

@@ -159,19 +159,35 @@ class AdEmitter {
     reporter_.report("unsupported", l.where->at(l.t->offset), message);
   }
 
-  // Jacobians w.r.t. a list parameter (a std::vector<fg::Tensor> read at run-time indices) would
-  // need a basis over a list whose length is known only at run time.
-  bool no_list_wrt(const Link& l, const ir::Function& n, const char* what) {
+  // Jacobians w.r.t. a list parameter (a std::vector<fg::Tensor> read at run-time indices): jacrev
+  // and the outermost jacfwd take them (one jacobian per element, a vector); hessian would
+  // differentiate the list's gradient again, and a jacfwd inside another transform would map the
+  // list of basis tangents in a vmap inside a transform, neither of which is generated yet.
+  bool no_list_wrt(const Link& l, const ir::Function& n, TransformKind kind, bool nested) {
+    if (kind == TransformKind::Jacrev || (kind == TransformKind::Jacfwd && !nested)) return true;
     for (int a : argnums(*l.t, n)) {
-      if (a < 0 || static_cast<size_t>(a) >= n.params.size() || n.var(n.params[static_cast<size_t>(a)]).type != ir::Type::TensorList)
-        continue;
-      unsupported(l, std::string(what) + " w.r.t. the vector '" + n.var(n.params[static_cast<size_t>(a)]).name +
-                         "' cannot be generated yet: '" + function_->getNameAsString() +
-                         "' reads it at run-time indices, so its length is known only at run time; take its gradient "
-                         "with grad or vjp, or keep its tensors in a struct or a std::array");
+      if (a < 0 || static_cast<size_t>(a) >= n.params.size() || !list_wrt(n, a)) continue;
+      const std::string name = n.var(n.params[static_cast<size_t>(a)]).name;
+      if (kind == TransformKind::Hessian)
+        unsupported(l, "hessian w.r.t. the vector '" + name + "' cannot be generated yet: '" +
+                           function_->getNameAsString() +
+                           "' reads it at run-time indices, and the gradient of such a vector is not differentiated "
+                           "again yet; take jacrev or jacfwd w.r.t. it, or keep its tensors in a struct or a std::array");
+      else
+        unsupported(l, "jacfwd w.r.t. the vector '" + name + "', which '" + function_->getNameAsString() +
+                           "' reads at run-time indices, cannot be generated inside another transform yet; use jacrev "
+                           "there, or keep the vector's tensors in a struct or a std::array");
       return false;
     }
     return true;
+  }
+
+  static bool list_wrt(const ir::Function& n, int a) {
+    return n.var(n.params[static_cast<size_t>(a)]).type == ir::Type::TensorList;
+  }
+  static ir::Type output_type(const ir::Function& g, int k) {
+    const auto outs = returned(g);
+    return k >= 0 && static_cast<size_t>(k) < outs.size() ? outs[static_cast<size_t>(k)]->type : ir::Type::Tensor;
   }
 
   std::string description(size_t i) const {
@@ -217,7 +233,7 @@ class AdEmitter {
       case TransformKind::Jacfwd:
       case TransformKind::Hessian: {
         auto n = normalized(i + 1, spec::name_of(l.t->kind));
-        if (!n || !no_list_wrt(l, *n, spec::name_of(l.t->kind))) return r;
+        if (!n || !no_list_wrt(l, *n, l.t->kind, true)) return r;
         if (l.t->kind == TransformKind::Jacrev) {
           r.owned = jacrev_ir(*n, l);
         } else if (l.t->kind == TransformKind::Jacfwd) {
@@ -379,7 +395,8 @@ class AdEmitter {
                        "internal error: '" + formula + "' does not resolve: " + r.error);
       return -1;
     }
-    const int id = local(fn, name);
+    const bool list = r.expr->type == ir::Type::TensorList;
+    const int id = list ? local(fn, name, ir::Type::TensorList, "std::vector<fg::Tensor>") : local(fn, name);
     fn.body.push_back(ir::decl(id, std::move(r.expr)));
     return id;
   }
@@ -407,8 +424,10 @@ class AdEmitter {
       args.push_back(ir::var_ref(fn, e));
       in_dims.push_back(0);
     }
-    const int id = local(fn, name);
+    const bool list = output_type(*g, output) == ir::Type::TensorList;
+    const int id = list ? local(fn, name, ir::Type::TensorList, "std::vector<fg::Tensor>") : local(fn, name);
     ExprPtr call = ir::vmapped_call(std::move(g), std::move(args), in_dims, out_dim, output, label);
+    call->type = fn.var(id).type;
     call->chunk_size = chunk_size;
     call->randomness = randomness;
     fn.body.push_back(ir::decl(id, std::move(call)));
@@ -477,7 +496,9 @@ class AdEmitter {
         if (rng >= 0) j->body.push_back(ir::eval(ir::rng_replay(*j, rng)));
         const int rows =
             define_vmapped(*j, "rows", g, {basis}, 0, static_cast<int>(k), "jacrev_rows", l.t->chunk_size);
-        const int jac = define(*j, "jac", "fg::ad::unflatten(r, 0, o.sizes())", {{"r", rows}, {"o", out}});
+        const int jac = define(*j, "jac", list_wrt(*n, wrt[k]) ? "fg::ad::unflatten_each(r, 0, o.sizes())"
+                                                                : "fg::ad::unflatten(r, 0, o.sizes())",
+                               {{"r", rows}, {"o", out}});
         if (jac < 0) return nullptr;
         per_arg.push_back(jac);
       }
@@ -500,13 +521,15 @@ class AdEmitter {
           jvp_function(*n, {a}, lowering_, resolver_, reporter_, spec::name_of(l.t->kind));
       if (!g) return nullptr;
       const int x = n->params[static_cast<size_t>(a)];
-      const int basis = define(*j, "basis", "fg::ad::basis(x, x.sizes())", {{"x", x}});
+      const bool list = list_wrt(*n, a);  // one basis over all the list's elements
+      const int basis = define(*j, "basis", list ? "fg::ad::list_basis(x)" : "fg::ad::basis(x, x.sizes())", {{"x", x}});
       if (basis < 0) return nullptr;
       for (size_t o = 0; o < differentiated; ++o) {
         // (randomness: each column draws its own values or they share one draw, as torch.func's)
         const int cols = define_vmapped(*j, "cols", g, {basis}, -1, static_cast<int>(o), "jacfwd_cols", std::nullopt,
                                         randomness_of(*l.t));
-        const int jac = define(*j, "jac", "fg::ad::unflatten(c, -1, x.sizes())", {{"c", cols}, {"x", x}});
+        const int jac = define(*j, "jac", list ? "fg::ad::unflatten_list(c, -1, x)" : "fg::ad::unflatten(c, -1, x.sizes())",
+                               {{"c", cols}, {"x", x}});
         if (jac < 0) return nullptr;
         jacs[o].push_back(jac);
       }
@@ -735,7 +758,7 @@ class AdEmitter {
   std::optional<GeneratedFunction> jacrev(size_t i, const std::vector<Link>& outer) {
     const Link& l = links_[i];
     auto n = normalized(i + 1, "jacrev");
-    if (!n || !no_list_wrt(l, *n, "jacrev")) return std::nullopt;
+    if (!n || !no_list_wrt(l, *n, TransformKind::Jacrev, false)) return std::nullopt;
     const auto outs = returned(*n);
     if (!enough_outputs(l, outs)) return std::nullopt;
     const auto composed = [&]() -> std::optional<GeneratedFunction> {
@@ -814,8 +837,9 @@ class AdEmitter {
                       const std::vector<int>& wrt, const Link& l, size_t k, const std::string& first,
                       const std::string& rows) {
     const size_t naux = noutputs - 1;
-    std::vector<std::string> jac_types(wrt.size(), "fg::Tensor");
-    std::string jac_type = l.t->argnums.is_tuple ? "std::tuple<" + join(jac_types) + ">" : "fg::Tensor";
+    std::vector<std::string> jac_types;
+    for (int a : wrt) jac_types.push_back(list_wrt(n, a) ? "std::vector<fg::Tensor>" : "fg::Tensor");
+    std::string jac_type = l.t->argnums.is_tuple ? "std::tuple<" + join(jac_types) + ">" : jac_types[0];
     std::vector<std::string> aux_types(naux, "fg::Tensor");
     const std::string aux_type = naux == 1 ? "fg::Tensor" : "std::tuple<" + join(aux_types) + ">";
     ir::Function sig_fn = signature_of(n, l.t->has_aux ? "std::tuple<" + jac_type + ", " + aux_type + ">" : jac_type);
@@ -833,7 +857,8 @@ class AdEmitter {
     d += "  const auto rows__ = " + rows + "(" + join(args) + ");\n";
     std::vector<std::string> jacs;
     for (size_t a = 0; a < wrt.size(); ++a)
-      jacs.push_back("fg::ad::unflatten(std::get<" + std::to_string(a) + ">(rows__), " + kk +
+      jacs.push_back(std::string(list_wrt(n, wrt[a]) ? "fg::ad::unflatten_each" : "fg::ad::unflatten") + "(std::get<" +
+                     std::to_string(a) + ">(rows__), " + kk +
                      ", fg::vmap::logical_sizes(out__, " + kk + "))");
     std::string result = l.t->argnums.is_tuple ? "std::make_tuple(" + join(jacs) + ")" : jacs[0];
     if (l.t->has_aux) {
@@ -872,18 +897,30 @@ class AdEmitter {
   }
 
   // The statements of jacfwd's function that make the basis of parameter `x` (number `param`):
-  // `shape<as>`, its shape without the outer batch dims, and `basis<as>`.
-  std::string basis_of(const ir::Var& x, int param, const std::vector<Link>& outer, const std::string& as) const {
+  // `shape<as>`, its shape without the outer batch dims, and `basis<as>`; `like` is what the
+  // columns are unflattened to (a list parameter's: its elements without the outer batch dims).
+  std::string basis_of(const ir::Var& x, int param, const std::vector<Link>& outer, const std::string& as,
+                       std::string& like) const {
+    const bool list = x.type == ir::Type::TensorList;
     std::string logical = x.name, d;
     for (const Link& o : outer) {
       const spec::Transform& t = *o.t;
       const spec::Dim dim = t.in_dims.per_item ? t.in_dims.dims[static_cast<size_t>(param)] : t.in_dims.dims[0];
-      if (dim) logical += ".select(" + std::to_string(*dim) + ", 0)";
+      if (!dim) continue;
+      logical = list ? "fg::ad::select_each(" + logical + ", " + std::to_string(*dim) + ", 0)"
+                     : logical + ".select(" + std::to_string(*dim) + ", 0)";
     }
-    if (logical != x.name) {  // a view without the batch dims, kept alive for its sizes
-      d += "  const fg::Tensor example" + as + " = " + logical + ";\n";
+    const std::string type = list ? "std::vector<fg::Tensor>" : "fg::Tensor";
+    if (logical != x.name) {  // views without the batch dims, kept alive for their sizes
+      d += "  const " + type + " example" + as + " = " + logical + ";\n";
       logical = "example" + as;
     }
+    if (list) {
+      like = logical;
+      d += "  const std::vector<fg::Tensor> basis" + as + " = fg::ad::list_basis(" + logical + ");\n";
+      return d;
+    }
+    like = "shape" + as;
     d += "  const fg::IntArrayRef shape" + as + " = " + logical + ".sizes();\n";
     d += "  const fg::Tensor basis" + as + " = fg::ad::basis(" + x.name + ", shape" + as + ");\n";
     return d;
@@ -892,13 +929,13 @@ class AdEmitter {
   // jacfwd's result and its type: per output, one jacobian per argnum (a tuple for tuple argnums);
   // a tuple over several outputs; with aux, (jacobians, aux).
   static std::pair<std::string, std::string> jacfwd_result(const std::vector<std::vector<std::string>>& jacs,
+                                                           const std::vector<std::string>& types,
                                                            const std::vector<std::string>& aux, bool tuple_argnums,
                                                            bool has_aux) {
     std::vector<std::string> per_output, per_output_types;
     for (const auto& j : jacs) {
-      std::vector<std::string> types(j.size(), "fg::Tensor");
       per_output.push_back(tuple_argnums ? "std::make_tuple(" + join(j) + ")" : j[0]);
-      per_output_types.push_back(tuple_argnums ? "std::tuple<" + join(types) + ">" : "fg::Tensor");
+      per_output_types.push_back(tuple_argnums ? "std::tuple<" + join(types) + ">" : types[0]);
     }
     std::string result = per_output.size() == 1 ? per_output[0] : "std::make_tuple(" + join(per_output) + ")";
     std::string ret = per_output.size() == 1 ? per_output_types[0] : "std::tuple<" + join(per_output_types) + ">";
@@ -918,7 +955,7 @@ class AdEmitter {
     const Link& l = links_[i];
     const char* what = hessian ? "hessian" : "jacfwd";
     auto n = normalized(i + 1, what);
-    if (!n || !no_list_wrt(l, *n, what)) return std::nullopt;
+    if (!n || !no_list_wrt(l, *n, l.t->kind, false)) return std::nullopt;
     std::string how = "the jvp of each basis tangent, all at once (vmap over the basis)";
     if (hessian) {
       auto jr = jacrev_ir(*n, l);
@@ -934,7 +971,7 @@ class AdEmitter {
     const std::vector<int> wrt = argnums(*l.t, *n);
     GeneratedFunction out;
     std::vector<std::vector<std::string>> jacs(differentiated);
-    std::vector<std::string> aux;
+    std::vector<std::string> jac_types, aux;  // per argnum
     std::string d;
     for (size_t a = 0; a < wrt.size(); ++a) {
       ForwardResult r = forward(*n, {wrt[a]}, differentiated, lowering_, resolver_, reporter_);
@@ -950,9 +987,12 @@ class AdEmitter {
       auto v = vmapped(*g, name, levels, true, i);
       if (!v) return std::nullopt;
       append(out, *v);
-      const std::string as = std::to_string(a) + "__", shape = "shape" + as;  // "__": see the vjp wrapper
+      const std::string as = std::to_string(a) + "__";  // "__": see the vjp wrapper
       const ir::Var& x = n->var(n->params[static_cast<size_t>(wrt[a])]);
-      d += basis_of(x, wrt[a], outer, as);
+      const bool list = x.type == ir::Type::TensorList;
+      std::string like;
+      d += basis_of(x, wrt[a], outer, as, like);
+      jac_types.push_back(list ? "std::vector<fg::Tensor>" : "fg::Tensor");
       std::vector<std::string> args;
       for (int id : n->params) args.push_back(n->var(id).name);
       args.push_back("basis" + as);
@@ -963,12 +1003,11 @@ class AdEmitter {
           aux.push_back(item);
           continue;
         }
-        // [batch..., out..., n(, n)] -> [batch..., out..., in...(, in...)]
-        std::string jac = "fg::ad::unflatten(" + item + ", -1, " + shape + ")";
-        jacs[o].push_back(jac);
+        // [batch..., out..., n(, n)] -> [batch..., out..., in...(, in...)] (a list's: one per element)
+        jacs[o].push_back(std::string(list ? "fg::ad::unflatten_list(" : "fg::ad::unflatten(") + item + ", -1, " + like + ")");
       }
     }
-    auto [result, ret] = jacfwd_result(jacs, aux, l.t->argnums.is_tuple, has_aux);
+    auto [result, ret] = jacfwd_result(jacs, jac_types, aux, l.t->argnums.is_tuple, has_aux);
     ir::Function sig_fn = signature_of(*n, ret);
     const std::string signature = ir::signature(sig_fn, spec_.name);
     out.declaration = ir::declaration(sig_fn, spec_.name) + ";";

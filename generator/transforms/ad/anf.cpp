@@ -168,7 +168,11 @@ class Normalizer {
       scope.tuples[v.id] = tuple_value(*s.expr, scope, out);
       return;
     }
-    if (s.expr && s.expr->kind == ExprKind::Call && s.expr->op == ir::kListGradient) {
+    // A list's gradient, or its jacobians (the rows of its gradients vmapped, unflattened per element).
+    const bool list_derivative = s.expr && s.expr->kind == ExprKind::Call && v.type == ir::Type::TensorList &&
+                                 (s.expr->op == ir::kListGradient || s.expr->form == ir::CallForm::Vmapped ||
+                                  s.expr->op.rfind("ad::", 0) == 0);
+    if (list_derivative) {
       fail(s.range.getBegin(), "the gradient of a vector of tensors read at run-time indices cannot be differentiated "
                                "again yet; differentiate w.r.t. the other arguments (argnums), or keep the vector's "
                                "tensors in a struct or a std::array");

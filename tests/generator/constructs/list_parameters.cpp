@@ -64,4 +64,29 @@ FUNCGEN("last_linearize = linearize(last)")
 FUNCGEN("last_vjp = vjp(last)")
 fg::Tensor last(const std::vector<fg::Tensor>& ws, const fg::Tensor& x) { return (ws.back() * x).sin().sum(); }
 
+// Jacobians w.r.t. the vectors themselves: one jacobian per element, in a vector, as torch.func's
+// jacrev and jacfwd return a list of jacobians w.r.t. a list.
+FUNCGEN("net_jacrev = jacrev(net, argnums=(0, 1))")
+FUNCGEN("net_jacfwd = jacfwd(net, argnums=(0, 1))")
+FUNCGEN("net_vjacrev = vmap(jacrev(net), in_dims=(None, None, 0))")
+FUNCGEN("net_vjacfwd = vmap(jacfwd(net), in_dims=(None, None, 0))")
+FUNCGEN("net_ensemble_jacrev = vmap(jacrev(net), in_dims=(0, 0, None))")
+FUNCGEN("net_ensemble_jacfwd = vmap(jacfwd(net), in_dims=(0, 0, None))")
+fg::Tensor net(const std::vector<fg::Tensor>& ws, const std::vector<fg::Tensor>& bs, const fg::Tensor& x) {
+  fg::Tensor h = x;
+  for (size_t i = 0; i < ws.size(); ++i) h = fg::tanh(fg::matmul(ws[i], h) + bs[i]);
+  return h;
+}
+
+// Two outputs (a jacobian each, through the composed form), and an aux output.
+FUNCGEN("two_jacrev = jacrev(two)")
+FUNCGEN("two_vjacrev = vmap(jacrev(two), in_dims=(None, 0))")
+FUNCGEN("two_jacfwd = jacfwd(two)")
+FUNCGEN("two_jacrev_aux = jacrev(two, has_aux=True)")
+std::tuple<fg::Tensor, fg::Tensor> two(const std::vector<fg::Tensor>& ws, const fg::Tensor& x) {
+  fg::Tensor h = x;
+  for (const auto& w : ws) h = fg::sin(fg::matmul(w, h));
+  return {h, h.pow(2).sum()};
+}
+
 }  // namespace lp

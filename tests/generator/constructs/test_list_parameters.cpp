@@ -16,6 +16,8 @@ fg::Tensor mlp(const std::vector<fg::Tensor>& ws, const std::vector<fg::Tensor>&
 fg::Tensor ranged(const std::vector<fg::Tensor>& ws, const fg::Tensor& x);
 fg::Tensor counted(const std::vector<fg::Tensor>& ws, const fg::Tensor& x);
 fg::Tensor last(const std::vector<fg::Tensor>& ws, const fg::Tensor& x);
+fg::Tensor net(const std::vector<fg::Tensor>& ws, const std::vector<fg::Tensor>& bs, const fg::Tensor& x);
+std::tuple<fg::Tensor, fg::Tensor> two(const std::vector<fg::Tensor>& ws, const fg::Tensor& x);
 }  // namespace lp
 
 namespace {
@@ -187,6 +189,100 @@ TEST(ListParameters, JacobiansAndHessianOfTheInput) {
     zero_bs.push_back(fg::zeros_like(m.bs[k]));
   }
   expect_close(std::get<1>(lp::mlp_hvp(m.ws, m.bs, m.x, zero_ws, zero_bs, v)), fg::matmul(hessian, v), "jvp(grad)");
+}
+
+// The jacobian of f's output w.r.t. `t` by central differences: [out..., t...].
+T numeric_jacobian(const std::function<T()>& f, T& t) {
+  const T out = f();
+  T jac = fg::zeros({out.numel(), t.numel()}, fg::kDouble);
+  double* p = t.data_ptr<double>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const double saved = p[i];
+    p[i] = saved + kStep;
+    const T up = f().reshape({-1});
+    p[i] = saved - kStep;
+    const T down = f().reshape({-1});
+    p[i] = saved;
+    jac.select(1, i).copy_((up - down) / (2 * kStep));
+  }
+  std::vector<int64_t> shape(out.sizes().begin(), out.sizes().end());
+  shape.insert(shape.end(), t.sizes().begin(), t.sizes().end());
+  return jac.reshape(shape);
+}
+
+List numeric_list_jacobian(const std::function<T()>& f, List& list) {
+  List out;
+  for (T& t : list) out.push_back(numeric_jacobian(f, t));
+  return out;
+}
+
+TEST(ListParameters, JacobiansOfEachListAgreeWithFiniteDifferences) {
+  Mlp m;
+  const auto f = [&] { return lp::net(m.ws, m.bs, m.x); };
+  const List jws = numeric_list_jacobian(f, m.ws), jbs = numeric_list_jacobian(f, m.bs);
+  const auto [rws, rbs] = lp::net_jacrev(m.ws, m.bs, m.x);
+  expect_lists_close(rws, jws, "jacrev ws");
+  expect_lists_close(rbs, jbs, "jacrev bs");
+  const auto [fws, fbs] = lp::net_jacfwd(m.ws, m.bs, m.x);
+  expect_lists_close(fws, jws, "jacfwd ws");
+  expect_lists_close(fbs, jbs, "jacfwd bs");
+}
+
+TEST(ListParameters, VmapOfJacobiansOfAListAgreesWithTheLoop) {
+  Mlp m;
+  const T xs = input({3, 4}, 0.9);
+  const List rows = lp::net_vjacrev(m.ws, m.bs, xs), columns = lp::net_vjacfwd(m.ws, m.bs, xs);
+  for (int64_t b = 0; b < 3; ++b) {
+    const List expected = std::get<0>(lp::net_jacrev(m.ws, m.bs, xs[b]));
+    for (size_t k = 0; k < 3; ++k) {
+      expect_close(rows[k][b], expected[k], "vmap(jacrev) example " + std::to_string(b));
+      expect_close(columns[k][b], expected[k], "vmap(jacfwd) example " + std::to_string(b));
+    }
+  }
+  // Model ensembling: each element holds two models' layers; the jacobians come per model.
+  List ws, bs;
+  for (size_t k = 0; k < 3; ++k) {
+    ws.push_back(fg::stack({m.ws[k], m.ws[k] * 0.5}));
+    bs.push_back(fg::stack({m.bs[k], m.bs[k] * -1.0}));
+  }
+  const List er = lp::net_ensemble_jacrev(ws, bs, m.x), ef = lp::net_ensemble_jacfwd(ws, bs, m.x);
+  for (int64_t e = 0; e < 2; ++e) {
+    List w, b;
+    for (size_t k = 0; k < 3; ++k) {
+      w.push_back(ws[k][e]);
+      b.push_back(bs[k][e]);
+    }
+    const List expected = std::get<0>(lp::net_jacrev(w, b, m.x));
+    for (size_t k = 0; k < 3; ++k) {
+      expect_close(er[k][e], expected[k], "ensemble jacrev model " + std::to_string(e));
+      expect_close(ef[k][e], expected[k], "ensemble jacfwd model " + std::to_string(e));
+    }
+  }
+}
+
+TEST(ListParameters, JacobiansOfAListForEachOutputAndWithAux) {
+  List ws{input({3, 2}, 0.1), input({2, 3}, 0.2)};
+  T x = input({2}, 0.3);
+  const List j0 = numeric_list_jacobian([&] { return std::get<0>(lp::two(ws, x)); }, ws);
+  const List j1 = numeric_list_jacobian([&] { return std::get<1>(lp::two(ws, x)); }, ws);
+  const auto [r0, r1] = lp::two_jacrev(ws, x);
+  expect_lists_close(r0, j0, "jacrev output 0");
+  expect_lists_close(r1, j1, "jacrev output 1");
+  const auto [f0, f1] = lp::two_jacfwd(ws, x);
+  expect_lists_close(f0, j0, "jacfwd output 0");
+  expect_lists_close(f1, j1, "jacfwd output 1");
+  const auto [ja, aux] = lp::two_jacrev_aux(ws, x);
+  expect_lists_close(ja, j0, "jacrev has_aux");
+  expect_close(aux, std::get<1>(lp::two(ws, x)), "aux");
+  const T xs = input({4, 2}, 0.4);
+  const auto [v0, v1] = lp::two_vjacrev(ws, xs);
+  for (int64_t b = 0; b < 4; ++b) {
+    const auto [e0, e1] = lp::two_jacrev(ws, xs[b]);
+    for (size_t k = 0; k < 2; ++k) {
+      expect_close(v0[k][b], e0[k], "vmap(jacrev) output 0");
+      expect_close(v1[k][b], e1[k], "vmap(jacrev) output 1");
+    }
+  }
 }
 
 TEST(ListParameters, ASkippedLayerGetsAZeroGradient) {

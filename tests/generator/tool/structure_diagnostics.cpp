@@ -30,12 +30,12 @@ FUNCGEN("g4 = grad(uses_list)")
 fg::Tensor uses_list(const std::list<fg::Tensor>& l) { return l.front().sum(); }
 // CHECK: structure_diagnostics.cpp:[[@LINE-1]]:51: error: parameter 'l' cannot be transformed: 'std::list<fg::Tensor>' holds tensors in a type funcgen cannot see into; use a struct, std::tuple, std::array, std::vector or std::map of fg::Tensor [funcgen-unsupported]
 
-// A vector read at run-time indices is a list: vmap cannot map it in chunks, jacobians cannot be
-// taken w.r.t. it, and ops on the whole of it are not differentiated yet.
+// A vector read at run-time indices is a list: vmap cannot map it in chunks, its gradient is not
+// differentiated again (hessian; more in list_diagnostics.cpp).
 FUNCGEN("v1 = vmap(layers, in_dims=(0, 0), chunk_size=2)")
 // CHECK: structure_diagnostics.cpp:[[@LINE-1]]:15: error: vmap with chunk_size mapping the vector 'ws', which 'layers' reads at run-time indices, cannot be generated yet; leave out chunk_size [funcgen-unsupported]
-FUNCGEN("j1 = jacrev(layers)")
-// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:15: error: jacrev w.r.t. the vector 'ws' cannot be generated yet: 'layers' reads it at run-time indices, so its length is known only at run time; take its gradient with grad or vjp, or keep its tensors in a struct or a std::array [funcgen-unsupported]
+FUNCGEN("j1 = hessian(layers)")
+// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:15: error: hessian w.r.t. the vector 'ws' cannot be generated yet: 'layers' reads it at run-time indices, and the gradient of such a vector is not differentiated again yet; take jacrev or jacfwd w.r.t. it, or keep its tensors in a struct or a std::array [funcgen-unsupported]
 FUNCGEN("h1 = jvp(grad(layers))")
 // CHECK: structure_diagnostics.cpp:[[@LINE-1]]:10: error: the gradient of a vector of tensors read at run-time indices cannot be differentiated again yet; differentiate w.r.t. the other arguments (argnums), or keep the vector's tensors in a struct or a std::array [funcgen-unsupported]
 fg::Tensor layers(const std::vector<fg::Tensor>& ws, const fg::Tensor& x) {

@@ -1,0 +1,26 @@
+// Jacobians w.r.t. a std::vector<fg::Tensor> read at run-time indices (a list): jacrev and the
+// outermost jacfwd take them; what differentiates them again, or maps the list's basis inside
+// another transform, is an error at the transform, saying what to write instead.
+// EXIT: 1
+#include <funcgen/funcgen.h>
+
+#include <vector>
+
+namespace diag {
+
+FUNCGEN("j1 = jacrev(jacfwd(layers))")
+// CHECK: list_diagnostics.cpp:[[@LINE-1]]:22: error: jacfwd w.r.t. the vector 'ws', which 'layers' reads at run-time indices, cannot be generated inside another transform yet; use jacrev there, or keep the vector's tensors in a struct or a std::array [funcgen-unsupported]
+FUNCGEN("j2 = jacfwd(jacrev(layers))")
+// CHECK: list_diagnostics.cpp:[[@LINE-1]]:10: error: the gradient of a vector of tensors read at run-time indices cannot be differentiated again yet; differentiate w.r.t. the other arguments (argnums), or keep the vector's tensors in a struct or a std::array [funcgen-unsupported]
+FUNCGEN("j3 = jacrev(jacrev(layers))")
+// CHECK: list_diagnostics.cpp:[[@LINE-1]]:10: error: the gradient of a vector of tensors read at run-time indices cannot be differentiated again yet; differentiate w.r.t. the other arguments (argnums), or keep the vector's tensors in a struct or a std::array [funcgen-unsupported]
+// w.r.t. the input only, the nesting goes through.
+FUNCGEN("ok = jacrev(jacfwd(layers, argnums=1), argnums=1)")
+fg::Tensor layers(const std::vector<fg::Tensor>& ws, const fg::Tensor& x) {
+  fg::Tensor h = x;
+  for (size_t i = 0; i < ws.size(); ++i) h = fg::matmul(ws[i], h).tanh();
+  return h;
+}
+
+// CHECK: 3 errors generated.
+}  // namespace diag
