@@ -1,10 +1,12 @@
 #include "pipeline/pipeline.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "analyses/batching.h"
 #include "checks/checks.h"
 #include "emitter/printer.h"
+#include "ir/build.h"
 #include "ir/cxx_text.h"
 #include "transforms/ad/ad_transforms.h"
 #include "transforms/structures.h"
@@ -210,13 +212,13 @@ std::optional<Pipeline::Transformed> Pipeline::transform(const AnnotatedSpec& sp
     };
     // What goes wrong in code AD made has no place in the source: it is reported at the spec.
     Reporter::Context at_spec(reporter_, spec.location, "");
-    AnnotatedSpec named = spec;  // a structured vjp's or linearize's flat function has a name of its own
-    named.name = flat && callable(chain) ? structures::callable_flat_name(name) : name;
+    AnnotatedSpec named = spec;  // a structured spec's flat function: structures::flat_name
+    named.name = flat ? structures::flat_name(name, *flat) : name;
     g = ad::emit_ad_spec(named, chain, lowering_, reporter_, resolver_, stages);
   } else {
     std::vector<VmapLevel> levels;
     for (size_t k = 0; k < head; ++k) levels.push_back(make_level(*chain[k].t, chain[k].where, *fn));
-    g = vmap_stage(spec, *fn, name, levels, "");
+    g = vmap_stage(spec, *fn, flat ? structures::flat_name(name, *flat) : name, levels, "");
   }
   if (!g || reporter_.errors() != errors_before || too_large(spec, *g)) return std::nullopt;
   return Transformed{fn, std::move(flat), std::move(g), ""};
@@ -241,11 +243,7 @@ bool Pipeline::too_large(const AnnotatedSpec& spec, const GeneratedFunction& g) 
 std::optional<GeneratedFunction> Pipeline::vmap_stage(const AnnotatedSpec& spec, const ir::Function& fn,
                                                       const std::string& name, const std::vector<VmapLevel>& levels,
                                                       const std::string& made_by) {
-  if (!is_flat_return(fn)) {
-    reporter_.report("unsupported", spec.spec_locations.at(spec.transform->offset),
-                     "vmap of a function that returns nested tuples cannot be generated yet");
-    return std::nullopt;
-  }
+  if (!is_flat_return(fn)) return nested_vmap_stage(spec, fn, name, levels, made_by);
   std::vector<Levels> params(fn.params.size(), 0);
   const VmapLevels masks = masks_of(levels, params);
   for (size_t k = 0; k < levels.size(); ++k) {
@@ -280,6 +278,64 @@ std::optional<GeneratedFunction> Pipeline::vmap_stage(const AnnotatedSpec& spec,
   const ir::Program program =
       emit_vmap(name, fn, levels, analysis, reporter_, made_by.empty() ? "" : "the code that " + made_by + " makes");
   return emitter::print_program(program);
+}
+
+// grad_and_value's (gradients, value) over a structure's leaves, has_aux's (gradient, aux): the
+// function's leaves are returned as one flat tuple, which vmap batches output by output (each with
+// the out_dims of the output it is in), and a function of fn's name and type nests them back.
+std::optional<GeneratedFunction> Pipeline::nested_vmap_stage(const AnnotatedSpec& spec, const ir::Function& fn,
+                                                             const std::string& name,
+                                                             const std::vector<VmapLevel>& levels,
+                                                             const std::string& made_by) {
+  bool one_return = true;  // the last statement only (early returns are not flattened)
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) { one_return &= s.kind != ir::StmtKind::Return || &s == fn.body.back().get(); });
+  if (!one_return || fn.body.empty() || fn.body.back()->kind != ir::StmtKind::Return) {
+    reporter_.report("unsupported", spec.spec_locations.at(spec.transform->offset),
+                     "vmap of a function that returns nested tuples from more than one return cannot be generated yet; "
+                     "return once, at the end");
+    return std::nullopt;
+  }
+  auto flat = ir::copy_function(fn);
+  ir::ExprPtr value = std::move(flat->body.back()->expr);
+  flat->body.pop_back();
+  std::vector<ir::ExprPtr> leaves;
+  std::vector<size_t> output_of;  // the top-level output each leaf is in
+  const std::string got = name + "__leaves";
+  // `std::make_tuple(std::get<0>(flat__), ...)`: fn's result from the flat one's, leaf by leaf.
+  std::function<std::string(ir::ExprPtr, size_t)> take = [&](ir::ExprPtr e, size_t output) -> std::string {
+    if (e->kind != ir::ExprKind::Tuple) {
+      leaves.push_back(std::move(e));
+      output_of.push_back(output);
+      return "std::get<" + std::to_string(leaves.size() - 1) + ">(flat__)";
+    }
+    std::vector<std::string> items;
+    for (auto& a : e->args) items.push_back(take(std::move(a), output));
+    return "std::make_tuple(" + cxx::join(items) + ")";
+  };
+  std::vector<std::string> outputs;
+  for (size_t j = 0; j < value->args.size(); ++j) outputs.push_back(take(std::move(value->args[j]), j));
+  ir::finish(*flat, ir::tuple(std::move(leaves)));
+  std::vector<VmapLevel> flat_levels = levels;
+  for (VmapLevel& level : flat_levels) {
+    std::vector<spec::Dim> dims;
+    for (size_t output : output_of) dims.push_back(level.out_dims.at(std::min(output, level.out_dims.size() - 1)));
+    level.out_dims = std::move(dims);
+  }
+  std::optional<GeneratedFunction> g = vmap_stage(spec, *flat, got, flat_levels, made_by);
+  if (!g) return std::nullopt;
+  // The run-time errors of the flat function name the spec, as the user wrote it.
+  for (std::string* text : {&g->helpers, &g->definition})
+    for (size_t at = 0; (at = text->find('"' + got + '"', at)) != std::string::npos; at += name.size() + 2)
+      text->replace(at, got.size() + 2, '"' + name + '"');
+  std::vector<std::string> args;
+  for (int id : fn.params) args.push_back(fn.var(id).name);
+  GeneratedFunction out;
+  out.declaration = ir::declaration(fn, name) + ";";
+  out.helpers = g->helpers + as_static(g->definition) + "\n";
+  out.definition = ir::signature(fn, name) + " {\n  // the outputs of '" + got + "', nested as '" + fn.name +
+                   "' returns them\n  const auto flat__ = " + got + "(" + cxx::join(args) + ");\n  return " +
+                   fn.return_cxx_type + "{" + cxx::join(outputs) + "};\n}\n";
+  return out;
 }
 
 std::string Pipeline::plain_stage(const AnnotatedSpec& spec, const ir::Function& fn, const std::string& name,

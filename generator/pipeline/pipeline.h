@@ -44,6 +44,10 @@ class Pipeline {
                                             const std::vector<std::string>& optionals);
   // vmap of `fn` (the user's function or one a transform made, described by `made_by`, empty for
   // the user's own) at `levels`; nullopt when it cannot be generated (reported).
+  // vmap of a function that returns nested tuples: its leaves vmapped as one flat tuple, nested back.
+  std::optional<GeneratedFunction> nested_vmap_stage(const AnnotatedSpec& spec, const ir::Function& fn,
+                                                     const std::string& name, const std::vector<VmapLevel>& levels,
+                                                     const std::string& made_by);
   std::optional<GeneratedFunction> vmap_stage(const AnnotatedSpec& spec, const ir::Function& fn,
                                               const std::string& name, const std::vector<VmapLevel>& levels,
                                               const std::string& made_by);

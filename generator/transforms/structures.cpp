@@ -157,41 +157,50 @@ Tree replace_tensors(const Tree& t, const Tree& by, const spec::Transform& at) {
                                "return std::tuple, or differentiate with respect to tensors"};
 }
 
-// has_aux=True: the function returns (output, aux), a tensor each (the flat function returns them
-// as they are, so an aux in a structure would be spread over its leaves).
-void check_aux(const spec::Transform& t, const Signature& s) {
+// has_aux=True: the function returns (output, aux), one tensor and then a tensor or any structure
+// of tensors (torch.func's aux pytree). The flat function returns the output and then the aux's
+// leaves, which the flat transforms return as one value, or a tuple of them (`flat`).
+Tree aux_of(const spec::Transform& t, const Signature& s, bool flat) {
   const Tree& r = s.result;
-  if (r.kind != Kind::Tuple || r.is_pair() || r.children.size() != 2 || r.children[0].kind != Kind::Tensor ||
-      r.children[1].kind != Kind::Tensor)
-    throw Refused{t.offset, "has_aux=True with structured parameters needs a function that returns "
-                            "std::tuple<fg::Tensor, fg::Tensor> (its output and one aux tensor); return the other aux "
-                            "values from a second spec"};
+  if (r.kind != Kind::Tuple || r.children.size() < 2 || r.children[0].kind != Kind::Tensor ||
+      (!flat && r.children.size() != 2))
+    throw Refused{t.offset, "has_aux=True needs a function that returns std::tuple<fg::Tensor, Aux> (its output and "
+                            "its aux values, a tensor or a structure of them), but it returns '" + r.cxx_type + "'"};
+  // (a returned structure holds only tensors: the lowering reports the others at the function)
+  if (!flat || r.children.size() == 2) return r.children[1];
+  return pytree::tuple_of(std::vector<Tree>(r.children.begin() + 1, r.children.end()));
 }
 
 // grad and jacobians with has_aux: (what they return, the aux).
-Tree with_aux(const spec::Transform& t, const Tree& result, const Signature& s) {
+Tree with_aux(const spec::Transform& t, const Tree& result, const Signature& s, bool flat) {
   if (!t.has_aux) return result;
-  check_aux(t, s);
-  return pytree::tuple_of({result, s.result.children[1]});
+  return pytree::tuple_of({result, aux_of(t, s, flat)});
 }
 
 // The output a transform differentiates: the result, or its first element with has_aux.
 Tree output_of(const spec::Transform& t, const Signature& s) { return t.has_aux ? s.result.children.at(0) : s.result; }
 
-Signature apply(const spec::Transform& t, const Signature& s) {
+// `s` (the user's signature, or with `flat` the flat function's) after the transform `t`.
+Signature apply(const spec::Transform& t, const Signature& s, bool flat) {
   Signature r = s;
   switch (t.kind) {
     case spec::TransformKind::Function:
     case spec::TransformKind::Vmap: break;
-    case spec::TransformKind::Grad: r.result = with_aux(t, argument_tree(t, s), s); break;
+    case spec::TransformKind::Grad: r.result = with_aux(t, argument_tree(t, s), s, flat); break;
     case spec::TransformKind::GradAndValue:  // (gradient, (output, aux)): the value is the result
-      if (t.has_aux) check_aux(t, s);
-      r.result = pytree::tuple_of({argument_tree(t, s), s.result});
+      if (!t.has_aux) {
+        r.result = pytree::tuple_of({argument_tree(t, s), s.result});
+        break;
+      }
+      r.result = pytree::tuple_of({argument_tree(t, s), [&] {
+                                     Tree aux = aux_of(t, s, flat);  // checks the result's shape first
+                                     return pytree::tuple_of({s.result.children.at(0), std::move(aux)});
+                                   }()});
       break;
     case spec::TransformKind::Jacrev:
     case spec::TransformKind::Jacfwd:
-      if (t.has_aux) check_aux(t, s);
-      r.result = with_aux(t, replace_tensors(output_of(t, s), argument_tree(t, s), t), s);
+      if (t.has_aux) aux_of(t, s, flat);  // checked before the output is taken from it
+      r.result = with_aux(t, replace_tensors(output_of(t, s), argument_tree(t, s), t), s, flat);
       break;
     case spec::TransformKind::Hessian: {
       const Tree a = argument_tree(t, s);
@@ -210,14 +219,18 @@ Signature apply(const spec::Transform& t, const Signature& s) {
           if (l->kind == Kind::Scalar) l->passed = false;
         r.params.push_back(std::move(tangent));
       }
-      r.result = pytree::tuple_of({s.result, s.result});
+      // (output, its tangent) or, with has_aux, (output, its tangent, aux)
+      if (!t.has_aux) {
+        r.result = pytree::tuple_of({s.result, s.result});
+        break;
+      }
+      Tree aux = aux_of(t, s, flat);  // checks the result's shape first
+      r.result = pytree::tuple_of({s.result.children.at(0), s.result.children.at(0), std::move(aux)});
       break;
     }
     case spec::TransformKind::Vjp:
     case spec::TransformKind::Linearize:  // the result's structure; callable_wrapper adds the function
-      if (t.has_aux)
-        throw Refused{t.offset, "has_aux=True with structured parameters or results cannot be generated yet; return the "
-                                "aux values from a second spec"};
+      if (t.has_aux) aux_of(t, s, flat);  // (output, aux): the pullback differentiates the output
       for (const Param& p : s.params) {  // the function object keeps the numbers of the structures
         std::vector<const Tree*> leaves;
         p.tree.leaves(leaves);
@@ -412,8 +425,8 @@ std::optional<Flat> flatten(const std::vector<SpecLink>& chain, const Signature&
     if (t.kind == spec::TransformKind::Function) continue;
     try {
       std::shared_ptr<spec::Transform> c = spread(t, out.user);
-      Signature next_user = apply(t, out.user);
-      out.flat = apply(*c, out.flat);
+      Signature next_user = apply(t, out.user, false);
+      out.flat = apply(*c, out.flat, true);
       out.user = std::move(next_user);
       out.chain[k].t = c.get();
       out.owned.push_back(std::move(c));
@@ -487,6 +500,15 @@ std::string structured_result(const Flat& flat, const std::string& root) {
   return pytree::build(flat.user.result, pytree::leaf_accesses(flat.flat.result, root), next);
 }
 
+// The aux `t` from the flat function's aux values at `root`: one value, or a tuple of them.
+std::string aux_result(const Tree& t, const std::string& root) {
+  std::vector<std::string> leaves;
+  const size_t n = t.tensors();
+  for (size_t k = 0; k < n; ++k) leaves.push_back(n == 1 ? root : "std::get<" + std::to_string(k) + ">(" + root + ")");
+  size_t next = 0;
+  return pytree::build(t, leaves, next);
+}
+
 bool takes_tensors(const Tree& t) { return t.tensors() != 0 || !pytree::optional_paths(t, "").empty(); }
 
 // `b.has_value()`, `!p.bias.has_value()`: the tests that the optionals of `params` (rooted at their
@@ -507,6 +529,9 @@ std::vector<std::string> presence_tests(const std::vector<Param>& params, const 
 // case's in a std::variant.
 Wrapper callable_wrapper(const std::string& name, const std::vector<Specialization>& cases, bool vjp) {
   const Signature& u = cases.at(0).flat.user;
+  // vjp with has_aux: (output, pullback, aux); the pullback takes the output's cotangent only.
+  const bool has_aux = vjp && cases.at(0).flat.chain.front().t->has_aux;
+  const Tree& output = has_aux ? u.result.children.at(0) : u.result;
   const std::string kind = vjp ? "pullback" : "jvp_fn";
   const std::string type = name + "_" + kind;
   std::vector<std::string> flat_types;  // of the cases that run (the others raise their error)
@@ -522,11 +547,11 @@ Wrapper callable_wrapper(const std::string& name, const std::vector<Specializati
   std::vector<std::string> call_params, cotangents;
   std::string ret;
   if (vjp) {
-    if (pytree::is_structured(u.result) || u.result.kind == Kind::Tensor) {
-      call_params.push_back("const " + u.result.cxx_type + "& ct");
-      cotangents = tensor_accesses(u.result, "ct");
+    if (pytree::is_structured(output) || output.kind == Kind::Tensor) {
+      call_params.push_back("const " + output.cxx_type + "& ct");
+      cotangents = tensor_accesses(output, "ct");
     } else {  // a tuple of tensors: one cotangent each, as the flat pullback takes them
-      for (size_t k = 0; k < u.result.children.size(); ++k) {
+      for (size_t k = 0; k < output.children.size(); ++k) {
         call_params.push_back("const fg::Tensor& ct" + std::to_string(k));
         cotangents.push_back("ct" + std::to_string(k));
       }
@@ -595,7 +620,8 @@ Wrapper callable_wrapper(const std::string& name, const std::vector<Specializati
                      apply(cases[k], "(*f)", "    ") + "  }\n";
     call_body += "  throw fg::Error(" + cxx::string_literal(type + ": holds no function") + ");  // (a variant is never empty)\n";
   }
-  const std::string signature = "std::tuple<" + u.result.cxx_type + ", " + type + "> " + name + "(" +
+  const std::string signature = "std::tuple<" + output.cxx_type + ", " + type +
+                                (has_aux ? ", " + u.result.children.at(1).cxx_type : "") + "> " + name + "(" +
                                 cxx::join(call_of(name, cases[0].flat).params) + ")";
   Wrapper w;
   w.declaration = "// The " + kind + " that " + name + " returns, on the structures of its arguments.\nstruct " + type + " {\n";
@@ -614,8 +640,11 @@ Wrapper callable_wrapper(const std::string& name, const std::vector<Specializati
     } else {
       for (const std::string& check : call_of(name, c.flat).checks) w.definition += indent + check + "\n";
       w.definition += indent + "auto flat__ = " + c.flat_name + "(" + cxx::join(call_of(name, c.flat).args) + ");\n";
-      w.definition += indent + "return {" + structured_result(c.flat, "std::get<0>(flat__)") + ", " + type + "{" +
-                      cxx::join(member_values) + "}};\n";
+      // (has_aux: the output is one tensor; the aux's leaves are one value, or a tuple of them)
+      w.definition += indent + "return {" +
+                      (has_aux ? "std::get<0>(flat__)" : structured_result(c.flat, "std::get<0>(flat__)")) + ", " +
+                      type + "{" + cxx::join(member_values) + "}" +
+                      (has_aux ? ", " + aux_result(u.result.children.at(1), "std::get<2>(flat__)") : "") + "};\n";
     }
     if (!last) w.definition += "  }\n";
   }
@@ -626,6 +655,14 @@ Wrapper callable_wrapper(const std::string& name, const std::vector<Specializati
 }  // namespace
 
 std::string callable_flat_name(const std::string& name) { return name + "__flat"; }
+
+std::string flat_name(const std::string& name, const Flat& flat) {
+  const spec::TransformKind outer = flat.chain.front().t->kind;
+  const bool callable = outer == spec::TransformKind::Vjp || outer == spec::TransformKind::Linearize;
+  const bool same_params =
+      std::all_of(flat.user.params.begin(), flat.user.params.end(), [](const Param& p) { return p.tree.is_leaf(); });
+  return callable || same_params ? callable_flat_name(name) : name;
+}
 
 namespace {
 
@@ -653,11 +690,12 @@ Wrapper wrapper(const std::string& name, const Flat& flat) {
   const spec::TransformKind outer = flat.chain.front().t->kind;
   if (outer == spec::TransformKind::Vjp || outer == spec::TransformKind::Linearize)
     return callable_wrapper(name, {Specialization{flat, callable_flat_name(name), ""}}, outer == spec::TransformKind::Vjp);
-  const std::string signature = signature_of(name, flat);
+  const std::string signature = signature_of(name, flat), flat_function = flat_name(name, flat);
   Wrapper w;
   w.declaration = signature + ";\n";
-  w.definition = "// " + name + " on the structures of its arguments: funcgen transforms the flat overload above.\n" +
-                 signature + " {\n" + call_body(name, name, flat, "  ") + "}\n";
+  w.definition = "// " + name + " on the structures of its arguments and results: funcgen transforms the flat " +
+                 (flat_function == name ? std::string("overload") : "'" + flat_function + "'") + " above.\n" +
+                 signature + " {\n" + call_body(name, flat_function, flat, "  ") + "}\n";
   return w;
 }
 

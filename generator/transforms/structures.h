@@ -60,15 +60,19 @@ struct Refusal {
 std::optional<Flat> flatten(const std::vector<SpecLink>& chain, const Signature& user, const Signature& flat,
                             Refusal& refusal);
 
-// The function the user calls: checks the sizes of vectors and maps, calls the flat function (of
-// the same name, an overload; for vjp and linearize, callable_flat_name's) with the leaves, and
-// builds the structured result (and the pullback or jvp_fn over the flat one's).
+// The function the user calls: checks the sizes of vectors and maps, calls the flat function
+// (flat_name's) with the leaves, and builds the structured result (and the pullback or jvp_fn over
+// the flat one's).
 struct Wrapper {
   std::string declaration, definition;
 };
 Wrapper wrapper(const std::string& name, const Flat& flat);
 // The flat function of a vjp or linearize spec, whose function object the structured one wraps.
 std::string callable_flat_name(const std::string& name);
+// The name of the flat function of the spec `name`: an overload of the structured one, or
+// callable_flat_name's where it would take the same parameters (only the result is structured)
+// or it is a vjp's or linearize's.
+std::string flat_name(const std::string& name, const Flat& flat);
 
 // The std::optional<fg::Tensor> parameters and fields of `fn`'s parameters ("b", "p.bias",
 // "self.bias" for a member function's object), by access path.

@@ -178,6 +178,37 @@ std::tuple<fg::Tensor, fg::Tensor> aux_loss(const Mlp& params, const fg::Tensor&
   return {logits.pow(2).sum(), logits};
 }
 
+// has_aux=True with a structured aux (torch.func's aux pytree): the model's heads in a struct, and
+// a tuple of tensors.
+FUNCGEN("heads_aux_grad = grad(heads_aux_loss, has_aux=True)")
+FUNCGEN("heads_aux_grad_and_value = grad_and_value(heads_aux_loss, has_aux=True)")
+FUNCGEN("heads_aux_jacrev = jacrev(heads_aux_loss, argnums=1, has_aux=True)")
+FUNCGEN("heads_aux_jacfwd = jacfwd(heads_aux_loss, has_aux=True)")
+FUNCGEN("heads_aux_jvp = jvp(heads_aux_loss, has_aux=True)")
+FUNCGEN("heads_aux_vjp = vjp(heads_aux_loss, has_aux=True)")
+// Per-sample gradients, losses and heads at once: vmap of a result of nested tuples.
+FUNCGEN("heads_aux_psg = vmap(grad_and_value(heads_aux_loss, has_aux=True), in_dims=(None, 0))")
+std::tuple<fg::Tensor, Heads> heads_aux_loss(const Linear& layer, const fg::Tensor& x) {
+  const fg::Tensor logits = fg::linear(x, layer.weight, layer.bias);
+  const fg::Tensor probs = logits.softmax(-1);
+  return {probs.pow(2).sum(), Heads{logits, probs}};
+}
+FUNCGEN("tuple_aux_grad = grad(tuple_aux_loss, has_aux=True)")
+FUNCGEN("tuple_aux_grad_and_value = grad_and_value(tuple_aux_loss, has_aux=True)")
+FUNCGEN("tuple_aux_jacrev = jacrev(tuple_aux_loss, has_aux=True)")
+FUNCGEN("tuple_aux_psg = vmap(grad(tuple_aux_loss, has_aux=True), in_dims=1, out_dims=1)")
+std::tuple<fg::Tensor, std::tuple<fg::Tensor, fg::Tensor>> tuple_aux_loss(const fg::Tensor& x) {
+  const fg::Tensor y = x.sin();
+  return {y.sum(), {y, x.cos()}};
+}
+
+// Only the result is structured: the flat function takes the same parameters, so it has a name of
+// its own (an overload would be the same function).
+FUNCGEN("two_heads_vmap = vmap(two_heads)")
+FUNCGEN("two_heads_jacrev = jacrev(two_heads)")
+FUNCGEN("two_heads_jvp = jvp(two_heads)")
+Heads two_heads(const fg::Tensor& x) { return Heads{x.sin() * x, x.cos()}; }
+
 // A case that returns where the optional holds none (what follows it up to the next case is not
 // run then), and a switch on an enum inside a branch (AD declares its selector before the branch).
 FUNCGEN("case_grad = grad(case_loss)")

@@ -462,6 +462,101 @@ TEST(Structures, HasAuxWithParametersInAStruct) {
   expect_close(std::get<1>(j), std::get<1>(gs));
 }
 
+TEST(Structures, HasAuxWithAStructuredAux) {
+  Linear l{input({3, 4}, 1), input({3}, 2)};
+  fg::Tensor x = input({4}, 3);
+  const auto [loss, heads] = structured::heads_aux_loss(l, x);
+  auto f = [&] { return std::get<0>(structured::heads_aux_loss(l, x)).item<double>(); };
+  const auto expect_heads = [&](const structured::Heads& aux) {
+    expect_close(aux.logits, heads.logits);
+    expect_close(aux.probs, heads.probs);
+  };
+  const auto [g, aux] = structured::heads_aux_grad(l, x);
+  expect_close(g.weight, numeric_grad(f, l.weight));
+  expect_close(g.bias, numeric_grad(f, l.bias));
+  expect_heads(aux);
+  const auto [g2, value] = structured::heads_aux_grad_and_value(l, x);
+  expect_close(g2.weight, g.weight);
+  expect_close(std::get<0>(value), loss);
+  expect_heads(std::get<1>(value));
+  const auto [jx, jaux] = structured::heads_aux_jacrev(l, x);
+  expect_close(jx, numeric_grad(f, x));
+  expect_heads(jaux);
+  const auto [jl, jlaux] = structured::heads_aux_jacfwd(l, x);
+  expect_close(jl.weight, g.weight);
+  expect_close(jl.bias, g.bias);
+  expect_heads(jlaux);
+  const Linear tl{input({3, 4}, 4), input({3}, 5)};
+  const fg::Tensor tx = input({4}, 6);
+  const auto [out, tangent, taux] = structured::heads_aux_jvp(l, x, tl, tx);
+  expect_close(out, loss);
+  expect_close(tangent, (g.weight * tl.weight).sum() + (g.bias * tl.bias).sum() + (jx * tx).sum());
+  expect_heads(taux);
+  const auto [vout, pullback, vaux] = structured::heads_aux_vjp(l, x);
+  expect_close(vout, loss);
+  expect_heads(vaux);
+  const auto [pl, px] = pullback(fg::ones_like(vout) * 2.0);
+  expect_close(pl.weight, g.weight * 2.0);
+  expect_close(pl.bias, g.bias * 2.0);
+  expect_close(px, jx * 2.0);
+  // a tuple as the aux
+  auto h = [&] { return std::get<0>(structured::tuple_aux_loss(x)).item<double>(); };
+  const auto [tg, tuple_aux] = structured::tuple_aux_grad(x);
+  expect_close(tg, numeric_grad(h, x));
+  expect_close(std::get<0>(tuple_aux), x.sin());
+  expect_close(std::get<1>(tuple_aux), x.cos());
+  const auto [tg2, tvalue] = structured::tuple_aux_grad_and_value(x);
+  expect_close(tg2, tg);
+  expect_close(std::get<0>(tvalue), x.sin().sum());
+  expect_close(std::get<1>(std::get<1>(tvalue)), x.cos());
+  const auto [tj, tjaux] = structured::tuple_aux_jacrev(x);
+  expect_close(tj, tg);
+  expect_close(std::get<0>(tjaux), x.sin());
+}
+
+TEST(Structures, VmapOfNestedResultsAgreesWithTheLoop) {
+  const Linear l{input({3, 4}, 1), input({3}, 2)};
+  const fg::Tensor xb = input({5, 4}, 3);
+  const auto [g, value] = structured::heads_aux_psg(l, xb);
+  for (int64_t b = 0; b < 5; ++b) {
+    const auto [gb, vb] = structured::heads_aux_grad_and_value(l, xb[b]);
+    expect_close(g.weight[b], gb.weight);
+    expect_close(g.bias[b], gb.bias);
+    expect_close(std::get<0>(value)[b], std::get<0>(vb));
+    expect_close(std::get<1>(value).logits[b], std::get<1>(vb).logits);
+    expect_close(std::get<1>(value).probs[b], std::get<1>(vb).probs);
+  }
+  const fg::Tensor xt = input({3, 5}, 4);  // in_dims=1, out_dims=1
+  const auto [tg, aux] = structured::tuple_aux_psg(xt);
+  for (int64_t b = 0; b < 5; ++b) {
+    const auto [gb, auxb] = structured::tuple_aux_grad(xt.select(1, b));
+    expect_close(tg.select(1, b), gb);
+    expect_close(std::get<0>(aux).select(1, b), std::get<0>(auxb));
+    expect_close(std::get<1>(aux).select(1, b), std::get<1>(auxb));
+  }
+}
+
+TEST(Structures, OnlyTheResultStructured) {
+  const fg::Tensor xb = input({5, 3}, 1);
+  const structured::Heads batched = structured::two_heads_vmap(xb);
+  for (int64_t i = 0; i < 5; ++i) {
+    const structured::Heads one = structured::two_heads(xb[i]);
+    expect_close(batched.logits[i], one.logits);
+    expect_close(batched.probs[i], one.probs);
+  }
+  fg::Tensor x = input({3}, 2);
+  const structured::Heads j = structured::two_heads_jacrev(x);  // a jacobian per field
+  for (int64_t k = 0; k < 3; ++k) {
+    expect_close(j.logits[k], numeric_grad([&] { return structured::two_heads(x).logits[k].item<double>(); }, x));
+    expect_close(j.probs[k], numeric_grad([&] { return structured::two_heads(x).probs[k].item<double>(); }, x));
+  }
+  const fg::Tensor t = input({3}, 3);
+  const auto [primal, tangent] = structured::two_heads_jvp(x, t);
+  expect_close(primal.probs, x.cos());
+  expect_close(tangent.logits, fg::matmul(j.logits, t));
+  expect_close(tangent.probs, fg::matmul(j.probs, t));
+}
+
 TEST(Structures, CasesThatReturnWhereAnOptionalHoldsNone) {
   const fg::Tensor x = input({3}, 1);
   for (const bool has : {false, true})
