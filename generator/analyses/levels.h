@@ -23,6 +23,9 @@ struct VmapLevel {
   spec::ControlFlow control_flow = spec::ControlFlow::Error;
   const spec::Transform* transform = nullptr;
   const SpecLocations* where = nullptr;  // of the spec text this level was written in
+  // A result of nested tuples vmapped leaf by leaf: the output of the spec each leaf is in (for
+  // diagnostics about its out_dims); empty where the outputs are the spec's.
+  std::vector<size_t> output_of;
 };
 
 // The level of one vmap transform applied to `fn` (in_dims and out_dims resolved per parameter

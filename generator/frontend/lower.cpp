@@ -1411,10 +1411,13 @@ class FunctionLowerer {
   // a list of same-shaped tensors: it is held stacked, as one tensor (its name) and a count
   // (`v_size__`), so that every transform goes through it with the ops it has: push_back is a cat
   // along dim 0 (the first an unsqueeze), v[i] a select, v.size() the count, fg::stack(v) the tensor.
+  // One initialized with a tensor's slices (`x.unbind(d)`) is that tensor with dim d moved in front.
   struct Stacked {
     int var = -1, count = -1;
     bool pushed = false;  // a push_back was lowered: the count may be nonzero from here on
     size_t loops = 0;     // loops around the declaration (a push inside more is in a loop)
+    const clang::Expr* slices_of = nullptr;  // x of `= x.unbind(dim)`, and its dim (null: 0)
+    const clang::Expr* slice_dim = nullptr;
   };
 
   static bool is_tensor_vector(clang::QualType t) {
@@ -1483,8 +1486,25 @@ class FunctionLowerer {
     uses.self = this;
     uses.TraverseStmt(const_cast<clang::Stmt*>(body));
     for (const clang::VarDecl* vd : uses.order) {
-      if (uses.pushes[vd] == 0) continue;  // a list built with braces: vmap batches it as a list
       const clang::Expr* init = vd->getInit() != nullptr ? strip(vd->getInit()) : nullptr;
+      const clang::Expr* slice_dim = nullptr;
+      if (const clang::Expr* x = init != nullptr ? unbound(init, slice_dim) : nullptr) {
+        // Its elements have one shape: it may be read, sized, looped over and stacked, and grown by
+        // push_back only where it is stacked (pushing another shape is for the stack to refuse).
+        if (uses.allowed[vd] != uses.refs[vd] || uses.written[vd] != 0 || (uses.pushes[vd] != 0 && uses.stacks[vd] == 0)) {
+          reject_variable(vd, init,
+                          "the slices of a tensor in '" + vd->getNameAsString() + "' cannot be transformed: funcgen "
+                          "transforms a vector of a tensor's slices when the function only reads its elements, sizes "
+                          "it, loops over it or stacks it (fg::stack(" + vd->getNameAsString() + "))");
+          continue;
+        }
+        Stacked v;
+        v.slices_of = x;
+        v.slice_dim = slice_dim;
+        stacked_[vd] = v;
+        continue;
+      }
+      if (uses.pushes[vd] == 0) continue;  // a list built with braces: vmap batches it as a list
       const auto* ctor = llvm::dyn_cast_or_null<clang::CXXConstructExpr>(init);
       const bool starts = init == nullptr || llvm::isa<clang::InitListExpr>(init) || (ctor != nullptr && ctor->getNumArgs() == 0);
       if (uses.stacks[vd] == 0 || uses.allowed[vd] != uses.refs[vd] || uses.written[vd] != 0 || !starts) {
@@ -1541,6 +1561,24 @@ class FunctionLowerer {
     v.loops = loops_;
     StmtPtr d = make(StmtKind::Decl, ds);
     d->var = v.var;
+    if (v.slices_of != nullptr) {  // = x.unbind(dim): x.movedim(dim, 0), x.size(dim) slices
+      const clang::CXXRecordDecl* tensor = bare(v.slices_of->getType())->getAsCXXRecordDecl();
+      const auto dim = [&] { return v.slice_dim != nullptr ? lower_expr(v.slice_dim) : ir::opaque("0", ir::Type::Int); };
+      std::vector<ExprPtr> moved, sized;
+      moved.push_back(lower_expr(v.slices_of));
+      moved.push_back(dim());
+      moved.push_back(ir::opaque("0", ir::Type::Int));
+      d->expr = method_call(tensor, "movedim", ir::Type::Tensor, std::move(moved));
+      out.push_back(std::move(d));
+      sized.push_back(ir::var_ref(f_, v.var));
+      sized.push_back(ir::opaque("0", ir::Type::Int));
+      StmtPtr c = make(StmtKind::Decl, ds);
+      c->var = v.count;
+      c->expr = method_call(tensor, "size", ir::Type::Int, std::move(sized));
+      out.push_back(std::move(c));
+      v.pushed = true;
+      return;
+    }
     size_t given = 0;
     if (const auto* list = llvm::dyn_cast_or_null<clang::InitListExpr>(vd->getInit() ? strip(vd->getInit()) : nullptr);
         list != nullptr && list->getNumInits() > 0) {

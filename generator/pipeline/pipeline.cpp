@@ -1,6 +1,7 @@
 #include "pipeline/pipeline.h"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 
 #include "analyses/batching.h"
@@ -100,7 +101,28 @@ std::string chain_text(const std::vector<SpecLink>& chain, size_t from) {
 
 }  // namespace
 
+// The names generated code passes to the runtime for its errors are the spec's, as the user wrote
+// it, not those of the functions funcgen makes of it ("<spec>__flat", "<spec>__with_b", "<spec>__jvp0").
+static std::string with_user_names(std::string text, const std::string& spec) {
+  const std::string open = "\"" + spec + "__";
+  for (size_t at = 0; (at = text.find(open, at)) != std::string::npos; ++at) {
+    size_t end = at + open.size();
+    while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) != 0 || text[end] == '_')) ++end;
+    if (end < text.size() && text[end] == '"') text.replace(at, end + 1 - at, "\"" + spec + "\"");
+  }
+  return text;
+}
+
 std::optional<OutputFunction> Pipeline::generate(const AnnotatedSpec& spec) {
+  std::optional<OutputFunction> out = generate_named(spec);
+  if (out) {
+    out->helpers = with_user_names(std::move(out->helpers), spec.name);
+    out->definition = with_user_names(std::move(out->definition), spec.name);
+  }
+  return out;
+}
+
+std::optional<OutputFunction> Pipeline::generate_named(const AnnotatedSpec& spec) {
   const clang::FunctionDecl& decl = spec.function->getDefinition() != nullptr ? *spec.function->getDefinition() : *spec.function;
   const std::vector<std::string> optionals = structures::optional_paths(decl, context_);
   if (!optionals.empty()) return specialized(spec, decl, optionals);
@@ -320,13 +342,10 @@ std::optional<GeneratedFunction> Pipeline::nested_vmap_stage(const AnnotatedSpec
     std::vector<spec::Dim> dims;
     for (size_t output : output_of) dims.push_back(level.out_dims.at(std::min(output, level.out_dims.size() - 1)));
     level.out_dims = std::move(dims);
+    level.output_of = output_of;
   }
   std::optional<GeneratedFunction> g = vmap_stage(spec, *flat, got, flat_levels, made_by);
   if (!g) return std::nullopt;
-  // The run-time errors of the flat function name the spec, as the user wrote it.
-  for (std::string* text : {&g->helpers, &g->definition})
-    for (size_t at = 0; (at = text->find('"' + got + '"', at)) != std::string::npos; at += name.size() + 2)
-      text->replace(at, got.size() + 2, '"' + name + '"');
   std::vector<std::string> args;
   for (int id : fn.params) args.push_back(fn.var(id).name);
   GeneratedFunction out;

@@ -31,6 +31,7 @@ class Pipeline {
   std::optional<OutputFunction> generate(const AnnotatedSpec& spec);
 
  private:
+  std::optional<OutputFunction> generate_named(const AnnotatedSpec& spec);
   // A spec's function transformed: lowered, flattened (structured), generated; or, for a
   // specialization on optionals that cannot run, the error its case raises (`error`, g empty).
   struct Transformed {

@@ -1,5 +1,7 @@
 #include "transforms/vmap.h"
 
+#include <set>
+
 #include "ir/build.h"
 #include "transforms/vmap/batcher.h"
 
@@ -105,11 +107,14 @@ class Entry {
   void wanted_outputs() {
     const std::vector<Levels>& got = an_.outputs();
     want_.assign(fn_.outputs, 0);
+    std::set<std::pair<int, size_t>> reported;  // once per level and output of the spec
     for (size_t j = 0; j < fn_.outputs; ++j)
       for (int k = 0; k < nlevels_; ++k) {
         const VmapLevel& level = levels_[static_cast<size_t>(k)];
+        const size_t output = level.output_of.empty() ? j : level.output_of.at(j);
         if (level.out_dims[j]) want_[j] |= 1u << k;
-        else if (got[j] & (1u << k)) reporter_.report("spec", out_dims_location(level, j), batched_out_dims_none(j, fn_.name));
+        else if ((got[j] & (1u << k)) && reported.insert({k, output}).second)
+          reporter_.report("spec", out_dims_location(level, output), batched_out_dims_none(output, fn_.name));
       }
   }
 

@@ -163,8 +163,10 @@ std::vector<Tensor> select_each(const std::vector<Tensor>& xs, int64_t dim, int6
   return out;
 }
 
-std::vector<Tensor> list_basis(const std::vector<Tensor>& like) {
-  if (like.empty()) return {};
+std::vector<Tensor> list_basis(const std::vector<Tensor>& like, const char* name, const char* param) {
+  if (like.empty())
+    fail(name, "jacfwd w.r.t. '", param, "', a vector that holds no tensors: its basis has no tangents to push "
+         "forward; pass at least one tensor, or leave it out of argnums");
   int64_t n = 0;
   for (const Tensor& x : like) n += x.numel();
   const Tensor identity = fg::eye(n, like[0].options());
@@ -173,7 +175,7 @@ std::vector<Tensor> list_basis(const std::vector<Tensor>& like) {
   for (const Tensor& x : like) {
     std::vector<int64_t> shape{n};
     shape.insert(shape.end(), x.sizes().begin(), x.sizes().end());
-    out.push_back(identity.narrow(1, offset, x.numel()).contiguous().reshape(shape).to(x.dtype()));
+    out.push_back(identity.narrow(1, offset, x.numel()).contiguous().reshape(shape).to(x.device(), x.dtype()));
     offset += x.numel();
   }
   return out;

@@ -164,11 +164,16 @@ class AdEmitter {
   // differentiate the list's gradient again, and a jacfwd inside another transform would map the
   // list of basis tangents in a vmap inside a transform, neither of which is generated yet.
   bool no_list_wrt(const Link& l, const ir::Function& n, TransformKind kind, bool nested) {
-    if (kind == TransformKind::Jacrev || (kind == TransformKind::Jacfwd && !nested)) return true;
+    const bool chunked = kind == TransformKind::Jacrev && l.t->chunk_size;  // rows of vectors are not chunked yet
+    if ((kind == TransformKind::Jacrev && !chunked) || (kind == TransformKind::Jacfwd && !nested)) return true;
     for (int a : argnums(*l.t, n)) {
       if (a < 0 || static_cast<size_t>(a) >= n.params.size() || !list_wrt(n, a)) continue;
       const std::string name = n.var(n.params[static_cast<size_t>(a)]).name;
-      if (kind == TransformKind::Hessian)
+      if (chunked)
+        unsupported(l, "jacrev with chunk_size w.r.t. the vector '" + name + "', which '" +
+                           function_->getNameAsString() + "' reads at run-time indices, cannot be generated yet; "
+                           "leave out chunk_size");
+      else if (kind == TransformKind::Hessian)
         unsupported(l, "hessian w.r.t. the vector '" + name + "' cannot be generated yet: '" +
                            function_->getNameAsString() +
                            "' reads it at run-time indices, and the gradient of such a vector is not differentiated "
@@ -521,15 +526,13 @@ class AdEmitter {
           jvp_function(*n, {a}, lowering_, resolver_, reporter_, spec::name_of(l.t->kind));
       if (!g) return nullptr;
       const int x = n->params[static_cast<size_t>(a)];
-      const bool list = list_wrt(*n, a);  // one basis over all the list's elements
-      const int basis = define(*j, "basis", list ? "fg::ad::list_basis(x)" : "fg::ad::basis(x, x.sizes())", {{"x", x}});
+      const int basis = define(*j, "basis", "fg::ad::basis(x, x.sizes())", {{"x", x}});  // (never a list: no_list_wrt)
       if (basis < 0) return nullptr;
       for (size_t o = 0; o < differentiated; ++o) {
         // (randomness: each column draws its own values or they share one draw, as torch.func's)
         const int cols = define_vmapped(*j, "cols", g, {basis}, -1, static_cast<int>(o), "jacfwd_cols", std::nullopt,
                                         randomness_of(*l.t));
-        const int jac = define(*j, "jac", list ? "fg::ad::unflatten_list(c, -1, x)" : "fg::ad::unflatten(c, -1, x.sizes())",
-                               {{"c", cols}, {"x", x}});
+        const int jac = define(*j, "jac", "fg::ad::unflatten(c, -1, x.sizes())", {{"c", cols}, {"x", x}});
         if (jac < 0) return nullptr;
         jacs[o].push_back(jac);
       }
@@ -776,7 +779,7 @@ class AdEmitter {
     // Under vmap, the split passes only tensors from the batched forward pass to the pullback; a
     // derivative that needs C++ values computed in the function (a trip count, a shape, a branch
     // taken, a loop's stored trips) is the composed form, batched whole.
-    if (!outer.empty() && !l.t->has_aux)
+    if (!outer.empty())
       for (int id : s.residuals)
         if (s.first->var(id).type != ir::Type::Tensor) return composed();
     GeneratedFunction out;
@@ -917,7 +920,8 @@ class AdEmitter {
     }
     if (list) {
       like = logical;
-      d += "  const std::vector<fg::Tensor> basis" + as + " = fg::ad::list_basis(" + logical + ");\n";
+      d += "  const std::vector<fg::Tensor> basis" + as + " = fg::ad::list_basis(" + logical + ", " +
+           cxx::string_literal(spec_.name) + ", " + cxx::string_literal(x.name) + ");\n";
       return d;
     }
     like = "shape" + as;

@@ -118,6 +118,8 @@ FG_OP(gather, x.gather(1, fg::tensor(std::vector<int64_t>{2, 0, 1, 3, 3, 0}).res
 FG_OP(scatter_add, x.scatter_add(1, fg::tensor(std::vector<int64_t>{0, 0, 3, 1, 2, 2}).reshape({3, 2}), y.select(1, 0).unsqueeze(1).expand({3, 2})))
 FG_OP(permute, x.permute({2, 0, 1}) * y)
 FG_OP(permute_negative, fg::permute(x, {-1, 0, -2}) + y.sin())
+FG_OP(movedim, x.movedim(0, 2) * y)
+FG_OP(movedim_negative, fg::movedim(x, -1, 0) + y.sin())
 FG_OP(slice, x.slice(1, 1, 3) * y.slice(1, 0, 2))
 FG_OP(slice_step, x.slice(1, 0, std::nullopt, 2) * y.slice(1, 1, std::nullopt, 2))
 FG_OP(slice_default_end, x.slice(0, 1) * fg::slice(y, 0, -2))

@@ -112,6 +112,8 @@ const Shape M{3, 4};
   X(einsum_ellipsis_own_index, (Shape{2, 3, 4}), (Shape{2, 3})) \
   X(permute, (Shape{2, 3, 4}), (Shape{4, 2, 3})) \
   X(permute_negative, (Shape{2, 3, 4}), (Shape{4, 2, 3})) \
+  X(movedim, (Shape{2, 3, 4}), (Shape{3, 4, 2})) \
+  X(movedim_negative, (Shape{2, 3, 4}), (Shape{4, 2, 3})) \
   X(slice, M, M) \
   X(slice_step, M, M) \
   X(slice_default_end, M, M) \

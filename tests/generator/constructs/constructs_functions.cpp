@@ -321,7 +321,37 @@ fg::Tensor pushed(const fg::Tensor& x) {
   return fg::stack(outputs).sum() + (fg::stack(outputs, 1) * fg::stack(outputs, 1)).mean() + s;
 }
 
+// ---- a vector of a tensor's slices (x.unbind(0), fg::unbind(x, 1)): read, sized, looped over
+// and stacked again
+FUNCGEN("slices_grad = grad(slices)")
+FUNCGEN("slices_jvp = jvp(slices)")
+FUNCGEN("slices_jacfwd = jacfwd(slices)")
+FUNCGEN("slices_hessian = hessian(slices)")
+FUNCGEN("slices_jacrev2 = jacrev(jacrev(slices))")
+FUNCGEN("slices_hvp = jvp(grad(slices))")
+FUNCGEN("slices_vmap = vmap(slices)")
+FUNCGEN("slices_psg = vmap(grad(slices))")
+FUNCGEN("slices_vjacrev = vmap(jacrev(slices))")
+fg::Tensor slices(const fg::Tensor& x) {
+  std::vector<fg::Tensor> rows = x.unbind(0);
+  const auto cols = fg::unbind(x, 1);
+  fg::Tensor s = (rows[0] * rows[1].sin()).sum() + fg::stack(rows, 1).pow(2).sum() + (cols.front() * cols.back()).sum();
+  for (const auto& r : rows) s = s + r.cos().sum() * 0.5;
+  for (size_t i = 0; i < cols.size(); ++i) s = s * 0.9 + cols[i].tanh().sum();
+  return s * static_cast<double>(rows.size());
+}
+
+// ---- has_aux under vmap(jacrev) of a function whose derivative reads a shape int: the composed form
+FUNCGEN("shape_aux_vjacrev = vmap(jacrev(shape_aux, has_aux=True))")
+std::tuple<fg::Tensor, fg::Tensor> shape_aux(const fg::Tensor& x) {
+  const int64_t n = x.size(0);
+  fg::Tensor s = x;
+  for (int64_t i = 0; i < n; ++i) s = s * 0.5 + x[i].sin();
+  return {s, s.sum()};
+}
+
 // ---- default arguments stay on the generated functions
+
 FUNCGEN("defaults_grad = grad(defaults)")
 FUNCGEN("defaults_vmap = vmap(defaults, in_dims=(0, None, None))")
 fg::Tensor defaults(const fg::Tensor& x, double scale = 2.0, int64_t power = 3) { return (x * scale).pow(power).sum(); }

@@ -72,6 +72,7 @@ FUNCGEN("net_vjacrev = vmap(jacrev(net), in_dims=(None, None, 0))")
 FUNCGEN("net_vjacfwd = vmap(jacfwd(net), in_dims=(None, None, 0))")
 FUNCGEN("net_ensemble_jacrev = vmap(jacrev(net), in_dims=(0, 0, None))")
 FUNCGEN("net_ensemble_jacfwd = vmap(jacfwd(net), in_dims=(0, 0, None))")
+FUNCGEN("net_ensemble_jacfwd_dim1 = vmap(jacfwd(net, argnums=(0, 1)), in_dims=(1, 0, None))")
 fg::Tensor net(const std::vector<fg::Tensor>& ws, const std::vector<fg::Tensor>& bs, const fg::Tensor& x) {
   fg::Tensor h = x;
   for (size_t i = 0; i < ws.size(); ++i) h = fg::tanh(fg::matmul(ws[i], h) + bs[i]);
@@ -83,6 +84,7 @@ FUNCGEN("two_jacrev = jacrev(two)")
 FUNCGEN("two_vjacrev = vmap(jacrev(two), in_dims=(None, 0))")
 FUNCGEN("two_jacfwd = jacfwd(two)")
 FUNCGEN("two_jacrev_aux = jacrev(two, has_aux=True)")
+FUNCGEN("two_vjacrev_aux = vmap(jacrev(two, has_aux=True), in_dims=(None, 0))")
 std::tuple<fg::Tensor, fg::Tensor> two(const std::vector<fg::Tensor>& ws, const fg::Tensor& x) {
   fg::Tensor h = x;
   for (const auto& w : ws) h = fg::sin(fg::matmul(w, h));

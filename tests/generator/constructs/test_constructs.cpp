@@ -26,7 +26,9 @@ fg::Tensor lambdas(const fg::Tensor& x);
 fg::Tensor shape_ints(const fg::Tensor& x);
 fg::Tensor bindings(const fg::Tensor& x);
 fg::Tensor pushed(const fg::Tensor& x);
+fg::Tensor slices(const fg::Tensor& x);
 fg::Tensor defaults(const fg::Tensor& x, double scale, int64_t power);
+std::tuple<fg::Tensor, fg::Tensor> shape_aux(const fg::Tensor& x);
 }  // namespace cs
 
 namespace {
@@ -53,7 +55,7 @@ std::vector<Construct> constructs() {
   return {CONSTRUCT(loop_break), CONSTRUCT(loop_continue), CONSTRUCT(loop_return), CONSTRUCT(nested_jumps), CONSTRUCT(switch_jumps), CONSTRUCT(choices),
           CONSTRUCT(helper_jumps),
           CONSTRUCT(last_trip), CONSTRUCT(header_helpers), CONSTRUCT(range_for), CONSTRUCT(lambdas),
-          CONSTRUCT(shape_ints), CONSTRUCT(bindings), CONSTRUCT(pushed)};
+          CONSTRUCT(shape_ints), CONSTRUCT(bindings), CONSTRUCT(pushed), CONSTRUCT(slices)};
 }
 
 // d f(x) / d x by central differences: shape out.shape + x.shape.
@@ -122,6 +124,16 @@ TEST(DefaultArguments, StayOnTheGeneratedFunctions) {
   expect_close(cs::defaults_grad(x, 0.5), numeric_jacobian([](const T& a) { return cs::defaults(a, 0.5, 3); }, x),
                "grad with a scale");
   expect_close(cs::defaults_vmap(xs), loop_over_batch(f, xs), "vmap with the defaults");
+}
+
+TEST(HasAux, UnderVmapOfJacrevWithAShapeInt) {
+  const T xs = fg::randn({2, 3, 3}, fg::kDouble);
+  const auto [jac, aux] = cs::shape_aux_vjacrev(xs);
+  for (int64_t b = 0; b < 2; ++b) {
+    const Unary f = [](const T& x) { return std::get<0>(cs::shape_aux(x)); };
+    expect_close(jac[b], numeric_jacobian(f, xs[b]), "vmap(jacrev) with has_aux");
+    expect_close(aux[b], std::get<1>(cs::shape_aux(xs[b])), "its aux");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Cxx, Constructs, ::testing::ValuesIn(constructs()),

@@ -246,6 +246,9 @@ TEST(ListParameters, VmapOfJacobiansOfAListAgreesWithTheLoop) {
     bs.push_back(fg::stack({m.bs[k], m.bs[k] * -1.0}));
   }
   const List er = lp::net_ensemble_jacrev(ws, bs, m.x), ef = lp::net_ensemble_jacfwd(ws, bs, m.x);
+  List ws1;  // the models along dim 1 of each weight
+  for (const T& w : ws) ws1.push_back(w.movedim(0, 1).contiguous());
+  const auto [ew1, eb1] = lp::net_ensemble_jacfwd_dim1(ws1, bs, m.x);
   for (int64_t e = 0; e < 2; ++e) {
     List w, b;
     for (size_t k = 0; k < 3; ++k) {
@@ -256,6 +259,8 @@ TEST(ListParameters, VmapOfJacobiansOfAListAgreesWithTheLoop) {
     for (size_t k = 0; k < 3; ++k) {
       expect_close(er[k][e], expected[k], "ensemble jacrev model " + std::to_string(e));
       expect_close(ef[k][e], expected[k], "ensemble jacfwd model " + std::to_string(e));
+      expect_close(ew1[k][e], expected[k], "ensemble jacfwd, in_dims=1, model " + std::to_string(e));
+      expect_close(eb1[k][e], std::get<1>(lp::net_jacrev(w, b, m.x))[k], "ensemble jacfwd w.r.t. bs");
     }
   }
 }
@@ -275,6 +280,18 @@ TEST(ListParameters, JacobiansOfAListForEachOutputAndWithAux) {
   expect_lists_close(ja, j0, "jacrev has_aux");
   expect_close(aux, std::get<1>(lp::two(ws, x)), "aux");
   const T xs = input({4, 2}, 0.4);
+  const auto [va, vaux] = lp::two_vjacrev_aux(ws, xs);  // the composed form: the vector is read in it
+  for (int64_t b = 0; b < 4; ++b) {
+    expect_close(vaux[b], std::get<1>(lp::two(ws, xs[b])), "vmap(jacrev) aux");
+    for (size_t k = 0; k < 2; ++k) expect_close(va[k][b], std::get<0>(lp::two_jacrev(ws, xs[b]))[k], "vmap(jacrev) has_aux");
+  }
+  try {  // no elements, no basis: an error naming the spec and the vector
+    lp::two_jacfwd(List{}, x);
+    ADD_FAILURE() << "jacfwd w.r.t. an empty vector returned";
+  } catch (const fg::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("two_jacfwd: jacfwd w.r.t. 'ws', a vector that holds no tensors"), std::string::npos)
+        << e.what();
+  }
   const auto [v0, v1] = lp::two_vjacrev(ws, xs);
   for (int64_t b = 0; b < 4; ++b) {
     const auto [e0, e1] = lp::two_jacrev(ws, xs[b]);

@@ -555,6 +555,13 @@ TEST(Structures, OnlyTheResultStructured) {
   expect_close(primal.probs, x.cos());
   expect_close(tangent.logits, fg::matmul(j.logits, t));
   expect_close(tangent.probs, fg::matmul(j.probs, t));
+  try {  // run-time errors name the spec, not the flat function funcgen made of it
+    structured::two_heads_vmap(fg::zeros({}, fg::kDouble));
+    ADD_FAILURE() << "vmap over a tensor without dims returned";
+  } catch (const fg::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("two_heads_vmap"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("__flat"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Structures, CasesThatReturnWhereAnOptionalHoldsNone) {

@@ -92,5 +92,14 @@ struct Net {
   static constexpr double kScale = 2.0;
 };
 
-// CHECK: 10 errors generated.
+// A vector of a tensor's slices whose elements are written: held as the tensor, it cannot be.
+FUNCGEN("sw = grad(slices_written)")
+fg::Tensor slices_written(const fg::Tensor& x) {
+  std::vector<fg::Tensor> rows = x.unbind(0);
+// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:34: error: the slices of a tensor in 'rows' cannot be transformed: funcgen transforms a vector of a tensor's slices when the function only reads its elements, sizes it, loops over it or stacks it (fg::stack(rows)) [funcgen-unsupported]
+  rows[0] = rows[1] * 2.0;
+  return rows[0].sum();
+}
+
+// CHECK: 11 errors generated.
 }  // namespace diag

@@ -12,6 +12,8 @@ FUNCGEN("j1 = jacrev(jacfwd(layers))")
 // CHECK: list_diagnostics.cpp:[[@LINE-1]]:22: error: jacfwd w.r.t. the vector 'ws', which 'layers' reads at run-time indices, cannot be generated inside another transform yet; use jacrev there, or keep the vector's tensors in a struct or a std::array [funcgen-unsupported]
 FUNCGEN("j2 = jacfwd(jacrev(layers))")
 // CHECK: list_diagnostics.cpp:[[@LINE-1]]:10: error: the gradient of a vector of tensors read at run-time indices cannot be differentiated again yet; differentiate w.r.t. the other arguments (argnums), or keep the vector's tensors in a struct or a std::array [funcgen-unsupported]
+FUNCGEN("j4 = jacrev(layers, chunk_size=2)")
+// CHECK: list_diagnostics.cpp:[[@LINE-1]]:15: error: jacrev with chunk_size w.r.t. the vector 'ws', which 'layers' reads at run-time indices, cannot be generated yet; leave out chunk_size [funcgen-unsupported]
 FUNCGEN("j3 = jacrev(jacrev(layers))")
 // CHECK: list_diagnostics.cpp:[[@LINE-1]]:10: error: the gradient of a vector of tensors read at run-time indices cannot be differentiated again yet; differentiate w.r.t. the other arguments (argnums), or keep the vector's tensors in a struct or a std::array [funcgen-unsupported]
 // w.r.t. the input only, the nesting goes through.
@@ -22,5 +24,5 @@ fg::Tensor layers(const std::vector<fg::Tensor>& ws, const fg::Tensor& x) {
   return h;
 }
 
-// CHECK: 3 errors generated.
+// CHECK: 4 errors generated.
 }  // namespace diag

@@ -35,3 +35,10 @@ fg::Tensor reads_item(const fg::Tensor& x) {
   const double v = x.sum().item<double>();  // NOLINT(funcgen-item)
   return x * v;
 }
+
+// A result of nested tuples (the gradients of two arguments, then the value) is vmapped leaf by
+// leaf; out_dims still names the outputs of the spec.
+FUNCGEN("nested_none = vmap(grad_and_value(pair_loss, argnums=(0, 1)), out_dims=(None, 0))")
+// CHECK: vmap_diagnostics.cpp:[[@LINE-1]]:82: error: out_dims is None for output 0, but 'pair_loss' returns it batched at this vmap level; give it an out_dim or return a value that does not depend on the mapped inputs [funcgen-spec]
+// CHECK-NOT: out_dims is None for output
+fg::Tensor pair_loss(const fg::Tensor& a, const fg::Tensor& b) { return (a * b.sin()).sum(); }

@@ -146,10 +146,11 @@ Tensor unflatten(const Tensor& x, int64_t dim, IntArrayRef sizes);
 // Jacobians w.r.t. a list parameter (a std::vector<Tensor> read at run-time indices), as torch.func
 // takes them w.r.t. a list: jacrev's rows of each element's gradient, unflattened one by one;
 // jacfwd's basis over all the elements at once (element k: [n, sizes_k...], n the elements of the
-// whole list, zero outside k's block of rows), and its columns split back into one jacobian per
-// element (dim `dim` of `columns` holds the n, in the order of `like`).
+// whole list, zero outside k's block of rows; fg::Error naming the function `name` and its
+// parameter when the list is empty), and its columns split back into one jacobian per element
+// (dim `dim` of `columns` holds the n, in the order of `like`).
 std::vector<Tensor> unflatten_each(const std::vector<Tensor>& xs, int64_t dim, IntArrayRef sizes);
-std::vector<Tensor> list_basis(const std::vector<Tensor>& like);
+std::vector<Tensor> list_basis(const std::vector<Tensor>& like, const char* name, const char* param);
 // Each element's select(dim, index): a list parameter's elements without a vmap's batch dim.
 std::vector<Tensor> select_each(const std::vector<Tensor>& xs, int64_t dim, int64_t index);
 std::vector<Tensor> unflatten_list(const Tensor& columns, int64_t dim, const std::vector<Tensor>& like);
