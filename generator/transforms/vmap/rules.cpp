@@ -357,8 +357,9 @@ Val Batcher::helper(const Expr& e, std::vector<Val> args, int nb) {
     return Val{std::move(x), l};
   };
   if (e.op == "t") return done(runtime("vmap::t", exprs(std::move(args[0].e), literal(nb))));
-  if (e.op == "permute" || e.op == "expand")
-    return done(runtime("vmap::" + e.op, exprs(std::move(args[0].e), literal(nb), std::move(args[1].e))));
+  if (e.op == "permute" || e.op == "expand" || e.op == "broadcast_to")
+    return done(runtime(e.op == "permute" ? "vmap::permute" : "vmap::expand",
+                        exprs(std::move(args[0].e), literal(nb), std::move(args[1].e))));
   // A tensor operand as fg::vmap::Batched; {} (an absent optional tensor) as it is.
   const auto b = [&](size_t i) {
     const Expr& x = *args[i].e;

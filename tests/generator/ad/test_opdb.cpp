@@ -114,6 +114,7 @@ const Shape M{3, 4};
   X(permute_negative, (Shape{2, 3, 4}), (Shape{4, 2, 3})) \
   X(movedim, (Shape{2, 3, 4}), (Shape{3, 4, 2})) \
   X(movedim_negative, (Shape{2, 3, 4}), (Shape{4, 2, 3})) \
+  X(broadcast_to, (Shape{3, 1}), (Shape{2, 3, 4})) \
   X(slice, M, M) \
   X(slice_step, M, M) \
   X(slice_default_end, M, M) \
