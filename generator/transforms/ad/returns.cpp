@@ -351,12 +351,12 @@ bool is_jump(const ir::Stmt& s) {
 }
 
 // The statement `t` of a case, appended to `sec`: a break ends the case, as does a braced block
-// that ends in one (`case 0: { ...; break; }`, the break dropped); false for a break elsewhere
-// inside an if or block.
-bool append(Section& sec, const ir::Stmt& t) {
+// that ends in one (`case 0: { ...; break; }`, the break dropped); one elsewhere inside an if or
+// block is kept (SwitchRewriter::guarded turns it into a flag).
+void append(Section& sec, const ir::Stmt& t) {
   if (t.kind == StmtKind::Break) {
     sec.ends = true;
-    return true;
+    return;
   }
   StmtPtr copy = ir::clone(t);
   if (copy->kind == StmtKind::Block && !copy->body.empty() && is_jump(*copy->body.back())) {
@@ -365,11 +365,7 @@ bool append(Section& sec, const ir::Stmt& t) {
   } else {
     sec.ends = t.kind == StmtKind::Return || t.kind == StmtKind::Continue;
   }
-  if ((copy->kind == StmtKind::If || copy->kind == StmtKind::Block) &&
-      (breaks_switch(copy->body) || breaks_switch(copy->else_body)))
-    return false;
   sec.own.push_back(std::move(copy));
-  return true;
 }
 
 std::optional<std::vector<Section>> sections_of(const ir::Stmt& sw) {
@@ -385,7 +381,7 @@ std::optional<std::vector<Section>> sections_of(const ir::Stmt& sw) {
     }
     labelled = false;
     if (sections.empty() || sections.back().ends) continue;  // unreachable: after a jump, before a label
-    if (!append(sections.back(), *t)) return std::nullopt;
+    append(sections.back(), *t);
   }
   return sections;
 }
@@ -411,12 +407,52 @@ class SwitchRewriter {
 
  private:
   // The statements that run when section `i` is selected: its own, then the next section's while
-  // it falls through.
+  // it falls through; a break inside their ifs and blocks sets a flag that the rest tests.
   std::vector<StmtPtr> runs(const std::vector<Section>& sections, size_t i) {
     std::vector<StmtPtr> out;
     for (size_t k = i; k < sections.size(); ++k) {
       for (const StmtPtr& t : sections[k].own) out.push_back(ir::clone(*t));
       if (sections[k].ends) break;
+    }
+    if (!breaks_switch(out)) return out;
+    const int flag = ir::add_var(fn_, names_.claim("left_switch__"), ir::Type::Bool, "bool");
+    std::vector<StmtPtr> guarded_out;
+    guarded_out.push_back(ir::decl(flag, ir::opaque("false", ir::Type::Bool)));
+    for (StmtPtr& s : guarded(std::move(out), flag)) guarded_out.push_back(std::move(s));
+    return guarded_out;
+  }
+
+  // `stmts` with each break of the switch inside their ifs and blocks setting `flag`, and what
+  // follows such a statement run only while the flag is false (what follows a break directly is
+  // never run).
+  std::vector<StmtPtr> guarded(std::vector<StmtPtr> stmts, int flag) {
+    std::vector<StmtPtr> out;
+    for (size_t i = 0; i < stmts.size(); ++i) {
+      StmtPtr& s = stmts[i];
+      if (s->kind == StmtKind::Break) {
+        out.push_back(ir::assign(flag, ir::opaque("true", ir::Type::Bool)));
+        return out;
+      }
+      if ((s->kind != StmtKind::If && s->kind != StmtKind::Block) ||
+          (!breaks_switch(s->body) && !breaks_switch(s->else_body))) {
+        out.push_back(std::move(s));
+        continue;
+      }
+      s->body = guarded(std::move(s->body), flag);
+      s->else_body = guarded(std::move(s->else_body), flag);
+      out.push_back(std::move(s));
+      std::vector<StmtPtr> rest = guarded(
+          std::vector<StmtPtr>(std::make_move_iterator(stmts.begin() + static_cast<long>(i) + 1),
+                               std::make_move_iterator(stmts.end())),
+          flag);
+      if (!rest.empty()) {
+        auto st = std::make_unique<ir::Stmt>();
+        st->kind = StmtKind::If;
+        st->expr = ir::binary("==", ir::var_ref(fn_, flag), ir::opaque("false", ir::Type::Bool), ir::Type::Bool);
+        st->body = std::move(rest);
+        out.push_back(std::move(st));
+      }
+      return out;
     }
     return out;
   }

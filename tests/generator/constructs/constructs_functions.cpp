@@ -341,6 +341,45 @@ fg::Tensor slices(const fg::Tensor& x) {
   return s * static_cast<double>(rows.size());
 }
 
+// ---- breaks of a switch from inside its cases' ifs and blocks, with fallthrough, in a loop
+FUNCGEN("switch_breaks_grad = grad(switch_breaks)")
+FUNCGEN("switch_breaks_jvp = jvp(switch_breaks)")
+FUNCGEN("switch_breaks_jacfwd = jacfwd(switch_breaks)")
+FUNCGEN("switch_breaks_hessian = hessian(switch_breaks)")
+FUNCGEN("switch_breaks_jacrev2 = jacrev(jacrev(switch_breaks))")
+FUNCGEN("switch_breaks_hvp = jvp(grad(switch_breaks))")
+FUNCGEN("switch_breaks_vmap = vmap(switch_breaks)")
+FUNCGEN("switch_breaks_psg = vmap(grad(switch_breaks))")
+FUNCGEN("switch_breaks_vjacrev = vmap(jacrev(switch_breaks))")
+fg::Tensor switch_breaks(const fg::Tensor& x) {
+  fg::Tensor y = x;
+  for (int k = 0; k < 4; ++k) {
+    switch (k) {
+      case 0:
+        if (x.size(0) > 1) break;
+        y = y * 2.0;
+        break;
+      case 1:
+        y = y.sin();
+        if (k == 1) {
+          y = y + 1.0;
+          break;
+        }
+        y = y * 3.0;
+        [[fallthrough]];
+      case 2: {
+        y = y.cos() * 0.5;
+        if (k == 2) break;
+        y = y.tanh();
+      }
+        [[fallthrough]];
+      default:
+        y = y + x.pow(2) * 0.1;
+    }
+  }
+  return y.sum();
+}
+
 // ---- has_aux under vmap(jacrev) of a function whose derivative reads a shape int: the composed form
 FUNCGEN("shape_aux_vjacrev = vmap(jacrev(shape_aux, has_aux=True))")
 std::tuple<fg::Tensor, fg::Tensor> shape_aux(const fg::Tensor& x) {

@@ -27,6 +27,7 @@ fg::Tensor shape_ints(const fg::Tensor& x);
 fg::Tensor bindings(const fg::Tensor& x);
 fg::Tensor pushed(const fg::Tensor& x);
 fg::Tensor slices(const fg::Tensor& x);
+fg::Tensor switch_breaks(const fg::Tensor& x);
 fg::Tensor defaults(const fg::Tensor& x, double scale, int64_t power);
 std::tuple<fg::Tensor, fg::Tensor> shape_aux(const fg::Tensor& x);
 }  // namespace cs
@@ -55,7 +56,8 @@ std::vector<Construct> constructs() {
   return {CONSTRUCT(loop_break), CONSTRUCT(loop_continue), CONSTRUCT(loop_return), CONSTRUCT(nested_jumps), CONSTRUCT(switch_jumps), CONSTRUCT(choices),
           CONSTRUCT(helper_jumps),
           CONSTRUCT(last_trip), CONSTRUCT(header_helpers), CONSTRUCT(range_for), CONSTRUCT(lambdas),
-          CONSTRUCT(shape_ints), CONSTRUCT(bindings), CONSTRUCT(pushed), CONSTRUCT(slices)};
+          CONSTRUCT(shape_ints), CONSTRUCT(bindings), CONSTRUCT(pushed), CONSTRUCT(slices),
+          CONSTRUCT(switch_breaks)};
 }
 
 // d f(x) / d x by central differences: shape out.shape + x.shape.

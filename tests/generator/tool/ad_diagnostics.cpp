@@ -30,22 +30,6 @@ fg::Tensor uses_doubled(const fg::Tensor& x) { return doubled(x).sin(); }
 // CHECK: ad_diagnostics.cpp:[[@LINE-1]]:55: error: 'doubled' has a custom_vjp rule but no custom_jvp; forward mode (jvp, jacfwd, hessian) needs a custom_jvp rule for it [funcgen-unsupported]
 
 // Branches and loops are differentiated (test_control_flow.cpp); what they may not do is here.
-// Early returns, break, continue and switches are differentiated (test_constructs.cpp); a break of
-// a switch from inside a case's if is not yet.
-FUNCGEN("switch_break_grad = grad(switch_break)")
-fg::Tensor switch_break(const fg::Tensor& x, int k, bool early) {
-  fg::Tensor y = x;
-  switch (k) {
-    case 0:
-      if (early) break;
-      y = y.sin();
-      break;
-    default:
-      y = y.cos();
-  }
-  return y.sum();
-}
-// CHECK: ad_diagnostics.cpp:[[@LINE-10]]:3: error: a 'break' of this switch inside an 'if' or a block of a case cannot be differentiated yet; end the case with its own 'break' after it [funcgen-unsupported]
 
 // A `?:` of tensors is differentiated as an if/else (test_constructs.cpp), except where it might
 // not run (behind && or ||, in a loop's condition) or is written to.
