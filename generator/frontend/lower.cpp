@@ -1479,7 +1479,12 @@ class FunctionLowerer {
         return true;
       }
       bool VisitCXXForRangeStmt(clang::CXXForRangeStmt* rs) {
-        if (const clang::VarDecl* vd = local(rs->getRangeInit())) ++allowed[vd];
+        if (const clang::VarDecl* vd = local(rs->getRangeInit())) {
+          ++allowed[vd];
+          // `for (auto& r : v)` may write the elements (the held tensor's slices are copies)
+          const clang::QualType t = rs->getLoopVariable()->getType();
+          if (t->isReferenceType() && !t.getNonReferenceType().isConstQualified()) ++written[vd];
+        }
         return true;
       }
     } uses;

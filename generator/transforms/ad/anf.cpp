@@ -644,11 +644,13 @@ class Normalizer {
     const Expr& call = *view_call_.at(old);
     const OpView v = view_of_call(call);
     const std::string* adjoint = nullptr;  // the view op's reverse rule for its base
-    if (v.rule != nullptr && v.op != "expand")
+    // (a write into an expanded view overlaps itself: the runtime refuses it, as PyTorch does)
+    if (v.rule != nullptr && v.op != "expand" && v.op != "expand_as" && v.op != "broadcast_to")
       if (auto f = v.rule->vjp.find("self"); f != v.rule->vjp.end()) adjoint = &f->second;
     if (adjoint == nullptr) {
-      fail(at, "in-place '" + at.op + "' writes into a view of '" + out_->var(base).name + "' made by '" + call.op +
-                   "', which cannot be differentiated; clone() the view first");
+      const ir::Var& b = out_->var(base);  // a temporary of the lowering has no name the user wrote
+      fail(at, "in-place '" + at.op + "' writes into a view" + (b.decl != nullptr ? " of '" + b.name + "'" : "") +
+                   " made by '" + call.op + "', which cannot be differentiated; clone() the view first");
       return base;
     }
     const auto emit = [&](const std::string& name, const std::string& text, const FormulaEnv& env) {

@@ -110,6 +110,15 @@ FUNCGEN("middle_ellipsis_grad = grad(middle_ellipsis)")
 fg::Tensor middle_ellipsis(const fg::Tensor& x) { return fg::einsum("i...j->ij", {x}).sum(); }
 // CHECK: ad_diagnostics.cpp:[[@LINE-1]]:58: error: einsum cannot be differentiated here: an operand with indices before its '...' whose gradient lacks some of its dims ('...' summed away or an index of its own) cannot be differentiated yet; put '...' first [funcgen-unsupported]
 
+// A write into an expanded view overlaps itself (the runtime refuses it, as PyTorch does).
+FUNCGEN("broadcast_write_grad = grad(broadcast_write)")
+fg::Tensor broadcast_write(const fg::Tensor& x) {
+  fg::Tensor y = fg::broadcast_to(x * 2.0, {3, 2});
+  y.add_(1.0);
+// CHECK: ad_diagnostics.cpp:[[@LINE-1]]:3: error: in-place 'add_' writes into a view made by 'broadcast_to', which cannot be differentiated; clone() the view first [funcgen-unsupported]
+  return y.sum();
+}
+
 FUNCGEN("tripled_once = vjp(vmap(tripled, out_dims=None))")
 fg::Tensor tripled(const fg::Tensor& x) { return x * 3; }
 // CHECK: ad_diagnostics.cpp:[[@LINE-2]]:52: error: out_dims is None for output 0, but 'tripled' returns it batched at this vmap level; give it an out_dim or return a value that does not depend on the mapped inputs [funcgen-spec]

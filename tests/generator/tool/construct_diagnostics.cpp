@@ -101,5 +101,14 @@ fg::Tensor slices_written(const fg::Tensor& x) {
   return rows[0].sum();
 }
 
-// CHECK: 11 errors generated.
+// One looped over by non-const reference may have its elements written: not yet.
+FUNCGEN("sr = grad(slices_by_reference)")
+fg::Tensor slices_by_reference(const fg::Tensor& x) {
+  std::vector<fg::Tensor> rows = x.unbind(0);
+// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:34: error: the slices of a tensor in 'rows' cannot be transformed: funcgen transforms a vector of a tensor's slices when the function only reads its elements, sizes it, loops over it or stacks it (fg::stack(rows)) [funcgen-unsupported]
+  for (auto& r : rows) r = r * 2.0;
+  return fg::stack(rows).sum();
+}
+
+// CHECK: 12 errors generated.
 }  // namespace diag
