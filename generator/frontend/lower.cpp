@@ -1471,10 +1471,11 @@ class FunctionLowerer {
       }
       bool VisitCallExpr(clang::CallExpr* call) {
         const clang::FunctionDecl* f = call->getDirectCallee();
-        if (f == nullptr || f->getQualifiedNameAsString() != "fg::stack" || call->getNumArgs() == 0) return true;
+        const std::string name = f != nullptr ? f->getQualifiedNameAsString() : "";
+        if ((name != "fg::stack" && name != "fg::cat") || call->getNumArgs() == 0) return true;
         if (const clang::VarDecl* vd = local(call->getArg(0))) {
           ++allowed[vd];
-          ++stacks[vd];
+          if (name == "fg::stack") ++stacks[vd];  // (a cat alone would take elements of different sizes)
         }
         return true;
       }
@@ -1509,15 +1510,20 @@ class FunctionLowerer {
         stacked_[vd] = v;
         continue;
       }
-      if (uses.pushes[vd] == 0) continue;  // a list built with braces: vmap batches it as a list
+      const auto* braces = llvm::dyn_cast_or_null<clang::InitListExpr>(init);
+      const bool braced = braces != nullptr && braces->getNumInits() > 0;
+      // A list built with braces and never stacked: vmap batches it as a list.
+      if (uses.pushes[vd] == 0 && (!braced || uses.stacks[vd] == 0)) continue;
       const auto* ctor = llvm::dyn_cast_or_null<clang::CXXConstructExpr>(init);
       const bool starts = init == nullptr || llvm::isa<clang::InitListExpr>(init) || (ctor != nullptr && ctor->getNumArgs() == 0);
       if (uses.stacks[vd] == 0 || uses.allowed[vd] != uses.refs[vd] || uses.written[vd] != 0 || !starts) {
-        reject_variable(vd, uses.first_push[vd],
-                        "push_back into '" + vd->getNameAsString() + "' cannot be transformed: funcgen transforms a "
-                        "vector of tensors declared empty or with braces, filled with push_back, when the function "
-                        "stacks it (fg::stack(" + vd->getNameAsString() + ")) and otherwise only reads its elements, "
-                        "sizes it or loops over it");
+        const clang::Stmt* at = uses.first_push[vd] != nullptr ? uses.first_push[vd] : static_cast<const clang::Stmt*>(init);
+        reject_variable(vd, at,
+                        (uses.pushes[vd] != 0 ? "push_back into '" : "the vector '") + vd->getNameAsString() +
+                        "' cannot be transformed: funcgen transforms a "
+                        "vector of tensors declared empty or with braces (and filled with push_back) when the "
+                        "function stacks it (fg::stack(" + vd->getNameAsString() + ")) and otherwise only reads its "
+                        "elements, sizes it, loops over it or concatenates it");
         continue;
       }
       stacked_[vd] = Stacked{};
@@ -1680,9 +1686,10 @@ class FunctionLowerer {
       return select(stacked_.at(r->getDecl()), lower_expr(oc->getArg(1)));
     }
     const auto* call = llvm::dyn_cast<clang::CallExpr>(e);
-    if (call == nullptr || call->getDirectCallee() == nullptr || call->getDirectCallee()->getQualifiedNameAsString() != "fg::stack" ||
-        call->getNumArgs() == 0)
-      return nullptr;
+    const std::string callee = call != nullptr && call->getDirectCallee() != nullptr
+                                   ? call->getDirectCallee()->getQualifiedNameAsString() : "";
+    if ((callee != "fg::stack" && callee != "fg::cat") || call->getNumArgs() == 0) return nullptr;
+    const bool cat = callee == "fg::cat";
     const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(strip(call->getArg(0)));
     if (r == nullptr || stacked_.count(r->getDecl()) == 0) return nullptr;
     const Stacked& v = stacked_.at(r->getDecl());
@@ -1692,16 +1699,33 @@ class FunctionLowerer {
     else
       dim = llvm::APSInt::get(0);
     if (!dim || (*dim != 0 && *dim != 1)) {
-      unsupported(call, "stacking '" + r->getDecl()->getNameAsString() + "' along a dim other than 0 or 1 cannot be "
-                        "transformed yet; stack along 0 and move the dim with permute");
+      unsupported(call, std::string(cat ? "concatenating" : "stacking") + " '" + r->getDecl()->getNameAsString() +
+                            "' along a dim other than 0 or 1 cannot be transformed yet; " +
+                            (cat ? "concatenate" : "stack") + " along 0 and move the dim with permute");
       return opaque(call);
+    }
+    const clang::CXXRecordDecl* tensor = bare(call->getType())->getAsCXXRecordDecl();
+    if (cat) {  // the held [n, d0, d1, ...] with n merged into the dim: flatten(0, 1), or movedim(0, 1).flatten(1, 2)
+      ExprPtr held = ir::var_ref(f_, v.var);
+      if (*dim == 1) {
+        std::vector<ExprPtr> moved;
+        moved.push_back(std::move(held));
+        moved.push_back(ir::opaque("0", ir::Type::Int));
+        moved.push_back(ir::opaque("1", ir::Type::Int));
+        held = method_call(tensor, "movedim", ir::Type::Tensor, std::move(moved));
+      }
+      std::vector<ExprPtr> args;
+      args.push_back(std::move(held));
+      args.push_back(ir::opaque(*dim == 0 ? "0" : "1", ir::Type::Int));
+      args.push_back(ir::opaque(*dim == 0 ? "1" : "2", ir::Type::Int));
+      return method_call(tensor, "flatten", ir::Type::Tensor, std::move(args));
     }
     if (*dim == 0) return ir::var_ref(f_, v.var);
     std::vector<ExprPtr> args;  // stacked along 1: the list's dim after the elements' first
     args.push_back(ir::var_ref(f_, v.var));
     args.push_back(ir::opaque("0", ir::Type::Int));
     args.push_back(ir::opaque("1", ir::Type::Int));
-    return method_call(bare(call->getType())->getAsCXXRecordDecl(), "transpose", ir::Type::Tensor, std::move(args));
+    return method_call(tensor, "transpose", ir::Type::Tensor, std::move(args));
   }
 
   // for (h : v) over a stacked vector: for (int64_t i = 0; i < v_size__; ++i) { h = v.select(0, i); body }

@@ -341,6 +341,22 @@ fg::Tensor slices(const fg::Tensor& x) {
   return s * static_cast<double>(rows.size());
 }
 
+// ---- a vector of tensors built with braces, indexed, sized, stacked and concatenated
+FUNCGEN("braced_grad = grad(braced)")
+FUNCGEN("braced_jvp = jvp(braced)")
+FUNCGEN("braced_jacfwd = jacfwd(braced)")
+FUNCGEN("braced_hessian = hessian(braced)")
+FUNCGEN("braced_jacrev2 = jacrev(jacrev(braced))")
+FUNCGEN("braced_hvp = jvp(grad(braced))")
+FUNCGEN("braced_vmap = vmap(braced)")
+FUNCGEN("braced_psg = vmap(grad(braced))")
+FUNCGEN("braced_vjacrev = vmap(jacrev(braced))")
+fg::Tensor braced(const fg::Tensor& x) {
+  std::vector<fg::Tensor> v{x.sin(), x.cos(), x * 2.0};
+  const fg::Tensor s = v[1] * static_cast<double>(v.size()) + v.back();
+  return fg::stack(v, 1).pow(2).sum() + s.sum() + (fg::cat(v) * fg::cat(v, 1).sum()).tanh().sum();
+}
+
 // ---- breaks of a switch from inside its cases' ifs and blocks, with fallthrough, in a loop
 FUNCGEN("switch_breaks_grad = grad(switch_breaks)")
 FUNCGEN("switch_breaks_jvp = jvp(switch_breaks)")

@@ -28,6 +28,7 @@ fg::Tensor bindings(const fg::Tensor& x);
 fg::Tensor pushed(const fg::Tensor& x);
 fg::Tensor slices(const fg::Tensor& x);
 fg::Tensor switch_breaks(const fg::Tensor& x);
+fg::Tensor braced(const fg::Tensor& x);
 fg::Tensor defaults(const fg::Tensor& x, double scale, int64_t power);
 std::tuple<fg::Tensor, fg::Tensor> shape_aux(const fg::Tensor& x);
 }  // namespace cs
@@ -57,7 +58,7 @@ std::vector<Construct> constructs() {
           CONSTRUCT(helper_jumps),
           CONSTRUCT(last_trip), CONSTRUCT(header_helpers), CONSTRUCT(range_for), CONSTRUCT(lambdas),
           CONSTRUCT(shape_ints), CONSTRUCT(bindings), CONSTRUCT(pushed), CONSTRUCT(slices),
-          CONSTRUCT(switch_breaks)};
+          CONSTRUCT(switch_breaks), CONSTRUCT(braced)};
 }
 
 // d f(x) / d x by central differences: shape out.shape + x.shape.

@@ -16,7 +16,7 @@ FUNCGEN("g1 = grad(copied_start)")
 fg::Tensor copied_start(const fg::Tensor& x) {
   std::vector<fg::Tensor> parts(1, x);
   parts.push_back(x);
-// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:3: error: push_back into 'parts' cannot be transformed: funcgen transforms a vector of tensors declared empty or with braces, filled with push_back, when the function stacks it (fg::stack(parts)) and otherwise only reads its elements, sizes it or loops over it [funcgen-unsupported]
+// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:3: error: push_back into 'parts' cannot be transformed: funcgen transforms a vector of tensors declared empty or with braces (and filled with push_back) when the function stacks it (fg::stack(parts)) and otherwise only reads its elements, sizes it, loops over it or concatenates it [funcgen-unsupported]
   return fg::stack(parts).sum();
 }
 
@@ -25,7 +25,7 @@ FUNCGEN("g2 = grad(element_written)")
 fg::Tensor element_written(const fg::Tensor& x) {
   std::vector<fg::Tensor> v;
   v.push_back(x);
-// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:3: error: push_back into 'v' cannot be transformed: funcgen transforms a vector of tensors declared empty or with braces, filled with push_back, when the function stacks it (fg::stack(v)) and otherwise only reads its elements, sizes it or loops over it [funcgen-unsupported]
+// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:3: error: push_back into 'v' cannot be transformed: funcgen transforms a vector of tensors declared empty or with braces (and filled with push_back) when the function stacks it (fg::stack(v)) and otherwise only reads its elements, sizes it, loops over it or concatenates it [funcgen-unsupported]
   v[0] = x * 2;
   return fg::stack(v).sum();
 }
