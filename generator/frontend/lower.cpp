@@ -1437,7 +1437,7 @@ class FunctionLowerer {
   void find_stacked(const clang::Stmt* body) {
     struct Uses : clang::RecursiveASTVisitor<Uses> {
       FunctionLowerer* self;
-      std::map<const clang::VarDecl*, int> refs, allowed, pushes, stacks, written;
+      std::map<const clang::VarDecl*, int> refs, allowed, pushes, stacks, written, odd_dims;
       std::map<const clang::VarDecl*, const clang::Stmt*> first_push;
       std::vector<const clang::VarDecl*> order;
       const clang::VarDecl* local(const clang::Expr* e) {
@@ -1476,6 +1476,10 @@ class FunctionLowerer {
         if (const clang::VarDecl* vd = local(call->getArg(0))) {
           ++allowed[vd];
           if (name == "fg::stack") ++stacks[vd];  // (a cat alone would take elements of different sizes)
+          if (call->getNumArgs() > 1 && !llvm::isa<clang::CXXDefaultArgExpr>(call->getArg(1))) {
+            const std::optional<llvm::APSInt> d = call->getArg(1)->getIntegerConstantExpr(self->context_);
+            if (!d || (*d != 0 && *d != 1)) ++odd_dims[vd];  // held stacked, only dims 0 and 1 are lowered
+          }
         }
         return true;
       }
@@ -1512,8 +1516,14 @@ class FunctionLowerer {
       }
       const auto* braces = llvm::dyn_cast_or_null<clang::InitListExpr>(init);
       const bool braced = braces != nullptr && braces->getNumInits() > 0;
-      // A list built with braces and never stacked: vmap batches it as a list.
-      if (uses.pushes[vd] == 0 && (!braced || uses.stacks[vd] == 0)) continue;
+      // One built with braces is held stacked where it is stacked and only read, sized, looped over
+      // or concatenated along dim 0 or 1; otherwise vmap batches it as a list.
+      if (uses.pushes[vd] == 0) {
+        if (braced && uses.stacks[vd] != 0 && uses.allowed[vd] == uses.refs[vd] && uses.written[vd] == 0 &&
+            uses.odd_dims[vd] == 0)
+          stacked_[vd] = Stacked{};
+        continue;
+      }
       const auto* ctor = llvm::dyn_cast_or_null<clang::CXXConstructExpr>(init);
       const bool starts = init == nullptr || llvm::isa<clang::InitListExpr>(init) || (ctor != nullptr && ctor->getNumArgs() == 0);
       if (uses.stacks[vd] == 0 || uses.allowed[vd] != uses.refs[vd] || uses.written[vd] != 0 || !starts) {

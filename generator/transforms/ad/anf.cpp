@@ -40,6 +40,8 @@ class Normalizer {
 
   std::unique_ptr<ir::Function> run(const ir::Function& src) {
     out_ = ir::derived_function(src);
+    for (const ir::Var& v : src.vars)
+      if (v.decl != nullptr) declared_.insert(v.name);
     Scope scope;
     scope.fn = &src;
     for (size_t i = 0; i < src.params.size(); ++i) {
@@ -117,6 +119,18 @@ class Normalizer {
     for (const auto& v : fn.vars) locals.insert(v.name);
     for (const auto& n : ir::text_names(fn))
       if (locals.count(n) == 0) text_names_.insert(n);
+  }
+
+  // The name the user declared that version `name` (y, y_1, y_1_2) is of, or "" for a temporary.
+  std::string declared_name(std::string name) const {
+    while (declared_.count(name) == 0) {
+      const size_t at = name.find_last_of('_');
+      if (at == std::string::npos || at + 1 == name.size() ||
+          name.find_first_not_of("0123456789", at + 1) != std::string::npos)
+        return "";
+      name.resize(at);
+    }
+    return name;
   }
 
   // A new version of a tensor: the source's name for the first one, then name_1, ...
@@ -292,8 +306,10 @@ class Normalizer {
         }
         if (s.kind == StmtKind::If) branch(s, scope, out);
         else if (s.kind == StmtKind::Switch)  // the others are chains of ifs by now (returns.h)
-          fail(s.range.getBegin(), "a 'break' of this switch inside an 'if' or a block of a case cannot be "
-                                   "differentiated yet; end the case with its own 'break' after it");
+          // (returns.cpp turns every other switch into a chain of ifs)
+          fail(s.range.getBegin(), "a 'break' of this switch inside a statement on scalars that funcgen keeps as "
+                                   "C++ (an 'if' with an initializer, say) cannot be differentiated yet; declare the "
+                                   "scalar before the 'if'");
         else loop(s, scope, out);
         return;
     }
@@ -648,8 +664,8 @@ class Normalizer {
     if (v.rule != nullptr && v.op != "expand" && v.op != "expand_as" && v.op != "broadcast_to")
       if (auto f = v.rule->vjp.find("self"); f != v.rule->vjp.end()) adjoint = &f->second;
     if (adjoint == nullptr) {
-      const ir::Var& b = out_->var(base);  // a temporary of the lowering has no name the user wrote
-      fail(at, "in-place '" + at.op + "' writes into a view" + (b.decl != nullptr ? " of '" + b.name + "'" : "") +
+      const std::string shown = declared_name(out_->var(base).name);  // none for a temporary
+      fail(at, "in-place '" + at.op + "' writes into a view" + (shown.empty() ? "" : " of '" + shown + "'") +
                    " made by '" + call.op + "', which cannot be differentiated; clone() the view first");
       return base;
     }
@@ -966,6 +982,7 @@ class Normalizer {
   std::string what_;
   const OpResolver& resolver_;
   std::unique_ptr<ir::Function> out_;
+  std::set<std::string> declared_;  // the names of the source function's variables, as the user wrote them
   std::set<std::string> names_, emitted_;
   std::set<std::string> text_names_;  // what fn's C++ text names besides its locals (globals, functions)
   std::map<int, int> view_of_;        // version -> the version it is a view of

@@ -2,7 +2,9 @@
 
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/DeclCXX.h>
+#include <clang/AST/ExprCXX.h>
 #include <clang/AST/Stmt.h>
+#include <clang/AST/StmtCXX.h>
 
 #include <functional>
 #include <optional>
@@ -335,6 +337,18 @@ struct Section {
   bool ends = false;
 };
 
+// Whether C++ kept as text (a statement without tensors) holds a break of the switch around it.
+bool text_breaks(const clang::Stmt* s) {
+  if (s == nullptr) return false;
+  if (llvm::isa<clang::BreakStmt>(s)) return true;
+  if (llvm::isa<clang::ForStmt>(s) || llvm::isa<clang::WhileStmt>(s) || llvm::isa<clang::DoStmt>(s) ||
+      llvm::isa<clang::CXXForRangeStmt>(s) || llvm::isa<clang::SwitchStmt>(s) || llvm::isa<clang::LambdaExpr>(s))
+    return false;  // their breaks are theirs
+  for (const clang::Stmt* c : s->children())
+    if (text_breaks(c)) return true;
+  return false;
+}
+
 // Whether a break of the switch sits inside an if or block of a case (one inside a loop or an
 // inner switch is theirs).
 bool breaks_switch(const std::vector<StmtPtr>& body) {
@@ -369,6 +383,18 @@ void append(Section& sec, const ir::Stmt& t) {
 }
 
 std::optional<std::vector<Section>> sections_of(const ir::Stmt& sw) {
+  // A break in C++ kept as text (an `if` on scalars with an init statement, say) would leave the
+  // loop around the switch once the switch is a chain of ifs: the switch is reported instead.
+  std::function<bool(const ir::Stmt&)> hidden = [&](const ir::Stmt& s) {
+    if (s.kind == StmtKind::Opaque) return s.ast != nullptr && !llvm::isa<clang::BreakStmt>(s.ast) && text_breaks(s.ast);
+    if (s.kind != StmtKind::If && s.kind != StmtKind::Block) return false;  // loops and switches have their own
+    for (const auto* part : {&s.body, &s.else_body})
+      for (const auto& c : *part)
+        if (hidden(*c)) return true;
+    return false;
+  };
+  for (const ir::Stmt* t : ir::switch_items(sw.body))
+    if (hidden(*t)) return std::nullopt;
   std::vector<Section> sections;
   bool labelled = false;  // the last item was a label: the next label joins its section
   for (const ir::Stmt* t : ir::switch_items(sw.body)) {

@@ -110,5 +110,35 @@ fg::Tensor slices_by_reference(const fg::Tensor& x) {
   return fg::stack(rows).sum();
 }
 
-// CHECK: 12 errors generated.
+// A write into an expanded view, under AD: the message names the variable as the user wrote it
+// (not the version AD made of it).
+FUNCGEN("ew = grad(expanded_write)")
+fg::Tensor expanded_write(const fg::Tensor& x) {
+  fg::Tensor y = x * 2.0;
+  y = y * 3.0;
+  y.expand({2, 3}).add_(1.0);
+// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:3: error: in-place 'add_' writes into a view of 'y' made by 'expand', which cannot be differentiated; clone() the view first [funcgen-unsupported]
+  return y.sum();
+}
+
+// A break of a switch inside an `if` on scalars with an initializer (kept as C++ text): a chain of
+// ifs would make it leave the loop instead.
+FUNCGEN("hb = grad(hidden_break)")
+fg::Tensor hidden_break(const fg::Tensor& x) {
+  fg::Tensor y = x;
+  for (int k = 0; k < 3; ++k) {
+    switch (k) {
+// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:5: error: a 'break' of this switch inside a statement on scalars that funcgen keeps as C++ (an 'if' with an initializer, say) cannot be differentiated yet; declare the scalar before the 'if' [funcgen-unsupported]
+      case 0:
+        if (int j = k + 1; j > 1) break;
+        y = y.sin();
+        break;
+      default:
+        y = y * 2.0;
+    }
+  }
+  return y.sum();
+}
+
+// CHECK: 14 errors generated.
 }  // namespace diag
