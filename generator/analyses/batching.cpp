@@ -113,6 +113,14 @@ Levels BatchingAnalysis::eval(const ir::Expr& e) {
         if (recursive_call_ == nullptr) recursive_call_ = analysis->recursive_call();
         out = 0;
         for (Levels o : analysis->outputs()) out |= o;
+        // A tensor the helper assigns through a reference (`void accumulate(fg::Tensor& total, ...)`)
+        // is the variable passed: batched as the helper leaves it.
+        for (size_t i = 0; i < callee->params.size() && i < e.args.size(); ++i) {
+          const auto* p = llvm::dyn_cast_or_null<clang::ParmVarDecl>(callee->var(callee->params[i]).decl);
+          if (p != nullptr && e.args[i]->kind == ir::ExprKind::VarRef && p->getType()->isLValueReferenceType() &&
+              !p->getType().getNonReferenceType().isConstQualified())
+            assign(e.args[i]->var, analysis->var(callee->params[i]));
+        }
         callees_[&e] = std::move(analysis);
         break;
       }

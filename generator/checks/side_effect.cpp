@@ -72,7 +72,9 @@ struct Effect {
 
 class Finder : public clang::RecursiveASTVisitor<Finder> {
  public:
-  explicit Finder(const std::string& fn) : fn_(fn) {}
+  // `helper`: a function the transformed one calls, whose reference parameters are the caller's
+  // variables (batched with it), not state outside.
+  Finder(const std::string& fn, bool helper) : fn_(fn), helper_(helper) {}
   std::vector<Effect> found;
 
   bool VisitCXXOperatorCallExpr(clang::CXXOperatorCallExpr* c) {
@@ -86,7 +88,15 @@ class Finder : public clang::RecursiveASTVisitor<Finder> {
     return true;
   }
   bool VisitCallExpr(clang::CallExpr* c) {
-    if (is_io_function(c->getDirectCallee())) io(c, c->getSourceRange());
+    const clang::FunctionDecl* callee = c->getDirectCallee();
+    if (is_io_function(callee)) io(c, c->getSourceRange());
+    // State outside passed on by non-const reference to a function of the file that may change it.
+    if (callee == nullptr || !callee->hasBody() || llvm::isa<clang::CXXOperatorCallExpr>(c)) return true;
+    for (unsigned i = 0; i < c->getNumArgs() && i < callee->getNumParams(); ++i) {
+      const clang::QualType t = callee->getParamDecl(i)->getType();
+      if (t->isLValueReferenceType() && !t.getNonReferenceType().isConstQualified())
+        write(c->getArg(i), c->getSourceRange(), "", callee->getNameAsString());
+    }
     return true;
   }
   bool VisitCXXMemberCallExpr(clang::CXXMemberCallExpr* c) {
@@ -114,18 +124,22 @@ class Finder : public clang::RecursiveASTVisitor<Finder> {
         {at->getBeginLoc(), range,
          "output runs once for the whole batch, not once per example: vmap runs '" + fn_ + "' a single time", nullptr});
   }
-  void write(const clang::Expr* target, clang::SourceRange range, const std::string& method = "") {
+  // `passed_to`: the function it is passed to by reference, which may change it.
+  void write(const clang::Expr* target, clang::SourceRange range, const std::string& method = "",
+             const std::string& passed_to = "") {
     bool through_pointer = false;
     const clang::ValueDecl* root = root_of(target, through_pointer);
     if (root == nullptr) return;
     const auto* parm = llvm::dyn_cast<clang::ParmVarDecl>(root);
     const auto* var = llvm::dyn_cast<clang::VarDecl>(root);
-    const bool outside_param = parm != nullptr && (parm->getType()->isReferenceType() ||
+    const bool outside_param = parm != nullptr && ((parm->getType()->isReferenceType() && !helper_) ||
                                                    (through_pointer && parm->getType()->isPointerType()));
     // Plain assignments to globals are funcgen-global-assignment's; method calls on them are ours.
-    const bool outside_global = var != nullptr && var->hasGlobalStorage() && !method.empty();
+    const bool outside_global = var != nullptr && var->hasGlobalStorage() && (!method.empty() || !passed_to.empty());
     if (!outside_param && !outside_global) return;
-    const std::string what = method.empty() ? "is modified" : "is modified by '" + method + "'";
+    const std::string what = !passed_to.empty() ? "is passed by reference to '" + passed_to + "', which may modify it"
+                             : method.empty()   ? "is modified"
+                                                : "is modified by '" + method + "'";
     found.push_back({target->getBeginLoc(), range,
                      "'" + root->getNameAsString() + "' " + what +
                          " once for the whole batch, not once per example: "
@@ -134,6 +148,7 @@ class Finder : public clang::RecursiveASTVisitor<Finder> {
                      root});
   }
   std::string fn_;
+  bool helper_;
 };
 
 }  // namespace
@@ -144,7 +159,7 @@ void check_side_effect(const VmapCheckContext& ctx, const BatchingAnalysis& fn) 
   if (std::none_of(ctx.levels.begin(), ctx.levels.end(),
                    [](const VmapLevel& l) { return l.transform->kind == spec::TransformKind::Vmap; }))
     return;
-  Finder finder(checks::user_name(fn.function()));
+  Finder finder(checks::user_name(fn.function()), &fn != &ctx.analysis);
   for (const clang::Stmt* s : checks::leaf_asts(fn.function().body)) finder.TraverseStmt(const_cast<clang::Stmt*>(s));
   for (const Effect& e : finder.found) {
     ctx.reporter.report("side-effect", e.loc, e.message) << e.range;

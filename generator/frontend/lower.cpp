@@ -3,6 +3,7 @@
 #include <functional>
 #include <iterator>
 #include <set>
+#include <variant>
 
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/ExprCXX.h>
@@ -169,6 +170,10 @@ class FunctionLowerer {
     bind_template_arguments(decl);
     find_stacked(decl->getBody());
     if (const auto* body = llvm::dyn_cast_or_null<clang::CompoundStmt>(decl->getBody())) append_block(f_.body, body);
+    if (result_ && open_result_) {  // a returned map's keys (a vector's length) are known from its returns
+      set_outputs();
+      sig_.result = result_;
+    }
     return ok_;
   }
 
@@ -399,7 +404,12 @@ class FunctionLowerer {
     if (trees_.empty() || vd->getInit() == nullptr || !vd->getType().getNonReferenceType().isConstQualified() ||
         !pytree::tree_of(vd->getType(), context_).has_value())
       return false;
-    if (resolve(vd->getInit(), true) == nullptr) return false;
+    const pytree::Tree* part = resolve(vd->getInit(), true);
+    if (part == nullptr) return false;
+    if (!vd->getType()->isReferenceType()) {  // a copy of what may change later is a structure of its own
+      const auto* p = llvm::dyn_cast_or_null<clang::ParmVarDecl>(root_decl(vd->getInit()));
+      if (is_local(*part) || (p != nullptr && !p->getType().getNonReferenceType().isConstQualified())) return false;
+    }
     aliases_[vd] = vd->getInit();
     return true;
   }
@@ -860,6 +870,12 @@ class FunctionLowerer {
     }
     if (!tree) return true;
     result_ = std::move(tree);
+    open_result_ = has_open_node(*result_);
+    set_outputs();
+    return true;
+  }
+
+  void set_outputs() {
     const size_t n = result_->tensors();
     f_.outputs = n;
     f_.return_type = n == 1 ? ir::Type::Tensor : ir::Type::TensorTuple;
@@ -868,7 +884,11 @@ class FunctionLowerer {
       std::vector<std::string> items(n, "fg::Tensor");
       f_.return_cxx_type = "std::tuple<" + cxx::join(items) + ">";
     }
-    return true;
+  }
+
+  static bool has_open_node(const pytree::Tree& t) {
+    if (t.kind == pytree::Tree::Kind::Map || t.kind == pytree::Tree::Kind::Vector) return true;
+    return std::any_of(t.children.begin(), t.children.end(), [](const pytree::Tree& c) { return has_open_node(c); });
   }
 
   static bool returnable(const pytree::Tree& t, std::string& why) {
@@ -876,11 +896,8 @@ class FunctionLowerer {
       why = "a returned structure may hold only tensors (and structures of them); return the other values separately";
       return false;
     }
-    if (t.kind == pytree::Tree::Kind::Vector || t.kind == pytree::Tree::Kind::Map) {
-      why = "a returned std::vector or std::map has a size known only at run time; return a struct, std::array or "
-            "std::tuple";
-      return false;
-    }
+    if (t.kind == pytree::Tree::Kind::Vector || t.kind == pytree::Tree::Kind::Map)
+      return true;  // its keys (its length) are those every return builds in place (shape_result)
     if (t.kind == pytree::Tree::Kind::Optional) {
       why = "a returned std::optional cannot be transformed yet; return the tensor, and whether it holds one separately";
       return false;
@@ -890,10 +907,103 @@ class FunctionLowerer {
     return true;
   }
 
+  static bool non_const_reference(clang::QualType t) {
+    return t->isLValueReferenceType() && !t.getNonReferenceType().isConstQualified();
+  }
+
+  // The braced items of a map or vector built in place (`{{"loss", l}, {"acc", a}}`, `{a, b}`), or
+  // false where `e` is not built so.
+  bool items_of(const clang::Expr* e, std::vector<const clang::Expr*>& items) {
+    const clang::Expr* s = strip(e);
+    if (const auto* c = llvm::dyn_cast<clang::CXXConstructExpr>(s); c != nullptr && c->getNumArgs() >= 1 &&
+                                                                   !llvm::isa<clang::CXXDefaultArgExpr>(c->getArg(0)))
+      s = strip(c->getArg(0));  // std::map<...>{...}: its initializer list
+    const auto* il = llvm::dyn_cast<clang::InitListExpr>(s);
+    if (il == nullptr) return false;
+    items.assign(il->inits().begin(), il->inits().end());
+    return true;
+  }
+
+  // A map's item `{"key", value}`: its key (empty where not a string literal) and value.
+  std::pair<std::string, const clang::Expr*> map_item(const clang::Expr* item) {
+    const clang::Expr* s = strip(item);
+    std::vector<const clang::Expr*> parts;
+    if (const auto* il = llvm::dyn_cast<clang::InitListExpr>(s)) parts.assign(il->inits().begin(), il->inits().end());
+    if (const auto* c = llvm::dyn_cast<clang::CXXConstructExpr>(s)) parts.assign(c->arg_begin(), c->arg_end());
+    if (const auto* call = llvm::dyn_cast<clang::CallExpr>(s); call != nullptr && call->getDirectCallee() != nullptr &&
+                                                               call->getDirectCallee()->getQualifiedNameAsString() == "std::make_pair")
+      parts.assign(call->arg_begin(), call->arg_end());
+    if (parts.size() != 2) return {"", nullptr};
+    const auto* key = llvm::dyn_cast<clang::StringLiteral>(strip(parts[0]));
+    return {key != nullptr ? key->getString().str() : "", parts[1]};
+  }
+
+  // The keys of the returned maps (the lengths of the returned vectors) in `t`, as `e` builds them:
+  // set where `first`, else checked against the first return's.
+  bool shape_result(pytree::Tree& t, const clang::Expr* e, bool first) {
+    if (t.is_leaf()) return true;
+    const bool map = t.kind == pytree::Tree::Kind::Map, vector = t.kind == pytree::Tree::Kind::Vector;
+    std::vector<const clang::Expr*> items;
+    if ((map || vector) && !items_of(e, items)) {
+      unsupported(e, std::string("a returned ") + (map ? "std::map" : "std::vector") + " must be built where it is "
+                     "returned (" + (map ? "return {{\"loss\", loss}, {\"acc\", acc}};" : "return {a, b};") +
+                     "): funcgen returns its tensors one by one, so its " + (map ? "keys" : "length") +
+                     " must be known when the code is generated");
+      return false;
+    }
+    if (map || vector) {
+      std::vector<std::string> keys;
+      for (const clang::Expr* item : items) {
+        if (!map) continue;
+        auto [key, value] = map_item(item);
+        if (value == nullptr || key.empty()) {
+          unsupported(item, "a returned map's keys must be string literals ({\"loss\", loss})");
+          return false;
+        }
+        keys.push_back(key);
+      }
+      std::sort(keys.begin(), keys.end());
+      if (first) {
+        pytree::Tree leaf;
+        leaf.cxx_type = "fg::Tensor";
+        t.keys = keys;
+        t.children.assign(items.size(), leaf);
+      } else if (t.keys != keys || t.children.size() != items.size()) {
+        std::string keys_of_first;
+        for (const std::string& k : t.keys) keys_of_first += (keys_of_first.empty() ? "'" : ", '") + k + "'";
+        unsupported(e, std::string("every return must build the ") +
+                           (map ? "map with the same keys as the first (" + keys_of_first + ")"
+                                : "vector with as many tensors as the first (" + std::to_string(t.children.size()) + ")"));
+        return false;
+      }
+      return true;
+    }
+    // A struct, tuple or array around them: the same, part by part, where it is built in place.
+    const pytree::Tree* whole = resolve(e, false);
+    if (whole != nullptr || !has_open_node(t)) return true;
+    std::vector<const clang::Expr*> parts;
+    const clang::Expr* s = strip(e);
+    if (const auto* f = llvm::dyn_cast<clang::CXXFunctionalCastExpr>(s)) s = strip(f->getSubExpr());
+    if (const auto* il = llvm::dyn_cast<clang::InitListExpr>(s)) parts.assign(il->inits().begin(), il->inits().end());
+    else if (const auto* c = llvm::dyn_cast<clang::CXXConstructExpr>(s)) parts.assign(c->arg_begin(), c->arg_end());
+    else if (const auto* call = llvm::dyn_cast<clang::CallExpr>(s); call != nullptr && call->getDirectCallee() != nullptr)
+      parts.assign(call->arg_begin(), call->arg_end());  // std::make_tuple(loss, {...}) / std::make_pair
+    if (parts.size() != t.children.size()) return true;  // reported by flatten_value
+    for (size_t i = 0; i < parts.size(); ++i)
+      if (!shape_result(t.children[i], parts[i], first)) return false;
+    return true;
+  }
+
   // The leaves of a structured value as it is returned: built in place (Params{a, b}, {a, b},
   // std::make_tuple(a, b)) or a structured parameter (or a part of one).
   void flatten_value(const clang::Expr* e, const pytree::Tree& t, std::vector<ExprPtr>& out) {
-    if (t.kind == pytree::Tree::Kind::Tensor) {
+    if (const auto* d = llvm::dyn_cast<clang::CXXDefaultInitExpr>(e)) e = d->getExpr();  // a field's default
+    if (llvm::isa<clang::ImplicitValueInitExpr>(e)) {  // a field the braces leave out: value-initialized
+      out.push_back(ir::opaque(t.kind == pytree::Tree::Kind::Tensor ? "fg::Tensor()" : t.cxx_type + "{}",
+                               t.kind == pytree::Tree::Kind::Tensor ? ir::Type::Tensor : t.scalar_type));
+      return;
+    }
+    if (t.is_leaf()) {
       out.push_back(lower_expr(e));
       return;
     }
@@ -901,6 +1011,15 @@ class FunctionLowerer {
       std::vector<const pytree::Tree*> leaves;
       node->leaves(leaves);
       for (const pytree::Tree* l : leaves) out.push_back(node_value(*l, e));
+      return;
+    }
+    if (t.kind == pytree::Tree::Kind::Map || t.kind == pytree::Tree::Kind::Vector) {  // shaped by shape_result
+      std::vector<const clang::Expr*> items;
+      items_of(e, items);
+      std::map<std::string, const clang::Expr*> by_key;
+      for (const clang::Expr* item : items) by_key[map_item(item).first] = map_item(item).second;
+      for (size_t i = 0; i < t.children.size() && i < items.size(); ++i)
+        flatten_value(t.kind == pytree::Tree::Kind::Map ? by_key.at(t.keys[i]) : items[i], t.children[i], out);
       return;
     }
     const clang::Expr* s = strip(e);
@@ -918,15 +1037,21 @@ class FunctionLowerer {
       if (q == "std::make_tuple" || q == "std::make_pair") items.assign(call->arg_begin(), call->arg_end());
     }
     if (items.size() != t.children.size()) {
-      unsupported(e, "a structured result must be built where it is returned (return " + t.cxx_type +
-                         "{...}), or be a structured parameter; funcgen returns its tensors one by one");
+      if (const clang::FunctionDecl* callee = call_root(s))
+        unsupported(e, "the structure '" + callee->getNameAsString() + "' returns cannot be taken apart here; store it "
+                       "in a variable first (auto r = " + callee->getNameAsString() + "(...);)");
+      else
+        unsupported(e, "a structure of tensors must be built in place (" + t.cxx_type + "{...}), or be a variable or "
+                       "parameter; funcgen passes its tensors one by one");
       return;
     }
     for (size_t i = 0; i < items.size(); ++i) flatten_value(items[i], t.children[i], out);
   }
 
   ExprPtr lower_result(const clang::Expr* e) {
-    if (!result_) return lower_expr(e);
+    if (!result_ || structured_callee(strip(e)) != nullptr) return lower_expr(e);  // (a call: already flat)
+    if (open_result_ && !shape_result(*result_, e, !result_shaped_)) return opaque(e);
+    result_shaped_ = true;
     std::vector<ExprPtr> leaves;
     flatten_value(e, *result_, leaves);
     if (leaves.size() == 1) return std::move(leaves[0]);
@@ -934,6 +1059,256 @@ class FunctionLowerer {
     x->type = ir::Type::TensorTuple;
     x->args = std::move(leaves);
     return x;
+  }
+
+  // ------------------------------------------------------------------ local structures
+  // A local struct, pair, array or nested tuple of tensors (`State s{h0, c0};`, the result of a
+  // helper that returns one) is held as one variable per leaf, as a structured parameter is: `s.h`
+  // reads `s_h`, `s = cell(p, x, s);` and `s.h = ...` assign them, passing `s` to a helper passes
+  // them, `auto [h, c] = s;` names them.
+
+  // The tree of such a structure (not a flat std::tuple of tensors, a variable of its own; nor a
+  // vector, map or optional, whose elements are known only at run time).
+  std::optional<pytree::Tree> local_tree(clang::QualType type) const {
+    std::optional<pytree::Tree> t = pytree::tree_of(type, context_);
+    std::function<bool(const pytree::Tree&)> fixed = [&](const pytree::Tree& n) {
+      return n.kind != pytree::Tree::Kind::Vector && n.kind != pytree::Tree::Kind::Map &&
+             n.kind != pytree::Tree::Kind::Optional && std::all_of(n.children.begin(), n.children.end(), fixed);
+    };
+    return t && fixed(*t) ? t : std::nullopt;
+  }
+
+  // Whether `node` is (a part of) a local structure rather than of a parameter.
+  bool is_local(const pytree::Tree& node) const {
+    std::vector<const pytree::Tree*> leaves;
+    node.leaves(leaves);
+    return !leaves.empty() && leaves[0]->var >= 0 && local_trees_.count(f_.var(leaves[0]->var).decl) != 0;
+  }
+
+  // The parameter a structure's leaf belongs to, where it is not const (taken by value, or by
+  // non-const reference: `void step(State& s)`).
+  const clang::ParmVarDecl* mutable_param(const pytree::Tree& leaf) const {
+    const auto* p = leaf.var >= 0 ? llvm::dyn_cast_or_null<clang::ParmVarDecl>(f_.var(leaf.var).decl) : nullptr;
+    return p != nullptr && !p->getType().getNonReferenceType().isConstQualified() ? p : nullptr;
+  }
+
+  // Whether the leaves of `node` may be assigned (`at`): a local structure's, or those of a parameter
+  // that is not const, whose flat function then takes them by value or by reference as the
+  // parameter is. A number in a structure passed by reference is reported: it is passed by value.
+  bool writable(const pytree::Tree& node, const clang::Stmt* at) {
+    if (is_local(node)) return true;
+    std::vector<const pytree::Tree*> leaves;
+    node.leaves(leaves);
+    for (const pytree::Tree* leaf : leaves) {
+      const clang::ParmVarDecl* p = mutable_param(*leaf);
+      if (p == nullptr) return false;
+      if (leaf->kind != pytree::Tree::Kind::Tensor && p->getType()->isReferenceType()) {
+        unsupported(at, "'" + f_.var(leaf->var).written + "', a number in a structure passed by reference, cannot be "
+                        "assigned yet; return the new value instead");
+        return false;
+      }
+    }
+    for (const pytree::Tree* leaf : leaves)
+      if (leaf->kind == pytree::Tree::Kind::Tensor)
+        f_.vars[static_cast<size_t>(leaf->var)].cxx_type = mutable_param(*leaf)->getType()->isReferenceType() ? "fg::Tensor&"
+                                                                                                              : "fg::Tensor";
+    return !leaves.empty();
+  }
+
+  // A variable for each leaf of `t`, a part of the local structure `decl` that the user writes `root`.
+  void declare_leaves(pytree::Tree& t, const clang::ValueDecl* decl, const std::string& root, bool exact_name = false) {
+    if (!names_collected_) collect_names(f_.decl);
+    names_collected_ = true;
+    std::vector<pytree::Tree*> leaves;
+    t.leaves(leaves);
+    std::vector<std::string> paths;
+    leaf_names(t, root, paths);
+    const std::vector<std::string> written = pytree::leaf_accesses(t, root);
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      const bool tensor = leaves[i]->kind == pytree::Tree::Kind::Tensor;
+      ir::Var v;
+      v.id = static_cast<int>(f_.vars.size());
+      v.name = exact_name ? root : fresh_name(paths[i]);  // a structured binding's own name
+      v.written = written[i];
+      v.decl = decl;
+      v.type = tensor ? ir::Type::Tensor : leaves[i]->scalar_type;
+      v.cxx_type = tensor ? "fg::Tensor" : leaves[i]->cxx_type;
+      leaves[i]->var = v.id;
+      f_.vars.push_back(v);
+    }
+    local_trees_.insert(decl);
+  }
+
+  // A call of a function of this file (which takes structures of tensors, maybe only those).
+  bool helper_call(const clang::Expr* e) const {
+    const auto* call = llvm::dyn_cast<clang::CallExpr>(e->IgnoreImplicit());
+    return call != nullptr && is_user_function(llvm::dyn_cast_or_null<clang::FunctionDecl>(call->getCalleeDecl()));
+  }
+
+  // A call of a function of this file that returns such a structure (`cell(p, x, s)`): lowered, it
+  // returns the flat tuple of the structure's tensors (one tensor: that tensor).
+  const clang::FunctionDecl* structured_callee(const clang::Expr* e) const {
+    const auto* call = llvm::dyn_cast<clang::CallExpr>(e);
+    const auto* callee = call != nullptr ? llvm::dyn_cast_or_null<clang::FunctionDecl>(call->getCalleeDecl()) : nullptr;
+    if (callee == nullptr || !is_user_function(callee) || !is_structured_type(callee->getReturnType())) return nullptr;
+    return callee;
+  }
+
+  // The variable or parameter whose part `e` names (`s` of `s.state.h`), through references to parts.
+  const clang::ValueDecl* root_decl(const clang::Expr* e) {
+    while (true) {
+      e = strip(e);
+      if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(e)) {
+        auto a = aliases_.find(ref->getDecl());
+        if (a == aliases_.end()) return ref->getDecl();
+        e = a->second;
+      } else if (const auto* m = llvm::dyn_cast<clang::MemberExpr>(e)) {
+        e = m->getBase();
+      } else if (const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(e); oc != nullptr && oc->getOperator() == clang::OO_Subscript) {
+        e = oc->getArg(0);
+      } else if (const auto* c = llvm::dyn_cast<clang::CallExpr>(e); c != nullptr && c->getDirectCallee() != nullptr &&
+                                                                     c->getDirectCallee()->getQualifiedNameAsString() == "std::get") {
+        e = c->getArg(0);
+      } else {
+        return nullptr;
+      }
+    }
+  }
+
+  // The helper returning a structure whose call `e` reads a part of (`carry(x).state`), or is.
+  const clang::FunctionDecl* call_root(const clang::Expr* e) {
+    while (true) {
+      e = strip(e);
+      if (const clang::FunctionDecl* callee = structured_callee(e)) return callee;
+      if (const auto* m = llvm::dyn_cast<clang::MemberExpr>(e)) {
+        e = m->getBase();
+      } else if (const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(e); oc != nullptr && oc->getOperator() == clang::OO_Subscript) {
+        e = oc->getArg(0);
+      } else if (const auto* c = llvm::dyn_cast<clang::CallExpr>(e); c != nullptr && c->getDirectCallee() != nullptr &&
+                                                                     c->getDirectCallee()->getQualifiedNameAsString() == "std::get") {
+        e = c->getArg(0);
+      } else {
+        return nullptr;
+      }
+    }
+  }
+
+  static bool reads_var(const ir::Expr& e, int var) {
+    if ((e.kind == ExprKind::VarRef && e.var == var) || std::find(e.reads.begin(), e.reads.end(), var) != e.reads.end())
+      return true;
+    return std::any_of(e.args.begin(), e.args.end(), [&](const ExprPtr& a) { return a && reads_var(*a, var); });
+  }
+
+  // Gives the leaves of the local structure `t` their values from `init` (null: default-initialized),
+  // declaring them where `declare`, else assigning them (all values computed before the first
+  // assignment where a later one reads an earlier leaf: `s = State{s.c, s.h};`).
+  void init_leaves(const pytree::Tree& t, clang::QualType type, const clang::Expr* init, bool declare,
+                   const clang::Stmt* at, std::vector<StmtPtr>& out) {
+    std::vector<const pytree::Tree*> leaves;
+    t.leaves(leaves);
+    std::vector<ExprPtr> values;
+    const auto* ctor = init != nullptr ? llvm::dyn_cast<clang::CXXConstructExpr>(strip(init)) : nullptr;
+    if (init == nullptr || (ctor != nullptr && ctor->getNumArgs() == 0)) {
+      default_values(type, t, values);  // `State s;`, `s = State();`
+    } else if (structured_callee(strip(init)) != nullptr) {
+      ExprPtr call = lower_expr(init);
+      if (leaves.size() == 1) {
+        values.push_back(std::move(call));
+      } else {
+        const int result = generated_var(fresh_name(f_.var(leaves[0]->var).name + "_result"), ir::Type::TensorTuple, "auto");
+        StmtPtr d = make(StmtKind::Decl, at);
+        d->var = result;
+        d->expr = std::move(call);
+        out.push_back(std::move(d));
+        for (size_t i = 0; i < leaves.size(); ++i) values.push_back(ir::get(ir::var_ref(f_, result), static_cast<int>(i)));
+      }
+    } else {
+      flatten_value(init, t, values);
+      if (values.size() != leaves.size()) return;  // reported
+      bool hazard = false;
+      for (size_t i = 0; i < leaves.size() && !declare; ++i)
+        for (size_t j = i + 1; j < leaves.size(); ++j) hazard = hazard || reads_var(*values[j], leaves[i]->var);
+      for (size_t i = 0; hazard && i < values.size(); ++i) {
+        const ir::Var& leaf = f_.var(leaves[i]->var);
+        const int tmp = generated_var(fresh_name(leaf.name + "_new"), leaf.type, leaf.cxx_type);
+        StmtPtr d = make(StmtKind::Decl, at);
+        d->var = tmp;
+        d->expr = std::move(values[i]);
+        out.push_back(std::move(d));
+        values[i] = ir::var_ref(f_, tmp);
+      }
+    }
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      if (!declare && values[i] == nullptr) values[i] = ir::opaque("fg::Tensor()", ir::Type::Tensor);
+      StmtPtr st = make(declare ? StmtKind::Decl : StmtKind::Assign, at);
+      st->var = leaves[i]->var;
+      if (!declare) st->text = "=";
+      st->expr = std::move(values[i]);
+      out.push_back(std::move(st));
+    }
+  }
+
+  // The leaves of a default-initialized structure of type `type`: a field's default member
+  // initializer where it has one, else a tensor default-constructed (null: none is written) and a
+  // number value-initialized.
+  void default_values(clang::QualType type, const pytree::Tree& t, std::vector<ExprPtr>& out) {
+    if (t.is_leaf()) {
+      out.push_back(t.kind == pytree::Tree::Kind::Tensor ? nullptr : ir::opaque(t.cxx_type + "{}", t.scalar_type));
+      return;
+    }
+    const clang::CXXRecordDecl* record = type.isNull() ? nullptr : bare(type)->getAsCXXRecordDecl();
+    if (t.kind == pytree::Tree::Kind::Record && record != nullptr) {
+      size_t i = 0;
+      for (const clang::FieldDecl* f : record->fields()) {
+        if (i >= t.children.size()) break;
+        if (const clang::Expr* init = f->getInClassInitializer()) flatten_value(init, t.children[i], out);
+        else default_values(f->getType(), t.children[i], out);
+        ++i;
+      }
+      return;
+    }
+    for (const pytree::Tree& c : t.children) default_values(clang::QualType(), c, out);
+  }
+
+  // `State s = ...;` (or a default-initialized one) held leaf by leaf; a reference to a structure
+  // is another name for it.
+  bool declare_structure(const clang::VarDecl* vd, const clang::DeclStmt* ds, std::vector<StmtPtr>& out) {
+    std::optional<pytree::Tree> tree = local_tree(vd->getType());
+    if (!tree || vd->isStaticLocal()) return false;
+    const clang::Expr* init = vd->getInit();
+    if (vd->getType()->isReferenceType() && init != nullptr && resolve(init, false) != nullptr) {
+      aliases_[vd] = init;
+      return true;
+    }
+    if (vd->getType()->isReferenceType() && (init == nullptr || structured_callee(strip(init)) == nullptr)) return false;
+    declare_leaves(*tree, vd, vd->getNameAsString());
+    pytree::Tree& t = trees_[vd] = std::move(*tree);
+    init_leaves(t, vd->getType(), init, true, ds, out);
+    return true;
+  }
+
+  // `auto [h, c] = s;` of such a structure: by value, a new structure whose top-level parts take the
+  // bound names; by reference, names of the parts of `s` itself.
+  bool declare_bindings(const clang::DecompositionDecl* dd, const clang::DeclStmt* ds, std::vector<StmtPtr>& out) {
+    const clang::Expr* init = dd->getInit();
+    std::optional<pytree::Tree> tree = local_tree(dd->getType());
+    if (!tree || init == nullptr) return false;
+    if (dd->getType()->isReferenceType() && resolve(init, false) != nullptr) {
+      aliases_[dd] = init;
+    } else {
+      if (resolve(init, false) == nullptr && structured_callee(strip(init)) == nullptr && !llvm::isa<clang::InitListExpr>(strip(init)))
+        return false;
+      const auto bindings = dd->bindings();
+      for (size_t i = 0; i < bindings.size() && i < tree->children.size(); ++i)
+        declare_leaves(tree->children[i], dd, bindings[i]->getNameAsString(), tree->children[i].is_leaf());
+      local_trees_.insert(dd);
+      init_leaves(trees_[dd] = std::move(*tree), dd->getType(), init, true, ds, out);
+    }
+    for (const clang::BindingDecl* b : dd->bindings()) {
+      aliases_[b] = b->getBinding();
+      if (const clang::VarDecl* holding = b->getHoldingVar()) aliases_[holding] = holding->getInit();  // get<i>(pair)
+    }
+    return true;
   }
 
   // Opaque text with the structured parameters' leaves it reads replaced by their variables
@@ -1139,7 +1514,40 @@ class FunctionLowerer {
       for (const clang::Decl* d : ds->decls()) lower_decl(out, d, ds);
       return;
     }
+    if (const auto* e = llvm::dyn_cast<clang::Expr>(s); e != nullptr && assign_structure(out, e)) return;
     if (StmtPtr lowered = lower_stmt(s)) out.push_back(std::move(lowered));
+  }
+
+  // The two sides of `a = b` (a built-in or a class's operator=), or false.
+  static bool assignment_sides(const clang::Expr* e, const clang::Expr*& lhs, const clang::Expr*& rhs, std::string& op) {
+    e = e->IgnoreImplicit();
+    if (const auto* w = llvm::dyn_cast<clang::ExprWithCleanups>(e)) e = w->getSubExpr()->IgnoreImplicit();
+    if (const auto* b = llvm::dyn_cast<clang::BinaryOperator>(e); b != nullptr && b->isAssignmentOp()) {
+      lhs = b->getLHS();
+      rhs = b->getRHS();
+      op = b->getOpcodeStr().str();
+      return true;
+    }
+    if (const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(e);
+        oc != nullptr && oc->getOperator() == clang::OO_Equal && oc->getNumArgs() == 2) {
+      lhs = oc->getArg(0);
+      rhs = oc->getArg(1);
+      op = "=";
+      return true;
+    }
+    return false;
+  }
+
+  // `s = cell(p, x, s);` or `o.state = s;`: a local structure (or a part of one) assigned leaf by leaf.
+  bool assign_structure(std::vector<StmtPtr>& out, const clang::Expr* e) {
+    const clang::Expr* lhs = nullptr;
+    const clang::Expr* rhs = nullptr;
+    std::string op;
+    if (trees_.empty() || !assignment_sides(e, lhs, rhs, op) || op != "=") return false;
+    pytree::Tree* node = resolve(lhs, false);
+    if (node == nullptr || node->is_leaf() || !writable(*node, e)) return false;
+    init_leaves(*node, lhs->getType(), rhs, false, e, out);
+    return true;
   }
 
   // A block's statements, up to a return that always runs (`if (!b) return y;` folded in a
@@ -1234,11 +1642,26 @@ class FunctionLowerer {
     StmtPtr st = make(StmtKind::Opaque, s);
     record_uses(s, *st);
     st->text = with_leaves(s, text_of(s), st->reads);
+    leaf_writes(s, st->writes);
     return st;
+  }
+
+  // The leaves of structures that C++ text assigns (`s.steps++`, `s.steps += 1` kept as text).
+  void leaf_writes(const clang::Stmt* s, std::vector<int>& writes) {
+    if (s == nullptr || trees_.empty()) return;
+    const clang::Expr* target = nullptr;
+    if (const auto* u = llvm::dyn_cast<clang::UnaryOperator>(s); u != nullptr && u->isIncrementDecrementOp()) target = u->getSubExpr();
+    if (const auto* b = llvm::dyn_cast<clang::BinaryOperator>(s); b != nullptr && b->isAssignmentOp()) target = b->getLHS();
+    if (const pytree::Tree* leaf = target != nullptr ? resolve(target, false) : nullptr;
+        leaf != nullptr && leaf->is_leaf() && writable(*leaf, s) &&
+        std::find(writes.begin(), writes.end(), leaf->var) == writes.end())
+      writes.push_back(leaf->var);
+    for (const clang::Stmt* child : s->children()) leaf_writes(child, writes);
   }
 
   void lower_decl(std::vector<StmtPtr>& out, const clang::Decl* d, const clang::DeclStmt* ds) {
     if (const auto* dd = llvm::dyn_cast<clang::DecompositionDecl>(d)) {
+      if (declare_bindings(dd, ds, out)) return;
       StmtPtr st = make(StmtKind::Bind, ds);
       for (const clang::BindingDecl* b : dd->bindings()) st->vars.push_back(add_var(b, b->getType()));
       st->text = dd->getType()->isReferenceType() ? "auto&" : "auto";
@@ -1266,6 +1689,7 @@ class FunctionLowerer {
       out.push_back(std::move(st));
       return;
     }
+    if (declare_structure(vd, ds, out)) return;
     if (record_name(vd->getType()) == "std::optional" && is_fg_tensor(template_arg(bare(vd->getType()), 0))) {
       reject_variable(vd, ds, "'" + vd->getNameAsString() + "' is a local std::optional<fg::Tensor>, which cannot be "
                                   "transformed yet: funcgen specializes on the optionals a function is passed; test "
@@ -2075,27 +2499,23 @@ class FunctionLowerer {
       if (Stacked* v = stacked_object(mc); v != nullptr && mc->getMethodDecl()->getName() == "reserve")
         return make(StmtKind::Block, e);  // no storage to reserve: an empty block
     }
-    const clang::Expr* inner = e->IgnoreImplicit();
-    if (const auto* w = llvm::dyn_cast<clang::ExprWithCleanups>(inner)) inner = w->getSubExpr()->IgnoreImplicit();
     // var = expr / var op= expr on a local: an assignment, whatever the type.
     const clang::Expr* lhs = nullptr;
     const clang::Expr* rhs = nullptr;
     std::string op;
-    if (const auto* b = llvm::dyn_cast<clang::BinaryOperator>(inner); b != nullptr && b->isAssignmentOp()) {
-      lhs = b->getLHS();
-      rhs = b->getRHS();
-      op = b->getOpcodeStr().str();
-    } else if (const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(inner);
-               oc != nullptr && oc->getOperator() == clang::OO_Equal && oc->getNumArgs() == 2) {
-      lhs = oc->getArg(0);
-      rhs = oc->getArg(1);
-      op = "=";
-    }
+    assignment_sides(e, lhs, rhs, op);
     if (lhs != nullptr && op == "=")
       if (const auto* tie = llvm::dyn_cast<clang::CallExpr>(strip(lhs));
           tie != nullptr && tie->getDirectCallee() != nullptr && tie->getDirectCallee()->getQualifiedNameAsString() == "std::tie")
         return lower_tie(e, tie, rhs);
     if (lhs != nullptr) {
+      if (const pytree::Tree* leaf = resolve(lhs, false); leaf != nullptr && leaf->is_leaf() && writable(*leaf, e)) {
+        StmtPtr st = make(StmtKind::Assign, e);  // `s.h = ...;`: its leaf's variable
+        st->var = leaf->var;
+        st->text = op;
+        st->expr = lower_expr(rhs);
+        return st;
+      }
       if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(lhs->IgnoreParenImpCasts())) {
         if (auto it = vars_.find(ref->getDecl()); it != vars_.end()) {
           StmtPtr st = make(StmtKind::Assign, e);
@@ -2106,7 +2526,16 @@ class FunctionLowerer {
         }
       }
     }
-    if (!involves_tensors(e)) return opaque_stmt(e);
+    if (lhs != nullptr && op == "=")
+      if (const auto* get = llvm::dyn_cast<clang::CallExpr>(strip(lhs)); get != nullptr && get->getDirectCallee() != nullptr &&
+                                                                      get->getDirectCallee()->getQualifiedNameAsString() == "std::get" &&
+                                                                      ir_type_of(get->getArg(0)->getType()) == ir::Type::TensorTuple) {
+        unsupported(e, "an element of the std::tuple '" + text_of(get->getArg(0)) + "' cannot be assigned yet; hold the "
+                       "tensors in a struct, std::pair or std::array (funcgen keeps each in a variable of its own) or "
+                       "in separate variables");
+        return nullptr;
+      }
+    if (!helper_call(e) && !involves_tensors(e)) return opaque_stmt(e);
     StmtPtr st = make(StmtKind::Eval, e);
     st->expr = lower_expr(e);
     return st;
@@ -2123,10 +2552,18 @@ class FunctionLowerer {
     return x;
   }
 
+  // `e` as text, where an error was reported: its parts are not reported again.
+  ExprPtr reported(const clang::Expr* e) {
+    ExprPtr x = make_expr(ExprKind::Opaque, e);
+    x->text = text_of(e);
+    return x;
+  }
+
   ExprPtr opaque(const clang::Expr* e) {
     ExprPtr x = make_expr(ExprKind::Opaque, e);
     record_uses(e, *x);
     x->text = with_leaves(e, text_of(e), x->reads);
+    leaf_writes(e, x->writes);
     // strip() took off its parentheses; a comma expression needs them wherever it is printed
     // (`int k = (i++, j);` is not `int k = i++, j;`).
     if (const auto* b = llvm::dyn_cast<clang::BinaryOperator>(e); b != nullptr && b->isCommaOp()) x->text = "(" + x->text + ")";
@@ -2148,7 +2585,8 @@ class FunctionLowerer {
           (c->getNumArgs() == 1 || llvm::isa<clang::CXXDefaultArgExpr>(c->getArg(1)))) {
         const std::string name = record_name(c->getType());
         if (name == "fg::Tensor" || name == "fg::Scalar" || name == "fg::ArrayRef" || name == "std::optional" ||
-            name == "std::vector" || name == "std::basic_string") {
+            name == "std::vector" || name == "std::basic_string" ||
+            (c->getConstructor()->isCopyOrMoveConstructor() && c->getNumArgs() == 1)) {  // a copy: the same value
           e = c->getArg(0);
           continue;
         }
@@ -2174,8 +2612,9 @@ class FunctionLowerer {
       if (const std::optional<bool> taken = presence_test(c->getCond()))  // `b ? *b : zero`
         return lower_expr(*taken ? c->getTrueExpr() : c->getFalseExpr());
     if (const pytree::Tree* t = resolve(e, false)) return node_value(*t, e);
+    if (ExprPtr x = call_part(e)) return x;
     if (ExprPtr x = stacked_read(e)) return x;
-    if (!involves_tensors(e) || llvm::isa<clang::UnaryExprOrTypeTraitExpr>(e)) return opaque(e);
+    if ((!involves_tensors(e) && !helper_call(e)) || llvm::isa<clang::UnaryExprOrTypeTraitExpr>(e)) return opaque(e);
 
     if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(e)) {
       if (auto it = vars_.find(ref->getDecl()); it != vars_.end()) {
@@ -2324,16 +2763,31 @@ class FunctionLowerer {
                                    "vector in '" + callee->getNameAsString() + "' in a loop too");
           continue;
         }
-        if (given == nullptr) {
-          unsupported(args[i], "a structure passed to '" + callee->getNameAsString() +
-                                   "' must be a parameter of this function (or a part of one); funcgen passes its "
-                                   "tensors one by one");
+        if (given == nullptr && local_tree(callee->getParamDecl(i)->getType())) {  // `cell(p, x, State{h, c})`
+          std::vector<ExprPtr> leaves;
+          flatten_value(args[i], *wanted, leaves);
+          for (ExprPtr& leaf : leaves) {
+            x.params.push_back(callee->getParamDecl(i)->getNameAsString() + "_" + std::to_string(x.args.size()));
+            x.param_types.push_back(leaf->type);
+            x.args.push_back(std::move(leaf));
+          }
+          packing.back() = packing_of(*wanted);
           continue;
         }
+        if (given == nullptr) {
+          unsupported(args[i], "a structure passed to '" + callee->getNameAsString() +
+                                   "' must be a variable or parameter of this function (or a part of one); funcgen "
+                                   "passes its tensors one by one");
+          continue;
+        }
+        if (non_const_reference(callee->getParamDecl(i)->getType())) writable(*given, args[i]);  // passed on to be changed
         pass_leaves(*given, *wanted, args[i], x);
         packing.back() = packing_of(*wanted);
         continue;
       }
+      if (x.form == ir::CallForm::User && i < callee->getNumParams() && non_const_reference(callee->getParamDecl(i)->getType()))
+        if (const pytree::Tree* leaf = resolve(args[i], false); leaf != nullptr && leaf->is_leaf())
+          writable(*leaf, args[i]);  // `accumulate(s.h, x)` of a `State& s`
       x.args.push_back(lower_expr(given_default != nullptr ? given_default->getExpr() : args[i]));
       const clang::ParmVarDecl* p = callee != nullptr && i < callee->getNumParams() ? callee->getParamDecl(i) : nullptr;
       x.params.push_back(p != nullptr ? p->getNameAsString() : "");
@@ -2383,6 +2837,12 @@ class FunctionLowerer {
   ExprPtr lower_member_call(const clang::CXXMemberCallExpr* mc) {
     const clang::CXXMethodDecl* method = mc->getMethodDecl();
     const clang::Expr* object = mc->getImplicitObjectArgument();
+    if (const clang::FunctionDecl* callee = object != nullptr ? structured_callee(strip(object)) : nullptr;
+        callee != nullptr && !local_tree(callee->getReturnType())) {  // `named(x).at("a")` of a returned map
+      ir::Expr call;
+      structured_result_of(call, callee, object);
+      return reported(mc);
+    }
     if (method != nullptr && object != nullptr &&
         (method->getName() == "reset" || method->getName() == "emplace" || method->getName() == "swap"))
       assigns_optional(mc, object);
@@ -2440,20 +2900,92 @@ class FunctionLowerer {
     return x;
   }
 
+  // A helper that returns a struct, pair, array or nested tuple returns the flat tuple of its tensors
+  // (its caller holds them leaf by leaf); one that returns a vector, map or optional is reported.
+  bool structured_result_of(ir::Expr& x, const clang::FunctionDecl* callee, const clang::Expr* call) {
+    if (!is_structured_type(callee->getReturnType())) return true;
+    std::optional<pytree::Tree> t = local_tree(callee->getReturnType());
+    if (!t) {
+      unsupported(call, "'" + callee->getNameAsString() + "' returns a std::vector, std::map or std::optional of "
+                        "tensors, which funcgen cannot take apart in its caller yet; return a struct, std::array or "
+                        "std::tuple of tensors");
+      return false;
+    }
+    x.type = t->tensors() == 1 ? ir::Type::Tensor : ir::Type::TensorTuple;
+    return true;
+  }
+
+  // `cell(p, x, s).h`, `std::get<1>(pair_of(x))`, `split(x)[0]`: a tensor of the structure a helper
+  // returns, read off the flat tuple its call returns; nullptr where `e` reads no such part.
+  ExprPtr call_part(const clang::Expr* e) {
+    std::vector<std::variant<std::string, uint64_t>> path;  // outermost read first
+    const clang::Expr* at = strip(e);
+    const clang::FunctionDecl* callee = nullptr;
+    while ((callee = structured_callee(at)) == nullptr) {
+      if (const auto* m = llvm::dyn_cast<clang::MemberExpr>(at); m != nullptr && !m->isArrow()) {
+        path.emplace_back(m->getMemberDecl()->getNameAsString());
+        at = strip(m->getBase());
+        continue;
+      }
+      const auto* call = llvm::dyn_cast<clang::CallExpr>(at);
+      const clang::FunctionDecl* fn = call != nullptr ? call->getDirectCallee() : nullptr;
+      const clang::TemplateArgumentList* targs = fn != nullptr ? fn->getTemplateSpecializationArgs() : nullptr;
+      if (fn != nullptr && fn->getQualifiedNameAsString() == "std::get" && targs != nullptr &&
+          targs->get(0).getKind() == clang::TemplateArgument::Integral) {
+        path.emplace_back(targs->get(0).getAsIntegral().getZExtValue());
+        at = strip(call->getArg(0));
+        continue;
+      }
+      const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(at);
+      std::optional<llvm::APSInt> i;
+      if (oc != nullptr && oc->getOperator() == clang::OO_Subscript &&
+          (i = oc->getArg(1)->getIntegerConstantExpr(context_)) && !i->isNegative()) {
+        path.emplace_back(i->getZExtValue());
+        at = strip(oc->getArg(0));
+        continue;
+      }
+      return nullptr;
+    }
+    if (path.empty()) return nullptr;
+    std::optional<pytree::Tree> tree = local_tree(callee->getReturnType());
+    if (!tree) return nullptr;  // reported at the call
+    const pytree::Tree* node = &*tree;
+    size_t index = 0;  // the tensors before `node` in the flat tuple
+    for (auto step = path.rbegin(); step != path.rend(); ++step) {
+      if (node->is_leaf()) return nullptr;  // `pair_of(x).first[0]`: the tensor read here, indexed outside
+      size_t k = node->children.size();
+      if (const auto* key = std::get_if<std::string>(&*step))
+        k = static_cast<size_t>(std::find(node->keys.begin(), node->keys.end(), *key) - node->keys.begin());
+      else
+        k = static_cast<size_t>(std::get<uint64_t>(*step));
+      if (k >= node->children.size()) return nullptr;
+      for (size_t j = 0; j < k; ++j) index += node->children[j].tensors();
+      node = &node->children[k];
+    }
+    if (node->kind != pytree::Tree::Kind::Tensor) {
+      unsupported(e, "a part of the structure '" + callee->getNameAsString() + "' returns that is not one tensor "
+                     "cannot be read off its call; store the result in a variable first (auto r = " +
+                     callee->getNameAsString() + "(...);)");
+      return opaque(e);
+    }
+    ExprPtr call = lower_expr(at);
+    if (tree->tensors() == 1) return call;
+    ExprPtr x = ir::get(std::move(call), static_cast<int>(index));
+    x->ast = e;
+    x->range = e->getSourceRange();
+    return x;
+  }
+
   // `forward(x)` in another member function of the class (or `layer.forward(x)` on a structured
   // part): a helper whose first parameter is its object, passed leaf by leaf.
   // A functor's call `layer(x)` (its operator()) is the same.
   ExprPtr lower_method_call(const clang::CallExpr* mc, const clang::FunctionDecl* method, pytree::Tree& object) {
     const clang::FunctionDecl* callee = method->getDefinition();
-    if (is_structured_type(callee->getReturnType())) {
-      unsupported(mc, "'" + callee->getNameAsString() + "' returns a structure, which funcgen cannot take apart in "
-                      "its caller yet; return std::tuple or tensors from helpers");
-      return opaque(mc);
-    }
     const std::vector<std::string> absent = absent_at(mc, callee, false);
     const pytree::Tree* wanted = object_tree(callee, absent);
     if (wanted == nullptr) return opaque(mc);  // reported by the callee's lowering
     ExprPtr x = make_expr(ExprKind::Call, mc);
+    if (!structured_result_of(*x, callee, mc)) return reported(mc);
     x->form = ir::CallForm::User;
     x->callee = callee;
     x->absent = absent;
@@ -2481,6 +3013,7 @@ class FunctionLowerer {
       return x;
     }
     ExprPtr x = make_expr(ExprKind::Call, oc);
+    if (!structured_result_of(*x, callee, oc)) return reported(oc);
     x->form = ir::CallForm::User;
     x->callee = callee;
     x->op = "lambda";
@@ -2592,11 +3125,7 @@ class FunctionLowerer {
       x->form = ir::CallForm::User;
       x->callee = callee->getDefinition();
       x->absent = absent_at(call, x->callee, false);
-      if (is_structured_type(callee->getReturnType())) {
-        unsupported(call, "'" + callee->getNameAsString() + "' returns a structure, which funcgen cannot take apart in "
-                          "its caller yet; return std::tuple or tensors from helpers");
-        return opaque(call);
-      }
+      if (!structured_result_of(*x, callee, call)) return reported(call);
     } else {
       x->form = ir::CallForm::External;
       x->op = qname;
@@ -2618,7 +3147,11 @@ class FunctionLowerer {
   std::set<const clang::ValueDecl*> lambdas_;   // variables holding lambdas of the body
   std::map<const clang::ValueDecl*, Stacked> stacked_;  // vectors held stacked
   size_t loops_ = 0;  // loops around the statement being lowered
-  std::map<const clang::ValueDecl*, pytree::Tree> trees_;  // the structured parameters
+  std::map<const clang::ValueDecl*, pytree::Tree> trees_;  // the structured parameters and locals
+  std::set<const clang::ValueDecl*> local_trees_;          // those of trees_ that are locals (held leaf by leaf)
+  bool names_collected_ = false;
+  bool open_result_ = false;    // the result holds a map or vector: its keys or length come from the returns
+  bool result_shaped_ = false;  // (by the first return lowered)
   std::optional<pytree::Tree> result_;                      // a structured result
   std::set<std::string> names_;                             // declared in the function
   std::set<const clang::Expr*> reported_indices_;

@@ -44,3 +44,14 @@ fg::Tensor h(const fg::Tensor& x, std::vector<int>& list) {
 // CHECK: side_effect.cpp:[[@LINE-8]]:10: note: return the values instead, or move the side effect out of the function that 'batched_h' transforms
   return x.sum(0);
 }
+
+// A count passed on by reference to a function that increments it: once per batch, too.
+static void tick(int& n) { n += 1; }
+FUNCGEN("batched_k = vmap(k, in_dims=(0, None))")
+fg::Tensor k(const fg::Tensor& x, int& calls) {
+  tick(calls);
+// CHECK: side_effect.cpp:[[@LINE-1]]:8: warning: 'calls' is passed by reference to 'tick', which may modify it once for the whole batch, not once per example: vmap runs 'k' a single time [funcgen-side-effect]
+// CHECK: side_effect.cpp:[[@LINE-3]]:40: note: 'calls' refers to state outside 'k'
+// CHECK: side_effect.cpp:[[@LINE-5]]:10: note: return the values instead, or move the side effect out of the function that 'batched_k' transforms
+  return x.sum(0);
+}

@@ -90,6 +90,7 @@ class Normalizer {
     bool returned = false;
     const char* inside = nullptr;   // the control flow statement the scope is in ("an 'if'")
     bool in_loop = false;           // break/continue would skip the loop's bookkeeping
+    bool helper = false;            // a helper's body, inlined
   };
 
   // A tensor declared without a value, before its first assignment.
@@ -171,6 +172,10 @@ class Normalizer {
         fail(s.range.getBegin(), "this assignment to a tensor cannot be differentiated; write 'x = x + y'");
         return;
       }
+      if (s.expr->kind == ExprKind::Opaque && s.expr->text == "fg::Tensor()") {  // undefined, as if declared so
+        scope.vars[v.id] = kUnset;
+        return;
+      }
       scope.vars[v.id] = value(*s.expr, scope, out, v.name);
       return;
     }
@@ -230,6 +235,10 @@ class Normalizer {
                                    " and return it at the end of the function");
       return;
     }
+    if (!s.expr && scope.fn->return_type == ir::Type::Void && scope.helper) {  // `return;` of a helper
+      scope.returned = true;
+      return;
+    }
     if (scope.results == nullptr || !s.expr) {
       fail(s.range.getBegin(), what_ + " needs a function that returns tensors");
       return;
@@ -264,6 +273,12 @@ class Normalizer {
       case StmtKind::Eval: {
         if (s.expr->kind == ExprKind::Call && is_inplace(*s.expr)) {
           inplace(*s.expr, scope, out);
+          return;
+        }
+        if (const ir::Function* callee = helper_of(*s.expr);  // its result unused: called for what it changes
+            callee != nullptr && changes_arguments(*callee) &&
+            (callee->return_type == ir::Type::Void || ir::is_tensor_like(callee->return_type))) {
+          inline_call(*s.expr, scope, out);
           return;
         }
         ExprPtr e = scalar(*s.expr, scope, out);  // e.g. printing: kept, on the current versions
@@ -425,12 +440,21 @@ class Normalizer {
 
   // The tensors a loop body assigns (its loop-carried values, when they exist before it).
   // The tensors `b` assigns or writes in place into `out`; whether it writes any in place.
-  static bool assigned_tensors(const std::vector<ir::StmtPtr>& b, const ir::Function& fn, std::set<int>& out) {
+  // A helper's call counts as what it does to the variables it is passed (carry_back).
+  bool assigned_tensors(const std::vector<ir::StmtPtr>& b, const ir::Function& fn, std::set<int>& out) {
     bool writes = false;
     ir::for_each_stmt(b, [&](const Stmt& t) {
       if (t.kind == StmtKind::Assign && t.var >= 0 && fn.var(t.var).type == ir::Type::Tensor) out.insert(t.var);
       if (t.expr)
         ir::for_each_expr(*t.expr, [&](const Expr& e) {
+          if (const ir::Function* callee = helper_of(e)) {
+            writes = writes || writes_in_place(callee->body);
+            for (size_t i = 0; i < callee->params.size() && i < e.args.size(); ++i)
+              if (e.arg(i).kind == ExprKind::VarRef && fn.var(e.arg(i).var).type == ir::Type::Tensor &&
+                  by_reference(callee->var(callee->params[i])) && assigns(*callee, callee->params[i]))
+                out.insert(e.arg(i).var);
+            return;
+          }
           if (!is_inplace(e)) return;
           if (e.args[0]->kind == ExprKind::VarRef) out.insert(e.args[0]->var);
           writes = true;
@@ -584,6 +608,7 @@ class Normalizer {
 
   // Version `old` became `now` through the write `at`.
   void written(int old, int now, const Expr& at, Scope& scope, std::vector<ir::StmtPtr>& out) {
+    overwritten_.insert(old);
     std::set<int> holders;  // the variables that held the written version
     for (auto& [src, version] : scope.vars)
       if (version == old) {
@@ -940,12 +965,14 @@ class Normalizer {
     callee = &structured_control_flow(*callee, single_returns_);  // ?:, switches, jumps and returns as ifs
     Scope inner;
     inner.fn = callee;
+    inner.helper = true;
     std::vector<ExprPtr> results;
     inner.results = &results;
+    std::map<int, int> entry;  // tensor parameter -> the version it was passed
     for (size_t i = 0; i < callee->params.size() && i < e.args.size(); ++i) {
       const ir::Var& p = callee->var(callee->params[i]);
       if (p.type == ir::Type::Tensor) {
-        inner.vars[p.id] = value(e.arg(i), scope, out, p.name);
+        inner.vars[p.id] = entry[p.id] = value(e.arg(i), scope, out, p.name);
         continue;
       }
       if (p.type == ir::Type::TensorList && e.arg(i).kind == ExprKind::VarRef &&
@@ -967,16 +994,124 @@ class Normalizer {
     body(callee->body, inner, out);
     active_.erase(e.callee);
     if (!ok_) return {};
-    if (!inner.returned) {
+    if (!inner.returned && callee->return_type != ir::Type::Void) {
       fail(e, "'" + e.op + "' must end in a return of its tensors to be differentiated");
       return {};
     }
+    carry_back(e, *callee, entry, inner, scope, out);
     std::vector<int> ids;
     for (const auto& r : results) ids.push_back(r->var);
     return ids;
   }
 
+  // What a helper did to the tensors it was passed, in its caller: a write in place (`h.mul_(2)`, into
+  // `h` or a view of it) is seen by every variable that shares the memory, as in C++; a new value
+  // assigned to a non-const reference parameter (`void step(fg::Tensor& h) { h = ...; }`) by the
+  // variable passed. `entry`: the version each tensor parameter was passed.
+  void carry_back(const Expr& call, const ir::Function& callee, const std::map<int, int>& entry, const Scope& inner,
+                  Scope& scope, std::vector<ir::StmtPtr>& out) {
+    for (size_t i = 0; i < callee.params.size() && i < call.args.size() && ok_; ++i) {
+      const ir::Var& p = callee.var(callee.params[i]);
+      auto was = entry.find(p.id);
+      if (was == entry.end() || inner.vars.at(p.id) == was->second) continue;
+      const int now = inner.vars.at(p.id);
+      const bool in_place = overwritten_.count(was->second) != 0, rebound = assigns(callee, p.id);
+      if (in_place && rebound) {
+        fail(call, "'" + call.op + "' both assigns its parameter '" + p.name + "' and writes into it in place, which "
+                   "cannot be differentiated yet: its caller sees the write but not the assignment; return the new "
+                   "value from '" + call.op + "' instead");
+        return;
+      }
+      if (in_place) {
+        written_back(was->second, now, call, scope, out);
+      } else if (rebound && by_reference(p)) {
+        if (call.arg(i).kind != ExprKind::VarRef) {
+          fail(call.arg(i), "'" + call.op + "' assigns its reference parameter '" + p.name + "', which cannot be "
+                            "differentiated where it is passed an element of a tuple or another expression; pass it "
+                            "a variable");
+          return;
+        }
+        scope.vars[call.arg(i).var] = now;
+      }
+    }
+  }
+
+  // The caller's variables that held `old` (or a view of it, or its base) after a write made it `now`.
+  void written_back(int old, int now, const Expr& at, Scope& scope, std::vector<ir::StmtPtr>& out) {
+    for (auto& [src, version] : scope.vars)
+      if (version == old) version = now;
+    views_again(old, now, at, scope, out);
+    auto b = view_of_.find(old);
+    if (b == view_of_.end()) return;
+    auto b_now = view_of_.find(now);
+    if (b_now == view_of_.end()) {
+      fail(at, "'" + at.op + "' writes in place into a view of a tensor it is passed under an 'if' or in a loop, "
+               "which cannot be differentiated yet; pass the tensor itself, or write into it in the caller");
+      return;
+    }
+    if (b_now->second != b->second) written_back(b->second, b_now->second, at, scope, out);
+  }
+
+  // A parameter whose assignment its caller sees (`fg::Tensor& h`; a leaf of a `State& s`).
+  static bool by_reference(const ir::Var& p) {
+    const auto* decl = llvm::dyn_cast_or_null<clang::ParmVarDecl>(p.decl);
+    return decl != nullptr && decl->getType()->isLValueReferenceType() &&
+           !decl->getType().getNonReferenceType().isConstQualified();
+  }
+
+  // Whether `fn` assigns its variable `var`, itself or through a helper's reference parameter.
+  bool assigns(const ir::Function& fn, int var, int depth = 0) {
+    bool found = false;
+    ir::for_each_stmt(fn.body, [&](const Stmt& st) {
+      found = found || ((st.kind == StmtKind::Assign || st.kind == StmtKind::Decl) && st.var == var) ||
+              (st.kind == StmtKind::Bind && std::count(st.vars.begin(), st.vars.end(), var) != 0);
+      if (!found && st.expr && depth < 16)
+        ir::for_each_expr(*st.expr, [&](const Expr& e) { found = found || passes_to_assigned(e, var, depth); });
+    });
+    return found;
+  }
+
+  // Whether the call `e` passes `var` to a reference parameter that its helper assigns.
+  bool passes_to_assigned(const Expr& e, int var, int depth) {
+    const ir::Function* callee = helper_of(e);
+    for (size_t i = 0; callee != nullptr && i < callee->params.size() && i < e.args.size(); ++i)
+      if (e.arg(i).kind == ExprKind::VarRef && e.arg(i).var == var &&
+          by_reference(callee->var(callee->params[i])) && assigns(*callee, callee->params[i], depth + 1))
+        return true;
+    return false;
+  }
+
+  // Whether a helper changes what it is passed: writes in place (anywhere: through a copy, a tensor
+  // it is passed may be written), or assigns a reference parameter.
+  bool changes_arguments(const ir::Function& fn) {
+    if (writes_in_place(fn.body)) return true;
+    for (int p : fn.params)
+      if (by_reference(fn.var(p)) && assigns(fn, p)) return true;
+    return false;
+  }
+
+  // The helper that `e` calls (lowered), or nullptr.
+  const ir::Function* helper_of(const Expr& e) {
+    if (e.kind != ExprKind::Call || e.form != ir::CallForm::User || e.callee == nullptr || resolver_.has_custom_rule(e.callee))
+      return nullptr;
+    return lowering_.lower(e.callee, e.absent);
+  }
+
+  // Whether `body`, or a helper it calls, writes a tensor in place.
+  bool writes_in_place(const std::vector<ir::StmtPtr>& body, int depth = 0) {
+    bool found = false;
+    ir::for_each_stmt(body, [&](const Stmt& st) {
+      if (st.expr && !found)
+        ir::for_each_expr(*st.expr, [&](const Expr& e) {
+          const ir::Function* callee = depth < 16 ? helper_of(e) : nullptr;
+          found = found || is_inplace(e) || (callee != nullptr && writes_in_place(callee->body, depth + 1));
+        });
+    });
+    return found;
+  }
+
   std::set<int> from_list_;  // versions read from a list parameter (ws[i])
+  std::set<int> overwritten_;  // versions written in place (their memory holds a newer one)
   Lowering& lowering_;
   Reporter& reporter_;
   std::string what_;

@@ -5,7 +5,9 @@
 // Specs are spelled out per function: a construct that stays unsupported would fail the build.
 #include <funcgen/funcgen.h>
 
+#include <array>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "constructs_helpers.h"
@@ -394,6 +396,135 @@ fg::Tensor switch_breaks(const fg::Tensor& x) {
     }
   }
   return y.sum();
+}
+
+// ---- local structures, held leaf by leaf: a recurrent cell that takes and returns its state as a
+// struct, a helper that returns a pair read off its call, structured bindings of a struct (by value)
+// and of an array (by reference), a std::array local with an element assigned, a field assigned, a
+// swap through a braced temporary, a nested struct with a scalar field, a state passed as a braced
+// temporary, and a lambda that returns a struct
+struct CellState {
+  fg::Tensor h, c;
+};
+struct Carry {
+  CellState state;
+  fg::Tensor total;
+  int64_t steps;
+};
+
+static CellState cell_step(const fg::Tensor& x, const CellState& s) {
+  fg::Tensor c = s.c * 0.5 + (x * s.h).tanh();
+  return CellState{c.sigmoid() * s.h + x, c};
+}
+static std::pair<fg::Tensor, fg::Tensor> scaled(const fg::Tensor& x, double k) { return {x * k, x.exp() * k}; }
+static std::array<fg::Tensor, 2> ends(const fg::Tensor& x) { return {x[0], x[x.size(0) - 1]}; }
+
+FUNCGEN("local_structs_grad = grad(local_structs)")
+FUNCGEN("local_structs_jvp = jvp(local_structs)")
+FUNCGEN("local_structs_jacfwd = jacfwd(local_structs)")
+FUNCGEN("local_structs_hessian = hessian(local_structs)")
+FUNCGEN("local_structs_jacrev2 = jacrev(jacrev(local_structs))")
+FUNCGEN("local_structs_hvp = jvp(grad(local_structs))")
+FUNCGEN("local_structs_vmap = vmap(local_structs)")
+FUNCGEN("local_structs_psg = vmap(grad(local_structs))")
+FUNCGEN("local_structs_vjacrev = vmap(jacrev(local_structs))")
+fg::Tensor local_structs(const fg::Tensor& x) {
+  CellState s{x[0], fg::zeros_like(x[0])};
+  for (int64_t t = 1; t < x.size(0); ++t) s = cell_step(x[t], s);
+  Carry carry{s, s.h.sum(), 1};
+  carry.state = cell_step(s.h, CellState{s.c, s.h});
+  carry.steps = carry.steps + 1;
+  s = CellState{s.c, s.h};  // a swap: both are read before either is assigned
+  const fg::Tensor first = scaled(s.h, 2.0).first;
+  auto [h, c] = carry.state;
+  h = h * 0.5;
+  auto [lo, hi] = scaled(h + c, 0.25);
+  std::array<fg::Tensor, 2> e = ends(x);
+  e[1] = e[1] * lo.sum();
+  const auto& [top, bottom] = e;
+  auto mix = [](const fg::Tensor& a, const fg::Tensor& b) { return CellState{a + b, a * b}; };
+  const CellState m = mix(carry.state.h, carry.state.c);
+  return (first * hi).sum() + carry.total * (top * bottom).sum() + s.c.sum() * double(carry.steps) + m.c.sum();
+}
+
+// ---- helpers that change what they are passed: in place (seen by every variable that shares the
+// memory, and by a view's base), a tensor through a non-const reference, a struct's fields through one
+static void scale_in_place(const fg::Tensor& h, double k) { h.mul_(k); }
+static void accumulate(fg::Tensor& total, const fg::Tensor& x) { total = total + x.tanh(); }
+static void advance(CellState& s, const fg::Tensor& x) {
+  s.c = s.c * 0.5 + x;
+  s.h = s.c.sin() * s.h;
+}
+
+FUNCGEN("out_params_grad = grad(out_params)")
+FUNCGEN("out_params_jvp = jvp(out_params)")
+FUNCGEN("out_params_jacfwd = jacfwd(out_params)")
+FUNCGEN("out_params_hessian = hessian(out_params)")
+FUNCGEN("out_params_jacrev2 = jacrev(jacrev(out_params))")
+FUNCGEN("out_params_hvp = jvp(grad(out_params))")
+FUNCGEN("out_params_vmap = vmap(out_params)")
+FUNCGEN("out_params_psg = vmap(grad(out_params))")
+FUNCGEN("out_params_vjacrev = vmap(jacrev(out_params))")
+fg::Tensor out_params(const fg::Tensor& x) {
+  fg::Tensor h = x * 1.5;
+  const fg::Tensor alias = h;
+  scale_in_place(h, 2.0);
+  fg::Tensor total = fg::zeros_like(x[0]);
+  for (int64_t i = 0; i < x.size(0); ++i) accumulate(total, x[i] * h[i]);
+  CellState s{x[0], x[1]};
+  advance(s, total);
+  fg::Tensor m = x.cos();
+  scale_in_place(m[1], 3.0);
+  return (alias * x).sum() + (s.h * s.c).sum() + (m * x).sum();
+}
+
+// ---- the same through a second helper: a by-value parameter passed on by reference (the caller's
+// variable keeps its value), a reference passed on in a loop and to a struct's helper, a copy of a
+// struct taken before it changes, default member initializers, a struct reset to its default, a
+// row of a returned pair's tensor, and an unbatched tensor a helper makes batched through a reference
+struct Tally {
+  fg::Tensor sum;
+  int64_t count = 2;
+};
+
+static fg::Tensor plus_one(fg::Tensor t) {
+  accumulate(t, t);
+  return t;
+}
+static void twice(fg::Tensor& total, const fg::Tensor& x) {
+  accumulate(total, x);
+  accumulate(total, x * 0.5);
+}
+static void advance_twice(CellState& s, const fg::Tensor& x) {
+  const CellState old = s;
+  advance(s, x);
+  advance(s, old.c);
+}
+
+FUNCGEN("passed_on_grad = grad(passed_on)")
+FUNCGEN("passed_on_jvp = jvp(passed_on)")
+FUNCGEN("passed_on_jacfwd = jacfwd(passed_on)")
+FUNCGEN("passed_on_hessian = hessian(passed_on)")
+FUNCGEN("passed_on_jacrev2 = jacrev(jacrev(passed_on))")
+FUNCGEN("passed_on_hvp = jvp(grad(passed_on))")
+FUNCGEN("passed_on_vmap = vmap(passed_on)")
+FUNCGEN("passed_on_psg = vmap(grad(passed_on))")
+FUNCGEN("passed_on_vjacrev = vmap(jacrev(passed_on))")
+fg::Tensor passed_on(const fg::Tensor& x) {
+  fg::Tensor h = x * 2;
+  const fg::Tensor once = plus_one(h);
+  fg::Tensor total = fg::zeros({x.size(1)}, fg::kDouble);
+  for (int64_t i = 0; i < x.size(0); ++i) twice(total, x[i]);
+  CellState s{x[0], x[2]};
+  advance_twice(s, total);
+  Tally tally;
+  tally.sum = s.h * 2;
+  tally.count++;
+  CellState reset = s;
+  reset = CellState();
+  reset.h = x[1];
+  const fg::Tensor row = scaled(x, 2.0).first[1];
+  return (once * h).sum() + (tally.sum * row).sum() * double(tally.count) + (reset.h * total).sum();
 }
 
 // ---- has_aux under vmap(jacrev) of a function whose derivative reads a shape int: the composed form

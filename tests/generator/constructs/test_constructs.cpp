@@ -29,6 +29,9 @@ fg::Tensor pushed(const fg::Tensor& x);
 fg::Tensor slices(const fg::Tensor& x);
 fg::Tensor switch_breaks(const fg::Tensor& x);
 fg::Tensor braced(const fg::Tensor& x);
+fg::Tensor local_structs(const fg::Tensor& x);
+fg::Tensor out_params(const fg::Tensor& x);
+fg::Tensor passed_on(const fg::Tensor& x);
 fg::Tensor defaults(const fg::Tensor& x, double scale, int64_t power);
 std::tuple<fg::Tensor, fg::Tensor> shape_aux(const fg::Tensor& x);
 }  // namespace cs
@@ -58,7 +61,7 @@ std::vector<Construct> constructs() {
           CONSTRUCT(helper_jumps),
           CONSTRUCT(last_trip), CONSTRUCT(header_helpers), CONSTRUCT(range_for), CONSTRUCT(lambdas),
           CONSTRUCT(shape_ints), CONSTRUCT(bindings), CONSTRUCT(pushed), CONSTRUCT(slices),
-          CONSTRUCT(switch_breaks), CONSTRUCT(braced)};
+          CONSTRUCT(switch_breaks), CONSTRUCT(braced), CONSTRUCT(local_structs), CONSTRUCT(out_params), CONSTRUCT(passed_on)};
 }
 
 // d f(x) / d x by central differences: shape out.shape + x.shape.

@@ -83,6 +83,9 @@ std::tuple<fg::Tensor, fg::Tensor> aux_loss(const Mlp& params, const fg::Tensor&
 std::tuple<fg::Tensor, Heads> heads_aux_loss(const Linear& layer, const fg::Tensor& x);
 std::tuple<fg::Tensor, std::tuple<fg::Tensor, fg::Tensor>> tuple_aux_loss(const fg::Tensor& x);
 Heads two_heads(const fg::Tensor& x);
+ParamDict named_heads(const fg::Tensor& x);
+std::tuple<fg::Tensor, ParamDict> dict_aux(const fg::Tensor& x);
+std::vector<fg::Tensor> listed(const fg::Tensor& x);
 
 enum class Mode : int { Scale, Keep };
 fg::Tensor case_loss(const fg::Tensor& x, const std::optional<fg::Tensor>& b, Mode mode, bool twice);

@@ -239,4 +239,26 @@ fg::Tensor Dense::forward(const fg::Tensor& x) const {
   return bias ? fg::matmul(weight, x) + *bias : fg::matmul(weight, x);
 }
 
+// A dict of results (a model's named heads) and a list of them, built where they are returned: a map
+// of jacobians, of tangents, of batched values; a dict aux.
+FUNCGEN("named_heads_vmap = vmap(named_heads)")
+FUNCGEN("named_heads_jacrev = jacrev(named_heads)")
+FUNCGEN("named_heads_jacfwd = jacfwd(named_heads)")
+FUNCGEN("named_heads_jvp = jvp(named_heads)")
+ParamDict named_heads(const fg::Tensor& x) {
+  if (x.dim() > 1) return {{"mean", x.mean()}, {"norm", x.norm()}};
+  return {{"norm", (x * x).sum().sqrt()}, {"mean", x.mean()}};  // the same keys, in another order
+}
+
+FUNCGEN("dict_aux_grad = grad(dict_aux, has_aux=True)")
+FUNCGEN("dict_aux_psg = vmap(grad(dict_aux, has_aux=True))")
+std::tuple<fg::Tensor, ParamDict> dict_aux(const fg::Tensor& x) {
+  const fg::Tensor loss = (x.sin() * x).sum();
+  return {loss, {{"loss", loss}, {"max", x.max()}}};
+}
+
+FUNCGEN("listed_vmap = vmap(listed)")
+FUNCGEN("listed_jacrev = jacrev(listed)")
+std::vector<fg::Tensor> listed(const fg::Tensor& x) { return {x.sin(), x.cos() * 2, x.sum()}; }
+
 }  // namespace structured

@@ -303,6 +303,42 @@ TEST(Structures, VjpAndLinearizeTakeAndReturnTheStructures) {
   expect_close(gin[1], want_in[1]);
 }
 
+TEST(Structures, MapAndVectorResultsBuiltWhereReturned) {
+  const fg::Tensor xb = input({5, 3}, 1);
+  const structured::ParamDict batched = structured::named_heads_vmap(xb);
+  ASSERT_EQ(batched.size(), 2u);
+  for (int64_t i = 0; i < 5; ++i)
+    for (const auto& [key, value] : structured::named_heads(xb[i])) expect_close(batched.at(key)[i], value);
+  fg::Tensor x = input({3}, 2);
+  const structured::ParamDict jr = structured::named_heads_jacrev(x), jf = structured::named_heads_jacfwd(x);
+  const fg::Tensor t = input({3}, 3);
+  const auto [primal, tangent] = structured::named_heads_jvp(x, t);
+  for (const std::string key : {"mean", "norm"}) {
+    const fg::Tensor numeric = numeric_grad([&] { return structured::named_heads(x).at(key).item<double>(); }, x);
+    expect_close(jr.at(key), numeric);
+    expect_close(jf.at(key), numeric);
+    expect_close(primal.at(key), structured::named_heads(x).at(key));
+    expect_close(tangent.at(key), (numeric * t).sum());
+  }
+  const auto [g, aux] = structured::dict_aux_grad(x);
+  expect_close(g, numeric_grad([&] { return std::get<0>(structured::dict_aux(x)).item<double>(); }, x));
+  expect_close(aux.at("max"), x.max());
+  const auto [gs, auxs] = structured::dict_aux_psg(xb);
+  for (int64_t i = 0; i < 5; ++i) {
+    const auto [gi, auxi] = structured::dict_aux_grad(xb[i]);
+    expect_close(gs[i], gi);
+    expect_close(auxs.at("loss")[i], auxi.at("loss"));
+  }
+  const std::vector<fg::Tensor> lb = structured::listed_vmap(xb), lj = structured::listed_jacrev(x);
+  ASSERT_EQ(lb.size(), 3u);
+  ASSERT_EQ(lj.size(), 3u);
+  for (int64_t i = 0; i < 5; ++i)
+    for (size_t k = 0; k < 3; ++k) expect_close(lb[k][i], structured::listed(xb[i])[k]);
+  for (int64_t r = 0; r < 3; ++r)
+    expect_close(lj[1][r], numeric_grad([&] { return structured::listed(x)[1][r].item<double>(); }, x));
+  expect_close(lj[2], numeric_grad([&] { return structured::listed(x)[2].item<double>(); }, x));
+}
+
 }  // namespace
 
 // std::optional<fg::Tensor>: each call runs the specialization for the optionals that hold a

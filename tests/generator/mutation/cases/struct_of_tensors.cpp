@@ -1,5 +1,6 @@
-// A struct that holds tensors, with a user-defined operator+: its tensors cannot be followed.
-// EXPECT: reject
+// A local struct that holds tensors, with a user-defined operator+ that returns one: held field by
+// field, the operator a helper like any other.
+// EXPECT: accept
 #include <funcgen/funcgen.h>
 
 struct Pair {
@@ -8,8 +9,9 @@ struct Pair {
 Pair operator+(const Pair& a, const Pair& b) { return {a.first + b.first, a.second + b.second}; }
 
 FUNCGEN("vpaired = vmap(paired)")
+FUNCGEN("gpaired = grad(paired)")
 fg::Tensor paired(const fg::Tensor& x) {
   const Pair p{x, x * 2};
-//^
-  return x;
+  const Pair q = p + Pair{x.sin(), x};
+  return (q.first * q.second).sum();
 }
