@@ -74,7 +74,7 @@ class Finder : public clang::RecursiveASTVisitor<Finder> {
  public:
   // `helper`: a function the transformed one calls, whose reference parameters are the caller's
   // variables (batched with it), not state outside.
-  Finder(const std::string& fn, bool helper) : fn_(fn), helper_(helper) {}
+  Finder(const std::string& fn, bool helper, const clang::SourceManager& sm) : fn_(fn), helper_(helper), sm_(sm) {}
   std::vector<Effect> found;
 
   bool VisitCXXOperatorCallExpr(clang::CXXOperatorCallExpr* c) {
@@ -90,12 +90,17 @@ class Finder : public clang::RecursiveASTVisitor<Finder> {
   bool VisitCallExpr(clang::CallExpr* c) {
     const clang::FunctionDecl* callee = c->getDirectCallee();
     if (is_io_function(callee)) io(c, c->getSourceRange());
-    // State outside passed on by non-const reference to a function of the file that may change it.
-    if (callee == nullptr || !callee->hasBody() || llvm::isa<clang::CXXOperatorCallExpr>(c)) return true;
-    for (unsigned i = 0; i < c->getNumArgs() && i < callee->getNumParams(); ++i) {
-      const clang::QualType t = callee->getParamDecl(i)->getType();
+    // State outside passed on by non-const reference to a function of the user's (or a lambda) that
+    // may change it.
+    const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(c);
+    if (callee == nullptr || !callee->hasBody() || sm_.isInSystemHeader(callee->getLocation()) ||
+        (oc != nullptr && oc->getOperator() != clang::OO_Call))
+      return true;
+    const unsigned shift = oc != nullptr && llvm::isa<clang::CXXMethodDecl>(callee);  // (the object is argument 0)
+    for (unsigned i = shift; i < c->getNumArgs() && i - shift < callee->getNumParams(); ++i) {
+      const clang::QualType t = callee->getParamDecl(i - shift)->getType();
       if (t->isLValueReferenceType() && !t.getNonReferenceType().isConstQualified())
-        write(c->getArg(i), c->getSourceRange(), "", callee->getNameAsString());
+        write(c->getArg(i), c->getSourceRange(), "", oc != nullptr ? "a lambda" : "'" + callee->getNameAsString() + "'");
     }
     return true;
   }
@@ -137,7 +142,7 @@ class Finder : public clang::RecursiveASTVisitor<Finder> {
     // Plain assignments to globals are funcgen-global-assignment's; method calls on them are ours.
     const bool outside_global = var != nullptr && var->hasGlobalStorage() && (!method.empty() || !passed_to.empty());
     if (!outside_param && !outside_global) return;
-    const std::string what = !passed_to.empty() ? "is passed by reference to '" + passed_to + "', which may modify it"
+    const std::string what = !passed_to.empty() ? "is passed by reference to " + passed_to + ", which may modify it"
                              : method.empty()   ? "is modified"
                                                 : "is modified by '" + method + "'";
     found.push_back({target->getBeginLoc(), range,
@@ -149,6 +154,7 @@ class Finder : public clang::RecursiveASTVisitor<Finder> {
   }
   std::string fn_;
   bool helper_;
+  const clang::SourceManager& sm_;
 };
 
 }  // namespace
@@ -159,7 +165,7 @@ void check_side_effect(const VmapCheckContext& ctx, const BatchingAnalysis& fn) 
   if (std::none_of(ctx.levels.begin(), ctx.levels.end(),
                    [](const VmapLevel& l) { return l.transform->kind == spec::TransformKind::Vmap; }))
     return;
-  Finder finder(checks::user_name(fn.function()), &fn != &ctx.analysis);
+  Finder finder(checks::user_name(fn.function()), &fn != &ctx.analysis, ctx.context.getSourceManager());
   for (const clang::Stmt* s : checks::leaf_asts(fn.function().body)) finder.TraverseStmt(const_cast<clang::Stmt*>(s));
   for (const Effect& e : finder.found) {
     ctx.reporter.report("side-effect", e.loc, e.message) << e.range;

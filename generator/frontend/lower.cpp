@@ -408,7 +408,8 @@ class FunctionLowerer {
     if (part == nullptr) return false;
     if (!vd->getType()->isReferenceType()) {  // a copy of what may change later is a structure of its own
       const auto* p = llvm::dyn_cast_or_null<clang::ParmVarDecl>(root_decl(vd->getInit()));
-      if (is_local(*part) || (p != nullptr && !p->getType().getNonReferenceType().isConstQualified())) return false;
+      const bool mutable_source = is_local(*part) || (p != nullptr && !p->getType().getNonReferenceType().isConstQualified());
+      if (mutable_source && local_tree(vd->getType())) return false;  // (a vector, map or optional stays a name)
     }
     aliases_[vd] = vd->getInit();
     return true;
@@ -963,6 +964,11 @@ class FunctionLowerer {
         keys.push_back(key);
       }
       std::sort(keys.begin(), keys.end());
+      if (std::adjacent_find(keys.begin(), keys.end()) != keys.end()) {
+        unsupported(e, "the returned map has the key '" + *std::adjacent_find(keys.begin(), keys.end()) +
+                           "' twice; std::map keeps only the first");
+        return false;
+      }
       if (first) {
         pytree::Tree leaf;
         leaf.cxx_type = "fg::Tensor";
@@ -979,16 +985,26 @@ class FunctionLowerer {
       return true;
     }
     // A struct, tuple or array around them: the same, part by part, where it is built in place.
-    const pytree::Tree* whole = resolve(e, false);
-    if (whole != nullptr || !has_open_node(t)) return true;
+    if (!has_open_node(t)) return true;
     std::vector<const clang::Expr*> parts;
     const clang::Expr* s = strip(e);
     if (const auto* f = llvm::dyn_cast<clang::CXXFunctionalCastExpr>(s)) s = strip(f->getSubExpr());
-    if (const auto* il = llvm::dyn_cast<clang::InitListExpr>(s)) parts.assign(il->inits().begin(), il->inits().end());
-    else if (const auto* c = llvm::dyn_cast<clang::CXXConstructExpr>(s)) parts.assign(c->arg_begin(), c->arg_end());
-    else if (const auto* call = llvm::dyn_cast<clang::CallExpr>(s); call != nullptr && call->getDirectCallee() != nullptr)
+    if (const auto* il = llvm::dyn_cast<clang::InitListExpr>(s)) {
+      if (t.kind == pytree::Tree::Kind::Array && il->getNumInits() == 1 && llvm::isa<clang::InitListExpr>(strip(il->getInit(0))))
+        il = llvm::cast<clang::InitListExpr>(strip(il->getInit(0)));  // std::array's inner braces
+      parts.assign(il->inits().begin(), il->inits().end());
+    } else if (const auto* c = llvm::dyn_cast<clang::CXXConstructExpr>(s)) {
+      parts.assign(c->arg_begin(), c->arg_end());
+    } else if (const auto* call = llvm::dyn_cast<clang::CallExpr>(s); call != nullptr && call->getDirectCallee() != nullptr &&
+                                                                     structured_callee(s) == nullptr) {
       parts.assign(call->arg_begin(), call->arg_end());  // std::make_tuple(loss, {...}) / std::make_pair
-    if (parts.size() != t.children.size()) return true;  // reported by flatten_value
+    }
+    if (parts.size() != t.children.size()) {
+      unsupported(e, "a returned structure that holds a std::map or std::vector must be built where it is returned "
+                     "({loss, {{\"acc\", acc}}}): the map's keys or the vector's length must be known when the code "
+                     "is generated");
+      return false;
+    }
     for (size_t i = 0; i < parts.size(); ++i)
       if (!shape_result(t.children[i], parts[i], first)) return false;
     return true;
@@ -1108,10 +1124,11 @@ class FunctionLowerer {
         return false;
       }
     }
-    for (const pytree::Tree* leaf : leaves)
-      if (leaf->kind == pytree::Tree::Kind::Tensor)
-        f_.vars[static_cast<size_t>(leaf->var)].cxx_type = mutable_param(*leaf)->getType()->isReferenceType() ? "fg::Tensor&"
-                                                                                                              : "fg::Tensor";
+    for (const pytree::Tree* leaf : leaves) {
+      const bool by_reference = mutable_param(*leaf)->getType()->isReferenceType();
+      f_.vars[static_cast<size_t>(leaf->var)].cxx_type =
+          leaf->kind == pytree::Tree::Kind::Tensor ? (by_reference ? "fg::Tensor&" : "fg::Tensor") : leaf->cxx_type;  // a copy
+    }
     return !leaves.empty();
   }
 
@@ -1154,43 +1171,38 @@ class FunctionLowerer {
     return callee;
   }
 
+  // The object whose part `e` reads (`s.state.h`, `std::get<0>(t)`, `a[1]`: `s`, `t`, `a`), or nullptr.
+  static const clang::Expr* base_of_part(const clang::Expr* e) {
+    if (const auto* m = llvm::dyn_cast<clang::MemberExpr>(e)) return m->getBase();
+    if (const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(e); oc != nullptr && oc->getOperator() == clang::OO_Subscript)
+      return oc->getArg(0);
+    if (const auto* c = llvm::dyn_cast<clang::CallExpr>(e);
+        c != nullptr && c->getDirectCallee() != nullptr && c->getDirectCallee()->getQualifiedNameAsString() == "std::get")
+      return c->getArg(0);
+    return nullptr;
+  }
+
   // The variable or parameter whose part `e` names (`s` of `s.state.h`), through references to parts.
   const clang::ValueDecl* root_decl(const clang::Expr* e) {
-    while (true) {
-      e = strip(e);
+    for (e = strip(e); e != nullptr; e = strip(e)) {
       if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(e)) {
         auto a = aliases_.find(ref->getDecl());
         if (a == aliases_.end()) return ref->getDecl();
         e = a->second;
-      } else if (const auto* m = llvm::dyn_cast<clang::MemberExpr>(e)) {
-        e = m->getBase();
-      } else if (const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(e); oc != nullptr && oc->getOperator() == clang::OO_Subscript) {
-        e = oc->getArg(0);
-      } else if (const auto* c = llvm::dyn_cast<clang::CallExpr>(e); c != nullptr && c->getDirectCallee() != nullptr &&
-                                                                     c->getDirectCallee()->getQualifiedNameAsString() == "std::get") {
-        e = c->getArg(0);
-      } else {
+      } else if ((e = base_of_part(e)) == nullptr) {
         return nullptr;
       }
     }
+    return nullptr;
   }
 
   // The helper returning a structure whose call `e` reads a part of (`carry(x).state`), or is.
   const clang::FunctionDecl* call_root(const clang::Expr* e) {
-    while (true) {
-      e = strip(e);
+    for (e = strip(e); e != nullptr; e = strip(e)) {
       if (const clang::FunctionDecl* callee = structured_callee(e)) return callee;
-      if (const auto* m = llvm::dyn_cast<clang::MemberExpr>(e)) {
-        e = m->getBase();
-      } else if (const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(e); oc != nullptr && oc->getOperator() == clang::OO_Subscript) {
-        e = oc->getArg(0);
-      } else if (const auto* c = llvm::dyn_cast<clang::CallExpr>(e); c != nullptr && c->getDirectCallee() != nullptr &&
-                                                                     c->getDirectCallee()->getQualifiedNameAsString() == "std::get") {
-        e = c->getArg(0);
-      } else {
-        return nullptr;
-      }
+      if ((e = base_of_part(e)) == nullptr) return nullptr;
     }
+    return nullptr;
   }
 
   static bool reads_var(const ir::Expr& e, int var) {
@@ -1267,7 +1279,18 @@ class FunctionLowerer {
       }
       return;
     }
-    for (const pytree::Tree& c : t.children) default_values(clang::QualType(), c, out);
+    const auto* spec = record != nullptr ? llvm::dyn_cast<clang::ClassTemplateSpecializationDecl>(record) : nullptr;
+    std::vector<clang::QualType> elements;  // a tuple's or pair's element types, an array's element type
+    for (const clang::TemplateArgument& a : spec != nullptr ? spec->getTemplateArgs().asArray() : llvm::ArrayRef<clang::TemplateArgument>{}) {
+      if (a.getKind() == clang::TemplateArgument::Pack)
+        for (const clang::TemplateArgument& p : a.pack_elements()) elements.push_back(p.getAsType());
+      else if (a.getKind() == clang::TemplateArgument::Type)
+        elements.push_back(a.getAsType());
+    }
+    for (size_t i = 0; i < t.children.size(); ++i)
+      default_values(t.kind == pytree::Tree::Kind::Array ? (elements.empty() ? clang::QualType() : elements[0])
+                                                         : (i < elements.size() ? elements[i] : clang::QualType()),
+                     t.children[i], out);
   }
 
   // `State s = ...;` (or a default-initialized one) held leaf by leaf; a reference to a structure
@@ -1649,13 +1672,24 @@ class FunctionLowerer {
   // The leaves of structures that C++ text assigns (`s.steps++`, `s.steps += 1` kept as text).
   void leaf_writes(const clang::Stmt* s, std::vector<int>& writes) {
     if (s == nullptr || trees_.empty()) return;
-    const clang::Expr* target = nullptr;
-    if (const auto* u = llvm::dyn_cast<clang::UnaryOperator>(s); u != nullptr && u->isIncrementDecrementOp()) target = u->getSubExpr();
-    if (const auto* b = llvm::dyn_cast<clang::BinaryOperator>(s); b != nullptr && b->isAssignmentOp()) target = b->getLHS();
-    if (const pytree::Tree* leaf = target != nullptr ? resolve(target, false) : nullptr;
-        leaf != nullptr && leaf->is_leaf() && writable(*leaf, s) &&
-        std::find(writes.begin(), writes.end(), leaf->var) == writes.end())
-      writes.push_back(leaf->var);
+    std::vector<const clang::Expr*> targets;
+    if (const auto* u = llvm::dyn_cast<clang::UnaryOperator>(s); u != nullptr && u->isIncrementDecrementOp())
+      targets.push_back(u->getSubExpr());
+    if (const auto* b = llvm::dyn_cast<clang::BinaryOperator>(s); b != nullptr && b->isAssignmentOp()) targets.push_back(b->getLHS());
+    if (const auto* c = llvm::dyn_cast<clang::CallExpr>(s); c != nullptr && c->getDirectCallee() != nullptr) {
+      const clang::FunctionDecl* fn = c->getDirectCallee();  // `bump(s.steps)` of a `void bump(int64_t&)`
+      const unsigned shift = llvm::isa<clang::CXXOperatorCallExpr>(c) && llvm::isa<clang::CXXMethodDecl>(fn);
+      for (unsigned i = shift; i < c->getNumArgs() && i - shift < fn->getNumParams(); ++i)
+        if (non_const_reference(fn->getParamDecl(i - shift)->getType())) targets.push_back(c->getArg(i));
+      if (const auto* m = llvm::dyn_cast<clang::CXXMemberCallExpr>(c); m != nullptr && m->getMethodDecl() != nullptr &&
+                                                                      !m->getMethodDecl()->isConst())
+        targets.push_back(m->getImplicitObjectArgument());  // `s.name.append("x")`
+    }
+    for (const clang::Expr* target : targets)
+      if (const pytree::Tree* leaf = resolve(target, false);
+          leaf != nullptr && leaf->kind == pytree::Tree::Kind::Scalar && writable(*leaf, s) &&
+          std::find(writes.begin(), writes.end(), leaf->var) == writes.end())
+        writes.push_back(leaf->var);
     for (const clang::Stmt* child : s->children()) leaf_writes(child, writes);
   }
 
@@ -2837,12 +2871,23 @@ class FunctionLowerer {
   ExprPtr lower_member_call(const clang::CXXMemberCallExpr* mc) {
     const clang::CXXMethodDecl* method = mc->getMethodDecl();
     const clang::Expr* object = mc->getImplicitObjectArgument();
-    if (const clang::FunctionDecl* callee = object != nullptr ? structured_callee(strip(object)) : nullptr;
-        callee != nullptr && !local_tree(callee->getReturnType())) {  // `named(x).at("a")` of a returned map
-      ir::Expr call;
-      structured_result_of(call, callee, object);
+    if (const clang::FunctionDecl* callee = object != nullptr ? call_root(object) : nullptr) {
+      if (!local_tree(callee->getReturnType())) {  // `named(x).at("a")` of a returned map
+        ir::Expr call;
+        structured_result_of(call, callee, object);
+      } else if (structured_callee(strip(object)) != nullptr) {  // `ends(x).size()`
+        unsupported(mc, "'" + method->getNameAsString() + "' of the structure '" + callee->getNameAsString() +
+                            "' returns cannot be transformed; store it in a variable first");
+      } else {
+        return lower_member_call_on(mc, method, object);  // a method of a tensor read off the call
+      }
       return reported(mc);
     }
+    return lower_member_call_on(mc, method, object);
+  }
+
+  ExprPtr lower_member_call_on(const clang::CXXMemberCallExpr* mc, const clang::CXXMethodDecl* method,
+                               const clang::Expr* object) {
     if (method != nullptr && object != nullptr &&
         (method->getName() == "reset" || method->getName() == "emplace" || method->getName() == "swap"))
       assigns_optional(mc, object);
@@ -2943,6 +2988,14 @@ class FunctionLowerer {
         path.emplace_back(i->getZExtValue());
         at = strip(oc->getArg(0));
         continue;
+      }
+      if (const clang::FunctionDecl* c = oc != nullptr && oc->getOperator() == clang::OO_Subscript && !is_fg_tensor(oc->getArg(0)->getType())
+                                             ? call_root(oc->getArg(0))
+                                             : nullptr;
+          c != nullptr && local_tree(c->getReturnType())) {
+        unsupported(e, "the structure '" + c->getNameAsString() + "' returns is read at an index known only at run time; "
+                       "read it at a constant index, or store it in a variable first");
+        return reported(e);
       }
       return nullptr;
     }

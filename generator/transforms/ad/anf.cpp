@@ -5,6 +5,8 @@
 #include <optional>
 #include <set>
 
+#include <clang/AST/ExprCXX.h>
+
 #include "ir/cxx_text.h"
 #include "ir/build.h"
 #include "ops/inplace.h"
@@ -172,7 +174,7 @@ class Normalizer {
         fail(s.range.getBegin(), "this assignment to a tensor cannot be differentiated; write 'x = x + y'");
         return;
       }
-      if (s.expr->kind == ExprKind::Opaque && s.expr->text == "fg::Tensor()") {  // undefined, as if declared so
+      if (s.expr->kind == ExprKind::Opaque && s.expr->text == "fg::Tensor()" && !scope.in_loop) {  // undefined
         scope.vars[v.id] = kUnset;
         return;
       }
@@ -276,8 +278,11 @@ class Normalizer {
           return;
         }
         if (const ir::Function* callee = helper_of(*s.expr);  // its result unused: called for what it changes
-            callee != nullptr && changes_arguments(*callee) &&
-            (callee->return_type == ir::Type::Void || ir::is_tensor_like(callee->return_type))) {
+            callee != nullptr && (changes_arguments(*callee) || writes_in_place(callee->body))) {
+          if (callee->return_type != ir::Type::Void && !ir::is_tensor_like(callee->return_type)) {
+            scalar(*s.expr, scope, out);  // reported there
+            return;
+          }
           inline_call(*s.expr, scope, out);
           return;
         }
@@ -295,6 +300,12 @@ class Normalizer {
         body(s.body, scope, out);
         return;
       case StmtKind::Opaque: {
+        if (scope.helper && has_return(s.ast)) {  // C++ text that would return from the caller
+          fail(s.range.getBegin(), "a return inside code without tensors in '" + scope.fn->name + "', which is "
+                                   "inlined into its caller to be differentiated, cannot be differentiated yet; "
+                                   "return at the end of '" + scope.fn->name + "'");
+          return;
+        }
         StmtPtr c = ir::clone(s, remap(scope));
         c->text = cxx::replace_identifiers(c->text, scope.renames);
         out.push_back(std::move(c));
@@ -931,6 +942,9 @@ class Normalizer {
     if (e.type == ir::Type::Tensor) return atom(e, scope, out);
     if (e.kind == ExprKind::Call && e.form == ir::CallForm::User) {
       // A helper that computes a scalar: called as it is (it is not differentiated).
+      if (const ir::Function* callee = helper_of(e); callee != nullptr && changes_arguments(*callee))
+        fail(e, "'" + e.op + "' changes the tensors it is passed and returns a value that is not a tensor, which "
+                "cannot be differentiated yet; return the changed tensors instead");
       ExprPtr c = ir::clone(e, remap(scope));
       c->args.clear();
       for (const auto& a : e.args) c->args.push_back(atom(*a, scope, out));
@@ -978,6 +992,21 @@ class Normalizer {
       if (p.type == ir::Type::TensorList && e.arg(i).kind == ExprKind::VarRef &&
           scope.vars.count(e.arg(i).var) != 0) {  // a list parameter passed on: the same list
         inner.vars[p.id] = scope.vars.at(e.arg(i).var);
+        if (p.name != out_->var(inner.vars[p.id]).name) inner.renames[p.name] = out_->var(inner.vars[p.id]).name;
+        continue;
+      }
+      if (by_reference(p)) {  // `int64_t& n`: the caller's variable itself, as C++ binds it
+        const Expr& a = e.arg(i);
+        const int src = a.kind == ExprKind::VarRef ? a.var
+                        : a.kind == ExprKind::Opaque && a.reads.size() == 1 && a.text == scope.fn->var(a.reads[0]).name
+                            ? a.reads[0]  // a scalar variable, kept as its text
+                            : -1;
+        if (src < 0 || scope.vars.count(src) == 0) {
+          fail(e.arg(i), "'" + e.op + "' takes '" + p.name + "' by reference, which cannot be differentiated where it "
+                         "is passed something other than a variable; pass it a variable");
+          return {};
+        }
+        inner.vars[p.id] = scope.vars.at(src);
         if (p.name != out_->var(inner.vars[p.id]).name) inner.renames[p.name] = out_->var(inner.vars[p.id]).name;
         continue;
       }
@@ -1052,6 +1081,12 @@ class Normalizer {
     if (b_now->second != b->second) written_back(b->second, b_now->second, at, scope, out);
   }
 
+  static bool has_return(const clang::Stmt* s) {
+    if (s == nullptr || llvm::isa<clang::LambdaExpr>(s)) return false;
+    if (llvm::isa<clang::ReturnStmt>(s)) return true;
+    return std::any_of(s->child_begin(), s->child_end(), [](const clang::Stmt* c) { return has_return(c); });
+  }
+
   // A parameter whose assignment its caller sees (`fg::Tensor& h`; a leaf of a `State& s`).
   static bool by_reference(const ir::Var& p) {
     const auto* decl = llvm::dyn_cast_or_null<clang::ParmVarDecl>(p.decl);
@@ -1083,11 +1118,26 @@ class Normalizer {
 
   // Whether a helper changes what it is passed: writes in place (anywhere: through a copy, a tensor
   // it is passed may be written), or assigns a reference parameter.
-  bool changes_arguments(const ir::Function& fn) {
-    if (writes_in_place(fn.body)) return true;
+  bool changes_arguments(const ir::Function& fn, int depth = 0) {
     for (int p : fn.params)
       if (by_reference(fn.var(p)) && assigns(fn, p)) return true;
-    return false;
+    bool found = false;  // a write in place into a parameter, a view of one, or through a helper passed one
+    const auto is_param = [&](const Expr& x) {
+      const Expr* root = &x;
+      while (root->kind == ExprKind::Call && !root->args.empty()) root = root->args[0].get();
+      return root->kind == ExprKind::VarRef && std::count(fn.params.begin(), fn.params.end(), root->var) != 0;
+    };
+    ir::for_each_stmt(fn.body, [&](const Stmt& st) {
+      if (st.expr && !found)
+        ir::for_each_expr(*st.expr, [&](const Expr& e) {
+          if (found) return;
+          if (is_inplace(e)) found = is_param(*e.args[0]);
+          else if (const ir::Function* callee = depth < 16 ? helper_of(e) : nullptr)
+            found = std::any_of(e.args.begin(), e.args.end(), [&](const ExprPtr& a) { return is_param(*a); }) &&
+                    changes_arguments(*callee, depth + 1);
+        });
+    });
+    return found;
   }
 
   // The helper that `e` calls (lowered), or nullptr.

@@ -91,7 +91,13 @@ bool Batcher::side_effect_free_stmt(const Stmt& s) {
   bool ok = true;
   const auto check = [&](const Expr& e) {
     if (!ok || e.kind != ExprKind::Call) return;
-    if ((e.op.size() > 1 && e.op.back() == '_') || e.form == ir::CallForm::External) {
+    const clang::FunctionDecl* fn = e.callee;
+    const bool changes_argument =  // a helper that takes a non-const reference (`accumulate(total, x)`)
+        e.form == ir::CallForm::User && fn != nullptr &&
+        std::any_of(fn->param_begin(), fn->param_end(), [](const clang::ParmVarDecl* p) {
+          return p->getType()->isLValueReferenceType() && !p->getType().getNonReferenceType().isConstQualified();
+        });
+    if ((e.op.size() > 1 && e.op.back() == '_') || e.form == ir::CallForm::External || changes_argument) {
       ok = false;
       ctx_.reporter->report("unsupported", e.range.getBegin(),
                             "control_flow='select' runs both branches, so they must be free of side effects; '" + e.op +

@@ -4,6 +4,7 @@
 // EXIT: 1
 #include <funcgen/funcgen.h>
 
+#include <array>
 #include <map>
 #include <string>
 #include <tuple>
@@ -21,6 +22,7 @@ struct Carry {
 
 static Carry carry_of(const fg::Tensor& x) { return Carry{State{x, x.sin()}, x.sum()}; }
 static State step(const State& s, const fg::Tensor& x) { return State{s.h + x, s.c * x}; }
+static std::array<fg::Tensor, 2> ends_of(const fg::Tensor& x) { return {x[0], x[1]}; }
 
 // A part of a returned structure that is a structure itself, read off the call.
 FUNCGEN("g1 = grad(part_of_call)")
@@ -118,5 +120,31 @@ FUNCGEN("v11 = vmap(from_param)")
 std::vector<fg::Tensor> from_param(const std::vector<fg::Tensor>& v) { return v; }
 // CHECK: local_structure_diagnostics.cpp:[[@LINE-1]]:79: error: a returned std::vector must be built where it is returned (return {a, b};): funcgen returns its tensors one by one, so its length must be known when the code is generated [funcgen-unsupported]
 
-// CHECK: 11 errors generated.
+// A structure a helper returns, read at an index known only at run time.
+FUNCGEN("g12 = grad(runtime_index)")
+fg::Tensor runtime_index(const fg::Tensor& x) {
+  const int i = x.dim() > 1 ? 1 : 0;
+  return carry_of(x).state.h[i].sum() + ends_of(x)[i].sum();
+// CHECK: local_structure_diagnostics.cpp:[[@LINE-1]]:41: error: the structure 'ends_of' returns is read at an index known only at run time; read it at a constant index, or store it in a variable first [funcgen-unsupported]
+}
+
+// A helper that changes the tensor it is passed and returns a number.
+static bool squash(fg::Tensor& h) {
+  h = h.tanh();
+  return true;
+}
+FUNCGEN("g13 = grad(calls_squash)")
+fg::Tensor calls_squash(const fg::Tensor& x) {
+  fg::Tensor h = x * 2;
+  squash(h);
+// CHECK: local_structure_diagnostics.cpp:[[@LINE-1]]:3: error: 'squash' changes the tensors it is passed and returns a value that is not a tensor, which cannot be differentiated yet; return the changed tensors instead [funcgen-unsupported]
+  return h.sum();
+}
+
+// A returned map with a key twice.
+FUNCGEN("v14 = vmap(twice_keyed)")
+std::map<std::string, fg::Tensor> twice_keyed(const fg::Tensor& x) { return {{"a", x}, {"a", x * 2}}; }
+// CHECK: local_structure_diagnostics.cpp:[[@LINE-1]]:77: error: the returned map has the key 'a' twice; std::map keeps only the first [funcgen-unsupported]
+
+// CHECK: 14 errors generated.
 }  // namespace diag
