@@ -1014,7 +1014,9 @@ class FunctionLowerer {
   // std::make_tuple(a, b)) or a structured parameter (or a part of one).
   void flatten_value(const clang::Expr* e, const pytree::Tree& t, std::vector<ExprPtr>& out) {
     if (const auto* d = llvm::dyn_cast<clang::CXXDefaultInitExpr>(e)) e = d->getExpr();  // a field's default
-    if (llvm::isa<clang::ImplicitValueInitExpr>(e)) {  // a field the braces leave out: value-initialized
+    const auto* made = llvm::dyn_cast<clang::CXXConstructExpr>(e);
+    if (llvm::isa<clang::ImplicitValueInitExpr>(e) || (made != nullptr && made->getNumArgs() == 0 && t.is_leaf())) {
+      // a field the braces leave out (`State{h}`, `State s{};`): value-initialized
       out.push_back(ir::opaque(t.kind == pytree::Tree::Kind::Tensor ? "fg::Tensor()" : t.cxx_type + "{}",
                                t.kind == pytree::Tree::Kind::Tensor ? ir::Type::Tensor : t.scalar_type));
       return;
@@ -1111,14 +1113,15 @@ class FunctionLowerer {
   // Whether the leaves of `node` may be assigned (`at`): a local structure's, or those of a parameter
   // that is not const, whose flat function then takes them by value or by reference as the
   // parameter is. A number in a structure passed by reference is reported: it is passed by value.
-  bool writable(const pytree::Tree& node, const clang::Stmt* at) {
+  // `passed_on`: passed whole to a helper's reference parameter (which reports the numbers it assigns).
+  bool writable(const pytree::Tree& node, const clang::Stmt* at, bool passed_on = false) {
     if (is_local(node)) return true;
     std::vector<const pytree::Tree*> leaves;
     node.leaves(leaves);
     for (const pytree::Tree* leaf : leaves) {
       const clang::ParmVarDecl* p = mutable_param(*leaf);
       if (p == nullptr) return false;
-      if (leaf->kind != pytree::Tree::Kind::Tensor && p->getType()->isReferenceType()) {
+      if (leaf->kind != pytree::Tree::Kind::Tensor && p->getType()->isReferenceType() && !passed_on) {
         unsupported(at, "'" + f_.var(leaf->var).written + "', a number in a structure passed by reference, cannot be "
                         "assigned yet; return the new value instead");
         return false;
@@ -1252,6 +1255,8 @@ class FunctionLowerer {
     }
     for (size_t i = 0; i < leaves.size(); ++i) {
       if (!declare && values[i] == nullptr) values[i] = ir::opaque("fg::Tensor()", ir::Type::Tensor);
+      if (declare && values[i] != nullptr && values[i]->kind == ExprKind::Opaque && values[i]->text == "fg::Tensor()")
+        values[i] = nullptr;  // `fg::Tensor s_h;`
       StmtPtr st = make(declare ? StmtKind::Decl : StmtKind::Assign, at);
       st->var = leaves[i]->var;
       if (!declare) st->text = "=";
@@ -2814,7 +2819,7 @@ class FunctionLowerer {
                                    "passes its tensors one by one");
           continue;
         }
-        if (non_const_reference(callee->getParamDecl(i)->getType())) writable(*given, args[i]);  // passed on to be changed
+        if (non_const_reference(callee->getParamDecl(i)->getType())) writable(*given, args[i], true);  // passed on to be changed
         pass_leaves(*given, *wanted, args[i], x);
         packing.back() = packing_of(*wanted);
         continue;

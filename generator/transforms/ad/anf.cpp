@@ -325,6 +325,12 @@ class Normalizer {
             leaving_loop(*jump);
             return;
           }
+          if (scope.helper && returns_inside(s)) {  // `if (m <= 0) return;` of a helper inlined here
+            fail(s.range.getBegin(), "a return inside an 'if' on numbers in '" + scope.fn->name + "', which is "
+                                     "inlined into its caller to be differentiated, cannot be differentiated yet; put "
+                                     "the rest of '" + scope.fn->name + "' in the 'if' or its 'else' instead");
+            return;
+          }
           StmtPtr c = ir::clone(s, remap(scope));
           if (!scope.renames.empty()) rename_texts(*c, scope.renames);
           out.push_back(std::move(c));
@@ -945,6 +951,9 @@ class Normalizer {
       if (const ir::Function* callee = helper_of(e); callee != nullptr && changes_arguments(*callee))
         fail(e, "'" + e.op + "' changes the tensors it is passed and returns a value that is not a tensor, which "
                 "cannot be differentiated yet; return the changed tensors instead");
+      else if (!e.packing.empty() && takes_structure_by_reference(*e.callee))  // (rebuilt as a temporary)
+        fail(e, "'" + e.op + "' takes a structure by non-const reference and returns a number, which cannot be "
+                "differentiated yet; take the structure by const reference");
       ExprPtr c = ir::clone(e, remap(scope));
       c->args.clear();
       for (const auto& a : e.args) c->args.push_back(atom(*a, scope, out));
@@ -986,6 +995,12 @@ class Normalizer {
     for (size_t i = 0; i < callee->params.size() && i < e.args.size(); ++i) {
       const ir::Var& p = callee->var(callee->params[i]);
       if (p.type == ir::Type::Tensor) {
+        const bool unset = e.arg(i).kind == ExprKind::VarRef && scope.vars.count(e.arg(i).var) != 0 &&
+                           scope.vars.at(e.arg(i).var) == kUnset;
+        if (unset && by_reference(p)) {  // `fg::Tensor y; compute_into(y, x);`: an output parameter
+          inner.vars[p.id] = entry[p.id] = kUnset;
+          continue;
+        }
         inner.vars[p.id] = entry[p.id] = value(e.arg(i), scope, out, p.name);
         continue;
       }
@@ -1081,10 +1096,25 @@ class Normalizer {
     if (b_now->second != b->second) written_back(b->second, b_now->second, at, scope, out);
   }
 
+  static bool returns_inside(const Stmt& s) {
+    bool found = false;
+    ir::for_each_stmt(s.body, [&](const Stmt& t) { found = found || t.kind == StmtKind::Return || has_return(t.ast); });
+    ir::for_each_stmt(s.else_body, [&](const Stmt& t) { found = found || t.kind == StmtKind::Return || has_return(t.ast); });
+    return found;
+  }
+
   static bool has_return(const clang::Stmt* s) {
     if (s == nullptr || llvm::isa<clang::LambdaExpr>(s)) return false;
     if (llvm::isa<clang::ReturnStmt>(s)) return true;
     return std::any_of(s->child_begin(), s->child_end(), [](const clang::Stmt* c) { return has_return(c); });
+  }
+
+  static bool takes_structure_by_reference(const clang::FunctionDecl& fn) {
+    return std::any_of(fn.param_begin(), fn.param_end(), [](const clang::ParmVarDecl* p) {
+      const clang::QualType t = p->getType();
+      return t->isLValueReferenceType() && !t.getNonReferenceType().isConstQualified() &&
+             t.getNonReferenceType()->getAsCXXRecordDecl() != nullptr;
+    });
   }
 
   // A parameter whose assignment its caller sees (`fg::Tensor& h`; a leaf of a `State& s`).

@@ -481,7 +481,9 @@ fg::Tensor out_params(const fg::Tensor& x) {
 // ---- the same through a second helper: a by-value parameter passed on by reference (the caller's
 // variable keeps its value), a reference passed on in a loop and to a struct's helper, a copy of a
 // struct taken before it changes, default member initializers, a struct reset to its default, a
-// row of a returned pair's tensor, and an unbatched tensor a helper makes batched through a reference
+// row of a returned pair's tensor, an unbatched tensor a helper makes batched through a reference, a
+// struct with a number passed on by reference, fields left out of braces, an output parameter, and a
+// write in place through a copy of what a helper is passed
 struct Tally {
   fg::Tensor sum;
   int64_t count = 2;
@@ -494,6 +496,20 @@ static fg::Tensor plus_one(fg::Tensor t) {
 static void twice(fg::Tensor& total, const fg::Tensor& x) {
   accumulate(total, x);
   accumulate(total, x * 0.5);
+}
+struct Moments {
+  fg::Tensor w, m;
+  int64_t steps;
+};
+static void step_moments(Moments& o, const fg::Tensor& g) {
+  o.m = o.m * 0.9 + g;
+  o.w = o.w - o.m * 0.1;
+}
+static void run_moments(Moments& o, const fg::Tensor& g) { step_moments(o, g); }
+static void sin_into(fg::Tensor& y, const fg::Tensor& x) { y = x.sin(); }
+static void double_through_copy(const fg::Tensor& h) {
+  fg::Tensor y = h;
+  y.mul_(2.0);
 }
 static void advance_twice(CellState& s, const fg::Tensor& x) {
   const CellState old = s;
@@ -524,7 +540,16 @@ fg::Tensor passed_on(const fg::Tensor& x) {
   reset = CellState();
   reset.h = x[1];
   const fg::Tensor row = scaled(x, 2.0).first[1];
-  return (once * h).sum() + (tally.sum * row).sum() * double(tally.count) + (reset.h * total).sum();
+  Moments moments{x[0], fg::zeros_like(x[0]), 0};
+  run_moments(moments, x[1]);
+  CellState partial{x[2]};
+  partial.c = x[0];
+  fg::Tensor filled;
+  sin_into(filled, x[1]);
+  fg::Tensor d = x.cos();
+  double_through_copy(d);
+  return (once * h).sum() + (tally.sum * row).sum() * double(tally.count) + (reset.h * total).sum() +
+         (moments.w * partial.h * partial.c).sum() + (filled * d[0]).sum();
 }
 
 // ---- has_aux under vmap(jacrev) of a function whose derivative reads a shape int: the composed form

@@ -146,5 +146,28 @@ FUNCGEN("v14 = vmap(twice_keyed)")
 std::map<std::string, fg::Tensor> twice_keyed(const fg::Tensor& x) { return {{"a", x}, {"a", x * 2}}; }
 // CHECK: local_structure_diagnostics.cpp:[[@LINE-1]]:77: error: the returned map has the key 'a' twice; std::map keeps only the first [funcgen-unsupported]
 
-// CHECK: 14 errors generated.
+// A helper inlined to be differentiated that returns early under an 'if' on numbers.
+static void clip_to(fg::Tensor& g, double m) {
+  if (m <= 0) return;
+// CHECK: local_structure_diagnostics.cpp:[[@LINE-1]]:3: error: a return inside an 'if' on numbers in 'clip_to', which is inlined into its caller to be differentiated, cannot be differentiated yet; put the rest of 'clip_to' in the 'if' or its 'else' instead [funcgen-unsupported]
+  g = g.clamp(-m, m);
+}
+FUNCGEN("g15 = grad(clipped)")
+fg::Tensor clipped(const fg::Tensor& x) {
+  fg::Tensor g = x * x;
+  clip_to(g, 1.0);
+  return g.sum();
+}
+
+// A helper that takes a structure by non-const reference and returns a number, called as it is.
+static double count_of(State& s) { return static_cast<double>(s.h.numel()); }
+FUNCGEN("g16 = grad(counted)")
+fg::Tensor counted(const fg::Tensor& x) {
+  State s{x, x};
+  const double n = count_of(s);
+// CHECK: local_structure_diagnostics.cpp:[[@LINE-1]]:20: error: 'count_of' takes a structure by non-const reference and returns a number, which cannot be differentiated yet; take the structure by const reference [funcgen-unsupported]
+  return x.sum() * n;
+}
+
+// CHECK: 16 errors generated.
 }  // namespace diag
