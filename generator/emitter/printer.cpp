@@ -276,7 +276,11 @@ class Printer {
         continue;
       }
       std::string text;
-      for (char c : pack) text += c == ir::kPackedLeaf ? cxx::unparen(args.at(next++)) : std::string(1, c);
+      for (char c : pack) {
+        if (c == ir::kHeldLeaf) ++next;  // the lambda passed holds it
+        if (c == ir::kHeldLeaf || c == ir::kLambdaArg) continue;
+        text += c == ir::kPackedLeaf ? cxx::unparen(args.at(next++)) : std::string(1, c);
+      }
       out.push_back(text);
     }
     return out;

@@ -139,6 +139,10 @@ class FunctionLowerer {
       if (const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(dc))
         f_.namespaces.insert(f_.namespaces.begin(), ns->isAnonymousNamespace() ? "" : ns->getNameAsString());
     for (const clang::ParmVarDecl* p : decl->parameters()) {
+      if (const clang::CXXRecordDecl* closure = closure_of(p->getType())) {
+        if (!closure_parameter(p, closure)) return false;
+        continue;
+      }
       std::string why;
       std::optional<pytree::Tree> tree =
           list_parameter(p, decl->getBody()) ? std::nullopt : pytree::tree_of(p->getType(), context_, &why);
@@ -326,6 +330,55 @@ class FunctionLowerer {
     return true;
   }
 
+  // The class of a lambda, where `t` is one (a helper template's `F f`, `const F&`, `F&&`).
+  static const clang::CXXRecordDecl* closure_of(clang::QualType t) {
+    const clang::CXXRecordDecl* r = t.getNonReferenceType()->getAsCXXRecordDecl();
+    return r != nullptr && r->isLambda() ? r : nullptr;
+  }
+
+  // A lambda a helper template is passed (`template <class F> fg::Tensor twice(F f, x)`): the
+  // variables it captures are the helper's parameters in its place (the caller passes them:
+  // pass_lambda), and its calls are calls of the lambda's own helper (lower_lambda_call).
+  bool closure_parameter(const clang::ParmVarDecl* p, const clang::CXXRecordDecl* closure) {
+    if (!names_collected_) collect_names(f_.decl);
+    names_collected_ = true;
+    sig_.params.emplace_back();
+    lambdas_.insert(p);
+    std::vector<int>& held = closure_vars_[p];
+    for (const clang::LambdaCapture& c : closure->captures()) {
+      if (!c.capturesVariable()) continue;  // 'this': reported where the lambda is transformed
+      const clang::ValueDecl* v = c.getCapturedVar();
+      if (const std::string why = uncapturable(v, f_.name); !why.empty()) {
+        unsupported_at(p->getLocation(), why);
+        return false;
+      }
+      const int id = add_var(v, v->getType().getNonReferenceType());
+      f_.vars[static_cast<size_t>(id)].name = fresh_name(p->getNameAsString() + "_" + v->getNameAsString());
+      f_.vars[static_cast<size_t>(id)].param_index = static_cast<int>(f_.params.size());
+      f_.params.push_back(id);
+      held.push_back(id);
+    }
+    return true;
+  }
+
+  // Why a lambda passed to `helper` that captures `v` cannot be transformed ("" if it can).
+  std::string uncapturable(const clang::ValueDecl* v, const std::string& helper) const {
+    if (closure_of(v->getType()) == nullptr && !is_structured_type(v->getType())) return "";
+    return "the lambda passed to '" + helper + "' captures the " + (closure_of(v->getType()) ? "lambda '" : "structure '") +
+           v->getNameAsString() + "', which cannot be transformed yet; copy the tensors it reads into variables of "
+           "their own and capture those";
+  }
+
+  // What a lambda is passed on as: `f`, `std::forward<F>(f)`, `std::move(f)`.
+  const clang::Expr* forwarded(const clang::Expr* e) {
+    e = strip(e);
+    if (const auto* call = llvm::dyn_cast<clang::CallExpr>(e); call != nullptr && call->getNumArgs() == 1)
+      if (const clang::FunctionDecl* fn = call->getDirectCallee();
+          fn != nullptr && (fn->getQualifiedNameAsString() == "std::forward" || fn->getQualifiedNameAsString() == "std::move"))
+        return strip(call->getArg(0));
+    return e;
+  }
+
   // A read in a lambda's body of a local of the function around it that the lambda does not capture
   // (a constant may be read so), which the lambda's helper would not see.
   static const clang::DeclRefExpr* uncaptured_local(const clang::Stmt* s, const clang::FunctionDecl* op) {
@@ -425,6 +478,13 @@ class FunctionLowerer {
     unsigned k = 0;
     for (const auto& [p, name] : parameters(decl)) {
       const size_t index = k++;
+      if (auto held = closure_vars_.find(p); held != closure_vars_.end()) {  // a lambda's captures keep its place
+        for (int id : held->second) {
+          f_.params.erase(std::find(f_.params.begin(), f_.params.end(), id));
+          f_.params.push_back(id);
+        }
+        continue;
+      }
       auto it = trees_.find(p);
       if (it == trees_.end()) {
         // A plain parameter keeps its place among the leaves.
@@ -2772,6 +2832,12 @@ class FunctionLowerer {
       const auto* given_default = llvm::dyn_cast<clang::CXXDefaultArgExpr>(args[i]);
       if (given_default != nullptr && !fill_defaults) break;
       packing.emplace_back();
+      if (x.form == ir::CallForm::User && i < callee->getNumParams())
+        if (const clang::CXXRecordDecl* closure = closure_of(callee->getParamDecl(i)->getType())) {
+          structured = true;
+          packing.back() = pass_lambda(args[i], closure, callee, x);
+          continue;
+        }
       if (x.form == ir::CallForm::User && i < callee->getNumParams() && is_structured_type(callee->getParamDecl(i)->getType()) &&
           !list_parameter(callee->getParamDecl(i), callee->getBody())) {
         structured = true;
@@ -2835,6 +2901,43 @@ class FunctionLowerer {
     if (structured) x.packing = std::move(packing);
   }
 
+  // A lambda passed to a helper (closure_parameter): the variables it captures are passed in its
+  // place; the call printed as written passes the lambda (ir::kLambdaArg).
+  std::string pass_lambda(const clang::Expr* arg, const clang::CXXRecordDecl* closure, const clang::FunctionDecl* callee,
+                          ir::Expr& call) {
+    const clang::Expr* given = forwarded(arg);
+    const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(given);
+    if (!llvm::isa<clang::LambdaExpr>(given) && (ref == nullptr || lambdas_.count(ref->getDecl()) == 0)) {
+      unsupported(arg, "a lambda passed to '" + callee->getNameAsString() + "' must be written there or be a variable "
+                       "of this function ('auto name = [...](...) { ... };') to be transformed");
+      return "";
+    }
+    std::string pack = std::string(1, ir::kLambdaArg) + text_of(arg);
+    for (const clang::LambdaCapture& c : closure->captures()) {
+      if (!c.capturesVariable()) continue;
+      const clang::ValueDecl* v = c.getCapturedVar();
+      if (const std::string why = uncapturable(v, callee->getNameAsString()); !why.empty()) {
+        unsupported(arg, why);
+        return "";
+      }
+      auto it = vars_.find(v);
+      if (it == vars_.end()) {
+        unsupported(arg, "'" + v->getNameAsString() + "', which this lambda captures, is not a variable funcgen "
+                         "follows; pass it to the lambda as a parameter");
+        return "";
+      }
+      call.args.push_back(ir::var_ref(f_, it->second));
+      call.params.push_back(v->getNameAsString());
+      call.param_types.push_back(f_.var(it->second).type);
+      pack += ir::kHeldLeaf;
+    }
+    if (!ir::is_tensor_like(call.type) && (ref == nullptr || llvm::isa<clang::ParmVarDecl>(ref->getDecl())))
+      unsupported(arg, "'" + callee->getNameAsString() + "' returns a number and is passed a lambda that " +
+                       (ref == nullptr ? "is written in the call" : "this function was passed") +
+                       ", which cannot be transformed yet; define the lambda as a variable of the annotated function");
+    return pack;
+  }
+
   // A braced list of tensors passed to a helper's vector parameter: its elements are the leaves
   // (as many as the helper reads).
   bool pass_list(const clang::Expr* arg, const pytree::Tree& wanted, ir::Expr& call) {
@@ -2864,6 +2967,9 @@ class FunctionLowerer {
     const clang::TemplateArgumentList* targs = fn != nullptr ? fn->getTemplateSpecializationArgs() : nullptr;
     if (targs == nullptr) return "";
     std::string s = "<";
+    for (unsigned i = 0; i < targs->size(); ++i)  // a lambda's type has no name: deduced again
+      if (targs->get(i).getKind() == clang::TemplateArgument::Type && closure_of(targs->get(i).getAsType()) != nullptr)
+        return "";
     for (unsigned i = 0; i < targs->size(); ++i) {
       if (i) s += ", ";
       if (targs->get(i).getKind() == clang::TemplateArgument::Type) s += cxx_spelling(targs->get(i).getAsType(), ctx);
@@ -3057,7 +3163,7 @@ class FunctionLowerer {
 
   // `square(x)` of a lambda variable of the body: a helper call, the captured variables passed first.
   ExprPtr lower_lambda_call(const clang::CXXOperatorCallExpr* oc, const clang::FunctionDecl* op) {
-    const auto* object = llvm::dyn_cast<clang::DeclRefExpr>(strip(oc->getArg(0)));
+    const auto* object = llvm::dyn_cast<clang::DeclRefExpr>(forwarded(oc->getArg(0)));
     if (object == nullptr || lambdas_.count(object->getDecl()) == 0) {
       unsupported(oc, "a lambda called where it is not a variable of this function cannot be transformed; define it "
                       "with 'auto name = [...](...) { ... };' and call it by its name");
@@ -3075,7 +3181,16 @@ class FunctionLowerer {
     x->form = ir::CallForm::User;
     x->callee = callee;
     x->op = "lambda";
-    x->text = text_of(object);
+    // A lambda this helper was passed is not in scope where the call may be printed: no text
+    // (ir::passes_lambda), and a number it returns would be printed so under AD.
+    const bool passed = llvm::isa<clang::ParmVarDecl>(object->getDecl());
+    x->text = passed ? "" : text_of(object);
+    if (passed && !ir::is_tensor_like(x->type)) {
+      unsupported(oc, "'" + object->getDecl()->getNameAsString() + "' is a lambda that '" + f_.name + "' is passed, "
+                      "and it returns a number here, which cannot be transformed yet; compute the number where the "
+                      "lambda is defined, or make it return a tensor");
+      return opaque(oc);
+    }
     const std::vector<const clang::ValueDecl*> captures = captured(callee);
     for (const clang::ValueDecl* v : captures) {
       auto it = vars_.find(v);
@@ -3202,7 +3317,8 @@ class FunctionLowerer {
   const clang::Stmt* pending_after_label_ = nullptr;
   std::map<std::string, std::string> template_values_;
   std::set<const clang::ValueDecl*> rejected_;  // reported where they are declared
-  std::set<const clang::ValueDecl*> lambdas_;   // variables holding lambdas of the body
+  std::set<const clang::ValueDecl*> lambdas_;   // variables holding lambdas of the body, parameters passed one
+  std::map<const clang::ValueDecl*, std::vector<int>> closure_vars_;  // a lambda parameter's captures (closure_parameter)
   std::map<const clang::ValueDecl*, Stacked> stacked_;  // vectors held stacked
   size_t loops_ = 0;  // loops around the statement being lowered
   std::map<const clang::ValueDecl*, pytree::Tree> trees_;  // the structured parameters and locals

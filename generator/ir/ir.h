@@ -127,6 +127,23 @@ struct Expr {
 };
 
 inline constexpr char kPackedLeaf = '\x01';
+// In `packing`: a lambda passed to a helper (kLambdaArg, then the text of the lambda, then a
+// kHeldLeaf for each variable it captures, which the helper is passed as arguments and the printed
+// call does not pass: the lambda holds them).
+inline constexpr char kLambdaArg = '\x02';
+inline constexpr char kHeldLeaf = '\x03';
+
+// Whether the call is of a lambda that a helper was passed, or passes a lambda to a helper: printed
+// as written, it could name a lambda that is not in scope where it is printed (a helper's
+// parameter), so such calls are always transformed (vmap makes a version of them even where
+// nothing is batched).
+inline bool passes_lambda(const Expr& e) {
+  if (e.kind != ExprKind::Call || e.form != CallForm::User) return false;
+  if (e.op == "lambda" && e.text.empty()) return true;
+  for (const std::string& p : e.packing)
+    if (p.find(kLambdaArg) != std::string::npos) return true;
+  return false;
+}
 
 enum class StmtKind {
   Decl,      // T var = expr;  (expr may be null: default-constructed)

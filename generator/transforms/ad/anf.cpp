@@ -307,7 +307,18 @@ class Normalizer {
           return;
         }
         StmtPtr c = ir::clone(s, remap(scope));
-        c->text = cxx::replace_identifiers(c->text, scope.renames);
+        // The tensors it reads by their current versions' names (a lambda's definition kept as text
+        // captures `y`, which may be an inlined helper's result here).
+        std::map<std::string, std::string> renames = scope.renames;
+        for (size_t i = 0; i < s.reads.size() && i < c->reads.size(); ++i)
+          if (c->reads[i] >= 0 && ir::is_tensor_like(scope.fn->var(s.reads[i]).type))
+            renames[scope.fn->var(s.reads[i]).name] = out_->var(c->reads[i]).name;
+        c->text = cxx::replace_identifiers(c->text, renames);
+        if (const clang::CXXRecordDecl* closure = lambda_defined(s.ast)) {
+          std::map<int, int>& seen = lambda_captures_[closure];  // what its calls by name see
+          seen.clear();
+          for (size_t i = 0; i < s.reads.size() && i < c->reads.size(); ++i) seen[s.reads[i]] = c->reads[i];
+        }
         out.push_back(std::move(c));
         return;
       }
@@ -524,8 +535,7 @@ class Normalizer {
       std::vector<ir::StmtPtr> computed;
       ExprPtr x = scalar(e, inner, computed);
       if (!computed.empty())
-        fail(e.range.getBegin(), std::string("the condition of ") + what + " computes tensors, which cannot be "
-                                 "differentiated; compute it into a bool in the loop body");
+        fail(e.range.getBegin(), std::string("internal error: the condition of ") + what + " computes tensors");
       return x;
     };
     if (s.expr) st->expr = trip_expr(*s.expr);
@@ -770,8 +780,8 @@ class Normalizer {
           return id;
         }
         fail(e, e.kind == ExprKind::Conditional
-                    ? "a '?:' that chooses between tensors where it is written to, in a loop's condition or step, or "
-                      "behind '&&' or '||' cannot be differentiated yet; use an if/else instead"
+                    ? "a '?:' that chooses between tensors where it is written to or behind '&&' or '||' cannot be "
+                      "differentiated yet; use an if/else instead"
                     : "this expression on tensors cannot be differentiated yet; compute it with fg ops");
         return 0;
     }
@@ -946,6 +956,8 @@ class Normalizer {
   // A non-tensor expression: copied, with the tensors it reads (x.size(0)) as their versions.
   ExprPtr scalar(const Expr& e, Scope& scope, std::vector<ir::StmtPtr>& out) {
     if (e.type == ir::Type::Tensor) return atom(e, scope, out);
+    if (e.kind == ExprKind::Binary && (e.text == "&&" || e.text == "||") && computes_tensors_in(e.arg(1)))
+      return short_circuit(e, scope, out);
     if (e.kind == ExprKind::Call && e.form == ir::CallForm::User) {
       // A helper that computes a scalar: called as it is (it is not differentiated).
       if (const ir::Function* callee = helper_of(e); callee != nullptr && changes_arguments(*callee))
@@ -957,6 +969,7 @@ class Normalizer {
       ExprPtr c = ir::clone(e, remap(scope));
       c->args.clear();
       for (const auto& a : e.args) c->args.push_back(atom(*a, scope, out));
+      if (ok_) stale_captures(e, *c, scope);
       return c;
     }
     if (ir::is_tape_op(e)) return tape_op(e, scope);
@@ -968,6 +981,64 @@ class Normalizer {
     x->args.clear();
     for (const auto& a : e.args) x->args.push_back(atom(*a, scope, out));
     return x;
+  }
+
+  static bool computes_tensors_in(const Expr& e) {
+    bool found = false;
+    ir::for_each_expr(e, [&](const Expr& x) { found |= x.kind != ExprKind::VarRef && ir::is_tensor_like(x.type); });
+    return found;
+  }
+
+  // `a && b` (`a || b`) whose right side computes tensors: they are computed only where C++
+  // evaluates that side (`i < n && x[i].item<double>() > 0` must not read x[i] where i == n).
+  ExprPtr short_circuit(const Expr& e, Scope& scope, std::vector<ir::StmtPtr>& out) {
+    const bool conjunction = e.text == "&&";
+    const int left = ir::add_var(*out_, claim("left"), ir::Type::Bool, "const bool");
+    out.push_back(ir::decl(left, scalar(e.arg(0), scope, out)));
+    const int value = ir::add_var(*out_, claim(conjunction ? "both" : "either"), ir::Type::Bool, "bool");
+    out.push_back(ir::decl(value, ir::var_ref(*out_, left)));
+    auto st = std::make_unique<Stmt>();
+    st->kind = StmtKind::If;
+    st->range = e.range;
+    st->expr = conjunction ? ir::var_ref(*out_, left) : ir::unary("!", ir::var_ref(*out_, left), ir::Type::Bool);
+    const std::map<int, int> before = scope.vars;
+    ExprPtr right = scalar(e.arg(1), scope, st->body);
+    if (scope.vars != before) {
+      fail(e, std::string("the right side of '") + e.text + "' changes tensors, which cannot be differentiated yet; "
+              "change them before the condition");
+      return right;
+    }
+    st->body.push_back(ir::assign(value, std::move(right)));
+    out.push_back(std::move(st));
+    return ir::var_ref(*out_, value);
+  }
+
+  // The lambda that a statement kept as text defines (`auto sq = [&](...) { ... };`).
+  static const clang::CXXRecordDecl* lambda_defined(const clang::Stmt* s) {
+    const auto* ds = llvm::dyn_cast_or_null<clang::DeclStmt>(s);
+    const auto* vd = ds != nullptr && ds->isSingleDecl() ? llvm::dyn_cast<clang::VarDecl>(ds->getSingleDecl()) : nullptr;
+    const auto* l = vd != nullptr && vd->getInit() != nullptr
+                        ? llvm::dyn_cast<clang::LambdaExpr>(vd->getInit()->IgnoreImplicit())
+                        : nullptr;
+    return l != nullptr ? l->getLambdaClass() : nullptr;
+  }
+
+  // A lambda called by name (it returns a number) sees the tensors it captures as they were where
+  // it was defined here (each version is a variable of its own); a later assignment is not seen.
+  void stale_captures(const Expr& e, const Expr& call, Scope& scope) {
+    const auto* m = llvm::dyn_cast_or_null<clang::CXXMethodDecl>(e.callee);
+    if (m == nullptr || !m->getParent()->isLambda() || e.text.empty()) return;
+    auto seen = lambda_captures_.find(m->getParent());
+    for (int i = 0; i < e.index && seen != lambda_captures_.end(); ++i) {
+      if (e.arg(i).kind != ExprKind::VarRef || call.arg(i).kind != ExprKind::VarRef) continue;
+      auto at = seen->second.find(e.arg(i).var);
+      if (at != seen->second.end() && at->second != call.arg(i).var) {
+        fail(e, "'" + e.text + "' returns a number and is called after '" + scope.fn->var(e.arg(i).var).name +
+                    "', a tensor it captures by reference, was assigned: funcgen cannot differentiate that yet; call it "
+                    "before the assignment, or pass '" + scope.fn->var(e.arg(i).var).name + "' as a parameter");
+        return;
+      }
+    }
   }
 
   // The helper's body in place of the call; its results' versions.
@@ -1204,6 +1275,7 @@ class Normalizer {
   std::map<int, ExprPtr> view_call_;  // version -> the view call that made it
   std::map<int, std::set<int>> detached_;  // a merged or carried view -> the source vars of its base
   std::set<const clang::FunctionDecl*> active_;
+  std::map<const clang::CXXRecordDecl*, std::map<int, int>> lambda_captures_;  // lambda_defined: var -> version
   std::vector<std::unique_ptr<ir::Function>> single_returns_;  // helpers with their control flow structured
   bool ok_ = true;
 };

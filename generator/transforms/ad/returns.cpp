@@ -183,6 +183,16 @@ class FreshNames {
   std::set<std::string> taken_;
 };
 
+// Whether a loop's condition or step computes tensors (it does not only read them: `z.defined()`).
+bool trip_computes_tensors(const ir::ExprPtr& e) {
+  bool found = false;
+  if (e)
+    ir::for_each_expr(*e, [&](const ir::Expr& e) {
+      found |= e.kind != ir::ExprKind::VarRef && ir::is_tensor_like(e.type);
+    });
+  return found;
+}
+
 class LoopRewriter {
  public:
   LoopRewriter(ir::Function& fn, size_t results) : fn_(fn), result_count_(results), names_(fn) {}
@@ -203,8 +213,10 @@ class LoopRewriter {
   };
 
   void loop(StmtPtr s, std::vector<StmtPtr>& out) {
+    if (trip_computes_tensors(s->expr)) leave_inside(*s);
     const Jumps j = jumps_of(s->body);
-    if (!j.any() || j.through_switch || (j.returns && result_count_ == 0) || !computes_tensors(*s, fn_)) {
+    const bool step_computes = trip_computes_tensors(s->step);  // a statement of the body, as a condition
+    if ((!j.any() && !step_computes) || j.through_switch || (j.returns && result_count_ == 0) || !computes_tensors(*s, fn_)) {
       out.push_back(std::move(s));
       return;
     }
@@ -217,8 +229,10 @@ class LoopRewriter {
     for (StmtPtr& b : guard(std::move(s->body), f)) body.push_back(std::move(b));
     if (s->step && f.broke >= 0) {  // a loop that breaks does not step
       std::vector<StmtPtr> step;
-      step.push_back(ir::eval(std::move(s->step)));
+      step_statements(std::move(s->step), step);
       body.push_back(when_not({f.broke}, std::move(step), s->range));
+    } else if (step_computes) {
+      step_statements(std::move(s->step), body);
     }
     s->body = std::move(body);
     if (f.broke >= 0)
@@ -235,6 +249,38 @@ class LoopRewriter {
       st->body.push_back(ir::ret(values.size() == 1 ? std::move(values[0]) : ir::tuple(std::move(values))));
       out.push_back(std::move(st));
     }
+  }
+
+  // A loop's step as statements: `++i, z = z * 0.5` is `++i; z = z * 0.5;`.
+  void step_statements(ir::ExprPtr step, std::vector<StmtPtr>& out) {
+    if (step->kind == ir::ExprKind::Binary && step->text == ",") {
+      step_statements(std::move(step->args[0]), out);
+      step_statements(std::move(step->args[1]), out);
+      return;
+    }
+    const bool assigns_tensor = step->kind == ir::ExprKind::Call && step->op == "operator=" && step->args.size() == 2 &&
+                                step->args[0]->kind == ir::ExprKind::VarRef && step->args[0]->type == ir::Type::Tensor;
+    const clang::SourceRange range = step->range;
+    StmtPtr st = assigns_tensor ? ir::assign(step->args[0]->var, std::move(step->args[1])) : ir::eval(std::move(step));
+    st->range = range;
+    out.push_back(std::move(st));
+  }
+
+  // A condition that computes tensors is evaluated as a break in the body (the first statement, or
+  // the last of a do-while), where its tensors are computed as in any statement: evaluated as often
+  // as C++ evaluates it, after the step.
+  void leave_inside(ir::Stmt& s) {
+    auto exit = std::make_unique<ir::Stmt>();
+    exit->kind = StmtKind::If;
+    exit->range = s.expr->range;
+    exit->expr = ir::unary("!", std::move(s.expr), ir::Type::Bool);
+    auto jump = std::make_unique<ir::Stmt>();
+    jump->kind = StmtKind::Break;
+    jump->range = exit->range;
+    exit->body.push_back(std::move(jump));
+    if (s.kind == StmtKind::DoWhile) s.body.push_back(std::move(exit));
+    else s.body.insert(s.body.begin(), std::move(exit));
+    s.expr = nullptr;
   }
 
   // The statements of a loop's body with its jumps made into flags and what follows one guarded.
@@ -670,7 +716,9 @@ bool computes_tensors(const ir::Stmt& s, const ir::Function& fn) {
 
 std::unique_ptr<ir::Function> structured_loops(const ir::Function& fn) {
   bool any = false;
-  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) { any |= is_loop(s) && jumps_of(s.body).any(); });
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
+    any |= is_loop(s) && (jumps_of(s.body).any() || trip_computes_tensors(s.expr) || trip_computes_tensors(s.step));
+  });
   if (!any) return nullptr;
   std::unique_ptr<ir::Function> out = ir::copy_function(fn);
   LoopRewriter rw(*out, returned_tensors(fn));
@@ -684,7 +732,7 @@ std::unique_ptr<ir::Function> structured_loops(const ir::Function& fn) {
 
 const ir::Function& structured_control_flow(const ir::Function& fn, std::vector<std::unique_ptr<ir::Function>>& owned) {
   const ir::Function* at = &fn;
-  for (auto pass : {choices_as_ifs, switch_chains, structured_loops, single_return})
+  for (auto pass : {switch_chains, structured_loops, choices_as_ifs, single_return})
     if (std::unique_ptr<ir::Function> next = pass(*at)) {
       at = next.get();
       owned.push_back(std::move(next));

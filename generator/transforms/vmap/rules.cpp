@@ -158,7 +158,7 @@ Val Batcher::call(const Expr& e) {
     if (ir::is_tensor_like(e.args[i]->type)) tensors |= args[i].levels;
   if (e.form == ir::CallForm::Vmapped) return vmapped(e, std::move(args));
   if (e.form == ir::CallForm::User) {
-    if (tensors == 0) return {rebuild(e, values(args)), l};
+    if (tensors == 0 && !ir::passes_lambda(e)) return {rebuild(e, values(args)), l};
     return specialize(e, std::move(args));
   }
   // A list parameter's gradient: its elements at the levels of the whole (zeros for those that

@@ -108,6 +108,30 @@ fg::Tensor halve(const fg::Tensor& x, double limit) {
   return (y * y).sum();
 }
 
+// The same as users write it: loop conditions that compute tensors (evaluated as often as C++
+// evaluates them, after the step), a step that computes one, a do-while whose condition chooses a tensor with `?:`, and a
+// guard before an index behind `&&` (x[i] is read only while i < x.size(0)).
+FUNCGEN("converge_grad = grad(converge)")
+FUNCGEN("converge_jvp = jvp(converge)")
+FUNCGEN("converge_hessian = hessian(converge)")
+FUNCGEN("converge_jacrev2 = jacrev(jacrev(converge))")
+fg::Tensor converge(const fg::Tensor& x, double limit) {
+  fg::Tensor y = x.sin() + 2;
+  int trips = 0;
+  while (y.abs().sum().item<double>() > limit && trips < 40) {
+    y = y * 0.5 + y.sin() * 0.1;
+    ++trips;
+  }
+  fg::Tensor z = y;
+  for (int64_t i = 0; i < x.size(0) && x[i].item<double>() > -1.5; ++i, z = z * 0.95) z = z + x[i] * z.cos();
+  int k = 0;
+  do {
+    z = z * 0.9 + y * 0.05;
+    ++k;
+  } while (((k % 2 == 1 ? z : z * 1.05).abs().max() > limit).item<bool>() && k < 20);
+  return (z * z).sum() + y.sum();
+}
+
 // A branch inside a loop, on the loop's counter; the counter also scales a term.
 FUNCGEN("loop_branch_grad = grad(loop_branch, argnums=(0, 1))")
 FUNCGEN("loop_branch_jvp = jvp(loop_branch)")

@@ -20,6 +20,7 @@ fg::Tensor activation_sum(const fg::Tensor& x, int kind);
 fg::Tensor rnn_state(const fg::Tensor& xs, const fg::Tensor& w, const fg::Tensor& u, const fg::Tensor& h0);
 fg::Tensor rnn(const fg::Tensor& xs, const fg::Tensor& w, const fg::Tensor& u, const fg::Tensor& h0);
 fg::Tensor halve(const fg::Tensor& x, double limit);
+fg::Tensor converge(const fg::Tensor& x, double limit);
 fg::Tensor loop_branch(const fg::Tensor& x, const fg::Tensor& w, int n);
 fg::Tensor nested(const fg::Tensor& x, int n, int m);
 fg::Tensor early(const fg::Tensor& x, const fg::Tensor& w, int mode);
@@ -258,6 +259,21 @@ TEST_F(ControlFlow, WhileLoopThatStopsOnAValue) {
   expect_close(std::get<1>(cf::halve_jvp(x, 0.5, t)), numeric_jvp(f, {x}, {t}), "jvp");
   const Fn g = [](const Args& a) { return cf::halve_grad(a[0], 0.5); };
   expect_close(cf::halve_hessian(x, 0.5), numeric_jacobian(g, {x}, 0), "hessian");
+}
+
+TEST_F(ControlFlow, LoopConditionsThatComputeTensors) {
+  // Inputs below -1.5 stop the for loop early, some after its first trip; every loop runs a trip
+  // count that only the values decide.
+  for (const T& x : {rand64({5}) * 3, fg::tensor({0.3, -2.0, 1.2, 0.7}, fg::kDouble),
+                     fg::tensor({0.4, 0.9, 1.1}, fg::kDouble)}) {
+    const Fn f = [](const Args& a) { return cf::converge(a[0], 0.5); };
+    expect_close(cf::converge_grad(x, 0.5), numeric_jacobian(f, {x}, 0), "grad");
+    const T t = rand64(x.sizes());
+    expect_close(std::get<1>(cf::converge_jvp(x, 0.5, t)), numeric_jvp(f, {x}, {t}), "jvp");
+    const Fn g = [](const Args& a) { return cf::converge_grad(a[0], 0.5); };
+    expect_close(cf::converge_hessian(x, 0.5), numeric_jacobian(g, {x}, 0), "hessian");
+    expect_close(cf::converge_jacrev2(x, 0.5), cf::converge_hessian(x, 0.5), "jacrev(jacrev)");
+  }
 }
 
 TEST_F(ControlFlow, BranchInsideALoopOnItsCounter) {

@@ -552,6 +552,46 @@ fg::Tensor passed_on(const fg::Tensor& x) {
          (moments.w * partial.h * partial.c).sum() + (filled * d[0]).sum();
 }
 
+// ---- lambdas passed to helper templates and called there: a fixed number of iterations of a
+// step (JAX's fixed-point pattern), a header's map over rows given a lambda written in the call, a
+// lambda forwarded and passed on, one capturing a variable named like the helper's parameter, a
+// generic lambda without captures
+template <typename Step>
+fg::Tensor iterate(Step step, fg::Tensor z, int n) {
+  for (int i = 0; i < n; ++i) z = step(z);
+  return z;
+}
+template <typename F>
+fg::Tensor forwarded(F&& f, const fg::Tensor& x) {
+  return std::forward<F>(f)(x);
+}
+template <typename F>
+fg::Tensor both(const F& f, const fg::Tensor& x) {
+  return forwarded(f, x) + iterate(f, x * 0.5, 2);
+}
+
+FUNCGEN("lambdas_passed_grad = grad(lambdas_passed)")
+FUNCGEN("lambdas_passed_jvp = jvp(lambdas_passed)")
+FUNCGEN("lambdas_passed_jacfwd = jacfwd(lambdas_passed)")
+FUNCGEN("lambdas_passed_hessian = hessian(lambdas_passed)")
+FUNCGEN("lambdas_passed_jacrev2 = jacrev(jacrev(lambdas_passed))")
+FUNCGEN("lambdas_passed_hvp = jvp(grad(lambdas_passed))")
+FUNCGEN("lambdas_passed_vmap = vmap(lambdas_passed)")
+FUNCGEN("lambdas_passed_psg = vmap(grad(lambdas_passed))")
+FUNCGEN("lambdas_passed_vjacrev = vmap(jacrev(lambdas_passed))")
+fg::Tensor lambdas_passed(const fg::Tensor& x) {
+  const fg::Tensor w = x[0].cos();
+  const double damping = 0.5;
+  auto step = [&](const fg::Tensor& z) { return (z * w).tanh() * damping + x[1] * 0.1; };
+  const fg::Tensor fixed = iterate(step, x[2], 3);
+  fg::Tensor y = fixed.sin();
+  const fg::Tensor rows = layers::map_rows([&](const fg::Tensor& r) { return r * y + r.pow(2) * 0.1; }, x);
+  auto scale_z = [&](const fg::Tensor& z) { return z * x.sum(); };  // `x` is `both`'s parameter's name too
+  const fg::Tensor passed = both(scale_z, x[1]);
+  const fg::Tensor plain = forwarded([](const auto& t) { return t.exp() * 0.5; }, x);
+  return (fixed * rows[1]).sum() + rows.sum() + (passed * w).sum() + plain.mean();
+}
+
 // ---- has_aux under vmap(jacrev) of a function whose derivative reads a shape int: the composed form
 FUNCGEN("shape_aux_vjacrev = vmap(jacrev(shape_aux, has_aux=True))")
 std::tuple<fg::Tensor, fg::Tensor> shape_aux(const fg::Tensor& x) {

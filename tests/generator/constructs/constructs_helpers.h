@@ -19,6 +19,14 @@ fg::Tensor power(const fg::Tensor& x) {
   return y;
 }
 
+// Applies a layer to each row, as a library's `map_rows(f, x)` does: the lambda is called here.
+template <typename F>
+fg::Tensor map_rows(const F& f, const fg::Tensor& x) {
+  std::vector<fg::Tensor> rows;
+  for (int64_t i = 0; i < x.size(0); ++i) rows.push_back(f(x[i]));
+  return fg::stack(rows, 0);
+}
+
 struct Ops {
   static fg::Tensor softsign(const fg::Tensor& x) { return x / (x.abs() + twice(0.5)); }
 };

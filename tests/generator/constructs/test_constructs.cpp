@@ -32,6 +32,7 @@ fg::Tensor braced(const fg::Tensor& x);
 fg::Tensor local_structs(const fg::Tensor& x);
 fg::Tensor out_params(const fg::Tensor& x);
 fg::Tensor passed_on(const fg::Tensor& x);
+fg::Tensor lambdas_passed(const fg::Tensor& x);
 fg::Tensor defaults(const fg::Tensor& x, double scale, int64_t power);
 std::tuple<fg::Tensor, fg::Tensor> shape_aux(const fg::Tensor& x);
 }  // namespace cs
@@ -61,7 +62,8 @@ std::vector<Construct> constructs() {
           CONSTRUCT(helper_jumps),
           CONSTRUCT(last_trip), CONSTRUCT(header_helpers), CONSTRUCT(range_for), CONSTRUCT(lambdas),
           CONSTRUCT(shape_ints), CONSTRUCT(bindings), CONSTRUCT(pushed), CONSTRUCT(slices),
-          CONSTRUCT(switch_breaks), CONSTRUCT(braced), CONSTRUCT(local_structs), CONSTRUCT(out_params), CONSTRUCT(passed_on)};
+          CONSTRUCT(switch_breaks), CONSTRUCT(braced), CONSTRUCT(local_structs), CONSTRUCT(out_params), CONSTRUCT(passed_on),
+          CONSTRUCT(lambdas_passed)};
 }
 
 // d f(x) / d x by central differences: shape out.shape + x.shape.
