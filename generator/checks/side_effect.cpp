@@ -136,6 +136,10 @@ class Finder : public clang::RecursiveASTVisitor<Finder> {
     const clang::ValueDecl* root = root_of(target, through_pointer);
     if (root == nullptr) return;
     const auto* parm = llvm::dyn_cast<clang::ParmVarDecl>(root);
+    // A lambda's parameter names what its call passes (a call passing outside state is reported).
+    if (const auto* m = parm != nullptr ? llvm::dyn_cast<clang::CXXMethodDecl>(parm->getDeclContext()) : nullptr;
+        m != nullptr && m->getParent()->isLambda())
+      return;
     const auto* var = llvm::dyn_cast<clang::VarDecl>(root);
     const bool outside_param = parm != nullptr && ((parm->getType()->isReferenceType() && !helper_) ||
                                                    (through_pointer && parm->getType()->isPointerType()));

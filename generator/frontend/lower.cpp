@@ -39,13 +39,28 @@ using ir::ExprPtr;
 using ir::StmtKind;
 using ir::StmtPtr;
 
+// Whether `closure` is a lambda's class that captures tensors (or lambdas that do).
+bool captures_tensors(const clang::CXXRecordDecl* closure) {
+  if (closure == nullptr || !closure->isLambda()) return false;
+  for (const clang::LambdaCapture& c : closure->captures()) {
+    if (!c.capturesVariable()) continue;
+    const clang::QualType t = c.getCapturedVar()->getType().getNonReferenceType();
+    if (ir::is_tensor_like(ir_type_of(t)) || captures_tensors(t->getAsCXXRecordDecl())) return true;
+  }
+  return false;
+}
+bool captures_tensors(clang::QualType t) {
+  return !t.isNull() && captures_tensors(t.getNonReferenceType()->getAsCXXRecordDecl());
+}
+
 // Whether any part of an expression or statement has a tensor-like type: such code must be lowered
-// op by op; everything else is kept as C++ text.
+// op by op; everything else is kept as C++ text. A lambda that captures tensors counts as one: its
+// calls compute with them (`norm()`, `count(dot, 3)`).
 class TensorFinder : public clang::RecursiveASTVisitor<TensorFinder> {
  public:
   bool found = false;
   bool VisitExpr(clang::Expr* e) {
-    if (ir::is_tensor_like(ir_type_of(e->getType()))) found = true;
+    if (ir::is_tensor_like(ir_type_of(e->getType())) || captures_tensors(e->getType())) found = true;
     return !found;
   }
   bool VisitVarDecl(clang::VarDecl* d) {
@@ -363,10 +378,22 @@ class FunctionLowerer {
 
   // Why a lambda passed to `helper` that captures `v` cannot be transformed ("" if it can).
   std::string uncapturable(const clang::ValueDecl* v, const std::string& helper) const {
-    if (closure_of(v->getType()) == nullptr && !is_structured_type(v->getType())) return "";
-    return "the lambda passed to '" + helper + "' captures the " + (closure_of(v->getType()) ? "lambda '" : "structure '") +
-           v->getNameAsString() + "', which cannot be transformed yet; copy the tensors it reads into variables of "
-           "their own and capture those";
+    if (closure_of(v->getType()) != nullptr)
+      return "the lambda passed to '" + helper + "' captures the lambda '" + v->getNameAsString() + "', which cannot "
+             "be transformed yet; write the two as one lambda";
+    if (!is_structured_type(v->getType())) return "";
+    return "the lambda passed to '" + helper + "' captures the structure '" + v->getNameAsString() + "', which cannot "
+           "be transformed yet; copy the tensors it reads into variables of their own and capture those";
+  }
+
+  // Why a variable a lambda captures is not one funcgen follows.
+  static std::string unfollowed_capture(const clang::ValueDecl* v) {
+    const auto* vd = llvm::dyn_cast<clang::VarDecl>(v);
+    if (vd != nullptr && vd->isInitCapture())
+      return "the lambda's init-capture '" + v->getNameAsString() + "' cannot be transformed yet; declare it as a "
+             "variable before the lambda and capture that";
+    return "'" + v->getNameAsString() + "', which this lambda captures, is not a variable funcgen follows; pass it to "
+           "the lambda as a parameter";
   }
 
   // What a lambda is passed on as: `f`, `std::forward<F>(f)`, `std::move(f)`.
@@ -777,11 +804,14 @@ class FunctionLowerer {
 
   // Whether a function computes with tensors: its parameters, its object or its result hold some.
   bool takes_tensors(const clang::FunctionDecl* fn) const {
-    const auto holds = [&](clang::QualType t) { return ir::is_tensor_like(ir_type_of(t)) || is_structured_type(t); };
+    const auto holds = [&](clang::QualType t) {
+      return ir::is_tensor_like(ir_type_of(t)) || is_structured_type(t) || captures_tensors(t);
+    };
     if (holds(fn->getReturnType())) return true;
     for (const clang::ParmVarDecl* p : fn->parameters())
       if (holds(p->getType())) return true;
     const auto* m = llvm::dyn_cast<clang::CXXMethodDecl>(fn);
+    if (m != nullptr && captures_tensors(m->getParent())) return true;  // a lambda's call operator
     return m != nullptr && !m->isStatic() && is_structured_type(m->getThisType()->getPointeeType());
   }
 
@@ -1794,6 +1824,11 @@ class FunctionLowerer {
                                   "transformed yet: funcgen specializes on the optionals a function is passed; test "
                                   "the parameter itself (if (b)), or name it with 'const auto& " + vd->getNameAsString() +
                                   " = b;'");
+      return;
+    }
+    if (closure_of(vd->getType()) != nullptr && captures_tensors(vd->getType())) {  // `auto g = f;`
+      reject_variable(vd, ds, "'" + vd->getNameAsString() + "' holds a lambda defined elsewhere, which cannot be "
+                                  "transformed; call that lambda by its own name");
       return;
     }
     if (user_record_holds_tensors(vd->getType())) {
@@ -2893,6 +2928,13 @@ class FunctionLowerer {
       if (x.form == ir::CallForm::User && i < callee->getNumParams() && non_const_reference(callee->getParamDecl(i)->getType()))
         if (const pytree::Tree* leaf = resolve(args[i], false); leaf != nullptr && leaf->is_leaf())
           writable(*leaf, args[i]);  // `accumulate(s.h, x)` of a `State& s`
+      if (x.form != ir::CallForm::User && captures_tensors(args[i]->getType())) {  // std::count_if(b, e, pred)
+        unsupported(args[i], "a lambda that captures tensors passed to '" + x.op + "' cannot be transformed: funcgen "
+                             "transforms only the calls it sees, and under a transform the lambda would read the "
+                             "tensors as they are not (the whole batch, or a value from before an assignment); call "
+                             "the lambda in a loop of this function instead");
+        continue;
+      }
       x.args.push_back(lower_expr(given_default != nullptr ? given_default->getExpr() : args[i]));
       const clang::ParmVarDecl* p = callee != nullptr && i < callee->getNumParams() ? callee->getParamDecl(i) : nullptr;
       x.params.push_back(p != nullptr ? p->getNameAsString() : "");
@@ -2922,8 +2964,7 @@ class FunctionLowerer {
       }
       auto it = vars_.find(v);
       if (it == vars_.end()) {
-        unsupported(arg, "'" + v->getNameAsString() + "', which this lambda captures, is not a variable funcgen "
-                         "follows; pass it to the lambda as a parameter");
+        unsupported(arg, unfollowed_capture(v));
         return "";
       }
       call.args.push_back(ir::var_ref(f_, it->second));
@@ -2931,10 +2972,6 @@ class FunctionLowerer {
       call.param_types.push_back(f_.var(it->second).type);
       pack += ir::kHeldLeaf;
     }
-    if (!ir::is_tensor_like(call.type) && (ref == nullptr || llvm::isa<clang::ParmVarDecl>(ref->getDecl())))
-      unsupported(arg, "'" + callee->getNameAsString() + "' returns a number and is passed a lambda that " +
-                       (ref == nullptr ? "is written in the call" : "this function was passed") +
-                       ", which cannot be transformed yet; define the lambda as a variable of the annotated function");
     return pack;
   }
 
@@ -3164,12 +3201,28 @@ class FunctionLowerer {
   // `square(x)` of a lambda variable of the body: a helper call, the captured variables passed first.
   ExprPtr lower_lambda_call(const clang::CXXOperatorCallExpr* oc, const clang::FunctionDecl* op) {
     const auto* object = llvm::dyn_cast<clang::DeclRefExpr>(forwarded(oc->getArg(0)));
+    if (object != nullptr && object->refersToEnclosingVariableOrCapture() && closure_of(object->getType())) {
+      unsupported(oc, "a lambda that calls the lambda '" + object->getDecl()->getNameAsString() + "' it captures "
+                      "cannot be transformed yet; call '" + object->getDecl()->getNameAsString() + "' outside it, or "
+                      "write the two as one lambda");
+      return opaque(oc);
+    }
     if (object == nullptr || lambdas_.count(object->getDecl()) == 0) {
       unsupported(oc, "a lambda called where it is not a variable of this function cannot be transformed; define it "
                       "with 'auto name = [...](...) { ... };' and call it by its name");
       return opaque(oc);
     }
     const clang::FunctionDecl* callee = op->getDefinition() != nullptr ? op->getDefinition() : op;
+    if (callee == f_.decl) {
+      unsupported(oc, "a lambda that calls itself cannot be transformed (recursion); write the recursion as a loop");
+      return opaque(oc);
+    }
+    if (const clang::QualType r = callee->getReturnType();
+        !r->isVoidType() && !r->isArithmeticType() && !ir::is_tensor_like(ir_type_of(r)) && !is_structured_type(r)) {
+      unsupported(oc, "a lambda that uses tensors and returns neither tensors nor a number cannot be transformed "
+                      "yet; make it return tensors or a number, and build the rest outside it");
+      return opaque(oc);
+    }
     if (lowering_.lower(callee) == nullptr) {  // reported there: the call is not looked into again
       ok_ = false;
       ExprPtr x = make_expr(ExprKind::Opaque, oc);
@@ -3182,21 +3235,13 @@ class FunctionLowerer {
     x->callee = callee;
     x->op = "lambda";
     // A lambda this helper was passed is not in scope where the call may be printed: no text
-    // (ir::passes_lambda), and a number it returns would be printed so under AD.
-    const bool passed = llvm::isa<clang::ParmVarDecl>(object->getDecl());
-    x->text = passed ? "" : text_of(object);
-    if (passed && !ir::is_tensor_like(x->type)) {
-      unsupported(oc, "'" + object->getDecl()->getNameAsString() + "' is a lambda that '" + f_.name + "' is passed, "
-                      "and it returns a number here, which cannot be transformed yet; compute the number where the "
-                      "lambda is defined, or make it return a tensor");
-      return opaque(oc);
-    }
+    // (ir::passes_lambda: the transforms never print it).
+    x->text = llvm::isa<clang::ParmVarDecl>(object->getDecl()) ? "" : text_of(object);
     const std::vector<const clang::ValueDecl*> captures = captured(callee);
     for (const clang::ValueDecl* v : captures) {
       auto it = vars_.find(v);
       if (it == vars_.end()) {
-        unsupported(oc, "'" + v->getNameAsString() + "', which this lambda captures, is not a variable funcgen follows; "
-                        "pass it as a parameter");
+        unsupported(oc, unfollowed_capture(v));
         return opaque(oc);
       }
       x->args.push_back(ir::var_ref(f_, it->second));

@@ -25,6 +25,14 @@ void for_each_expr(const Expr& expr, const std::function<void(const Expr&)>& fn)
   fn(expr);
 }
 
+bool computes_tensors(const Expr& e) {
+  bool found = false;
+  for_each_expr(e, [&](const Expr& x) {
+    found |= (x.kind != ExprKind::VarRef && is_tensor_like(x.type)) || (x.kind == ExprKind::Call && x.form == CallForm::User);
+  });
+  return found;
+}
+
 void for_each_stmt(const std::vector<StmtPtr>& body, const std::function<void(const Stmt&)>& fn) {
   for (const auto& s : body) {
     fn(*s);

@@ -133,6 +133,9 @@ inline constexpr char kPackedLeaf = '\x01';
 inline constexpr char kLambdaArg = '\x02';
 inline constexpr char kHeldLeaf = '\x03';
 
+// Whether the call is of a lambda (a variable of the body, or one a helper was passed).
+inline bool is_lambda_call(const Expr& e) { return e.kind == ExprKind::Call && e.form == CallForm::User && e.op == "lambda"; }
+
 // Whether the call is of a lambda that a helper was passed, or passes a lambda to a helper: printed
 // as written, it could name a lambda that is not in scope where it is printed (a helper's
 // parameter), so such calls are always transformed (vmap makes a version of them even where
@@ -201,6 +204,9 @@ struct Function {
 // Calls `fn` on every expression of the statements, children before parents.
 void for_each_expr(const std::vector<StmtPtr>& body, const std::function<void(const Expr&)>& fn);
 void for_each_expr(const Expr& expr, const std::function<void(const Expr&)>& fn);
+// Whether evaluating `e` computes a tensor (it does not only read one: `z.defined()` does not), or
+// may: it calls a helper.
+bool computes_tensors(const Expr& e);
 void for_each_stmt(const std::vector<StmtPtr>& body, const std::function<void(const Stmt&)>& fn);
 
 // The names that a function's C++ text (opaque statements and expressions, case labels, calls

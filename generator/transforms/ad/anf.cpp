@@ -143,7 +143,7 @@ class Normalizer {
     return [&scope, this](int id) {
       auto it = scope.vars.find(id);
       if (it != scope.vars.end()) return it->second;
-      fail(clang::SourceLocation(), "internal error: a variable was used before its definition");
+      fail(clang::SourceLocation(), "internal error: a variable was used before its definition: " + scope.fn->var(id).name);
       return 0;
     };
   }
@@ -249,6 +249,10 @@ class Normalizer {
       scope.results->push_back(ir::var_ref(*out_, value(*s.expr, scope, out, "out")));
     } else if (s.expr->type == ir::Type::TensorTuple) {
       for (int id : tuple_value(*s.expr, scope, out)) scope.results->push_back(ir::var_ref(*out_, id));
+    } else if (scope.helper && s.expr->type != ir::Type::Void) {  // a number (or other value) of a helper inlined (scalar())
+      const int id = ir::add_var(*out_, claim("result"), s.expr->type, "const " + scope.fn->return_cxx_type);
+      out.push_back(ir::decl(id, scalar(*s.expr, scope, out)));
+      scope.results->push_back(ir::var_ref(*out_, id));
     } else {
       fail(s.range.getBegin(), what_ + " needs a function that returns tensors");
     }
@@ -278,7 +282,7 @@ class Normalizer {
           return;
         }
         if (const ir::Function* callee = helper_of(*s.expr);  // its result unused: called for what it changes
-            callee != nullptr && (changes_arguments(*callee) || writes_in_place(callee->body))) {
+            callee != nullptr && must_inline(*s.expr, *callee)) {
           if (callee->return_type != ir::Type::Void && !ir::is_tensor_like(callee->return_type)) {
             scalar(*s.expr, scope, out);  // reported there
             return;
@@ -314,11 +318,6 @@ class Normalizer {
           if (c->reads[i] >= 0 && ir::is_tensor_like(scope.fn->var(s.reads[i]).type))
             renames[scope.fn->var(s.reads[i]).name] = out_->var(c->reads[i]).name;
         c->text = cxx::replace_identifiers(c->text, renames);
-        if (const clang::CXXRecordDecl* closure = lambda_defined(s.ast)) {
-          std::map<int, int>& seen = lambda_captures_[closure];  // what its calls by name see
-          seen.clear();
-          for (size_t i = 0; i < s.reads.size() && i < c->reads.size(); ++i) seen[s.reads[i]] = c->reads[i];
-        }
         out.push_back(std::move(c));
         return;
       }
@@ -535,7 +534,10 @@ class Normalizer {
       std::vector<ir::StmtPtr> computed;
       ExprPtr x = scalar(e, inner, computed);
       if (!computed.empty())
-        fail(e.range.getBegin(), std::string("internal error: the condition of ") + what + " computes tensors");
+        fail(e.range.getBegin(), std::string("the condition of ") + what + " computes tensors and the loop is left "
+                                 "by a 'continue' or 'return' inside a 'switch', or by a 'return' of a function that "
+                                 "returns no tensor, which cannot be differentiated yet; compute the condition into a "
+                                 "bool at the end of the loop body");
       return x;
     };
     if (s.expr) st->expr = trip_expr(*s.expr);
@@ -780,8 +782,8 @@ class Normalizer {
           return id;
         }
         fail(e, e.kind == ExprKind::Conditional
-                    ? "a '?:' that chooses between tensors where it is written to or behind '&&' or '||' cannot be "
-                      "differentiated yet; use an if/else instead"
+                    ? "a '?:' that chooses between tensors where it is written to cannot be differentiated yet; use "
+                      "an if/else instead"
                     : "this expression on tensors cannot be differentiated yet; compute it with fg ops");
         return 0;
     }
@@ -798,6 +800,10 @@ class Normalizer {
                   "' generates, which funcgen cannot differentiate again from inside another function yet; "
                   "nest the transforms in one spec of the function they start from (jacrev(jacrev(f)), hessian(f), "
                   "jvp(grad(f))), or call that function here");
+      return 0;
+    }
+    if (e.form == ir::CallForm::External && e.op == "operator=" && !e.args.empty() && e.arg(0).type == ir::Type::Tensor) {
+      fail(e, "assigning a tensor inside an expression cannot be differentiated; assign it in a statement of its own");
       return 0;
     }
     if (e.form == ir::CallForm::External) {
@@ -956,10 +962,18 @@ class Normalizer {
   // A non-tensor expression: copied, with the tensors it reads (x.size(0)) as their versions.
   ExprPtr scalar(const Expr& e, Scope& scope, std::vector<ir::StmtPtr>& out) {
     if (e.type == ir::Type::Tensor) return atom(e, scope, out);
-    if (e.kind == ExprKind::Binary && (e.text == "&&" || e.text == "||") && computes_tensors_in(e.arg(1)))
+    if (e.kind == ExprKind::Binary && (e.text == "&&" || e.text == "||") && ir::computes_tensors(e.arg(1)))
       return short_circuit(e, scope, out);
+    if (e.kind == ExprKind::Conditional && ir::is_scalar(e.type) &&
+        (ir::computes_tensors(e.arg(1)) || ir::computes_tensors(e.arg(2))))
+      return scalar_choice(e, scope, out);
     if (e.kind == ExprKind::Call && e.form == ir::CallForm::User) {
-      // A helper that computes a scalar: called as it is (it is not differentiated).
+      // A helper that computes a number is called as it is (it is not differentiated), unless
+      // must_inline says otherwise.
+      if (const ir::Function* callee = helper_of(e); callee != nullptr && e.type != ir::Type::Void && must_inline(e, *callee)) {
+        std::vector<int> results = inline_call(e, scope, out);
+        return ok_ && results.size() == 1 ? ir::var_ref(*out_, results[0]) : ir::opaque("0", e.type);
+      }
       if (const ir::Function* callee = helper_of(e); callee != nullptr && changes_arguments(*callee))
         fail(e, "'" + e.op + "' changes the tensors it is passed and returns a value that is not a tensor, which "
                 "cannot be differentiated yet; return the changed tensors instead");
@@ -969,7 +983,6 @@ class Normalizer {
       ExprPtr c = ir::clone(e, remap(scope));
       c->args.clear();
       for (const auto& a : e.args) c->args.push_back(atom(*a, scope, out));
-      if (ok_) stale_captures(e, *c, scope);
       return c;
     }
     if (ir::is_tape_op(e)) return tape_op(e, scope);
@@ -981,12 +994,6 @@ class Normalizer {
     x->args.clear();
     for (const auto& a : e.args) x->args.push_back(atom(*a, scope, out));
     return x;
-  }
-
-  static bool computes_tensors_in(const Expr& e) {
-    bool found = false;
-    ir::for_each_expr(e, [&](const Expr& x) { found |= x.kind != ExprKind::VarRef && ir::is_tensor_like(x.type); });
-    return found;
   }
 
   // `a && b` (`a || b`) whose right side computes tensors: they are computed only where C++
@@ -1013,32 +1020,42 @@ class Normalizer {
     return ir::var_ref(*out_, value);
   }
 
-  // The lambda that a statement kept as text defines (`auto sq = [&](...) { ... };`).
-  static const clang::CXXRecordDecl* lambda_defined(const clang::Stmt* s) {
-    const auto* ds = llvm::dyn_cast_or_null<clang::DeclStmt>(s);
-    const auto* vd = ds != nullptr && ds->isSingleDecl() ? llvm::dyn_cast<clang::VarDecl>(ds->getSingleDecl()) : nullptr;
-    const auto* l = vd != nullptr && vd->getInit() != nullptr
-                        ? llvm::dyn_cast<clang::LambdaExpr>(vd->getInit()->IgnoreImplicit())
-                        : nullptr;
-    return l != nullptr ? l->getLambdaClass() : nullptr;
+  // `c ? a : b` on numbers whose sides compute tensors: only the chosen side's (`i < n ?
+  // x[i].item<double>() : 0.0` must not read x[i] where i == n).
+  ExprPtr scalar_choice(const Expr& e, Scope& scope, std::vector<ir::StmtPtr>& out) {
+    const int taken = ir::add_var(*out_, claim("taken"), ir::Type::Bool, "const bool");
+    out.push_back(ir::decl(taken, scalar(e.arg(0), scope, out)));
+    const char* cxx = e.type == ir::Type::Int ? "int64_t" : e.type == ir::Type::Float ? "double" : "bool";
+    const int value = ir::add_var(*out_, claim("chosen"), e.type, cxx);
+    out.push_back(ir::decl(value, nullptr));
+    auto st = std::make_unique<Stmt>();
+    st->kind = StmtKind::If;
+    st->range = e.range;
+    st->expr = ir::var_ref(*out_, taken);
+    st->has_else = true;
+    const std::map<int, int> before = scope.vars;
+    for (size_t side = 1; side <= 2 && ok_; ++side) {
+      std::vector<ir::StmtPtr>& body = side == 1 ? st->body : st->else_body;
+      ExprPtr v = scalar(e.arg(side), scope, body);
+      body.push_back(ir::assign(value, std::move(v)));
+    }
+    if (scope.vars != before) {
+      fail(e, "a side of this '?:' changes tensors, which cannot be differentiated yet; change them before it");
+      return ir::var_ref(*out_, value);
+    }
+    out.push_back(std::move(st));
+    return ir::var_ref(*out_, value);
   }
 
-  // A lambda called by name (it returns a number) sees the tensors it captures as they were where
-  // it was defined here (each version is a variable of its own); a later assignment is not seen.
-  void stale_captures(const Expr& e, const Expr& call, Scope& scope) {
-    const auto* m = llvm::dyn_cast_or_null<clang::CXXMethodDecl>(e.callee);
-    if (m == nullptr || !m->getParent()->isLambda() || e.text.empty()) return;
-    auto seen = lambda_captures_.find(m->getParent());
-    for (int i = 0; i < e.index && seen != lambda_captures_.end(); ++i) {
-      if (e.arg(i).kind != ExprKind::VarRef || call.arg(i).kind != ExprKind::VarRef) continue;
-      auto at = seen->second.find(e.arg(i).var);
-      if (at != seen->second.end() && at->second != call.arg(i).var) {
-        fail(e, "'" + e.text + "' returns a number and is called after '" + scope.fn->var(e.arg(i).var).name +
-                    "', a tensor it captures by reference, was assigned: funcgen cannot differentiate that yet; call it "
-                    "before the assignment, or pass '" + scope.fn->var(e.arg(i).var).name + "' as a parameter");
-        return;
-      }
-    }
+  // Whether a call that computes no tensor (a number, or nothing) is inlined rather than printed as
+  // written: where the callee changes what it is passed (or may, writing in place through a copy),
+  // so that the caller's derivative code sees the change; where it is a lambda's call, or passes a
+  // lambda to a helper (printed, a lambda called by name would read the tensors it captured where it
+  // was defined, each version being a variable of its own here; one a helper was passed is not in
+  // scope where the helper is inlined).
+  bool must_inline(const Expr& call, const ir::Function& callee) {
+    return changes_arguments(callee) || writes_in_place(callee.body) || ir::is_lambda_call(call) ||
+           ir::passes_lambda(call);
   }
 
   // The helper's body in place of the call; its results' versions.
@@ -1275,7 +1292,6 @@ class Normalizer {
   std::map<int, ExprPtr> view_call_;  // version -> the view call that made it
   std::map<int, std::set<int>> detached_;  // a merged or carried view -> the source vars of its base
   std::set<const clang::FunctionDecl*> active_;
-  std::map<const clang::CXXRecordDecl*, std::map<int, int>> lambda_captures_;  // lambda_defined: var -> version
   std::vector<std::unique_ptr<ir::Function>> single_returns_;  // helpers with their control flow structured
   bool ok_ = true;
 };

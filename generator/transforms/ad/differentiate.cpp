@@ -868,9 +868,11 @@ class Reverse {
       if (d_.active_.count(x) != 0) new_accumulator(x, inner, out);
     std::vector<ir::StmtPtr> trip = reverse_trip(s, l, inner);
     if (!d_.ok()) return;
-    auto rev = record_trips(s, l.last, std::move(trip), setup);
-    if (!rev) return;
-    out.push_back(std::move(rev));
+    if (!trip.empty()) {  // (no gradient reaches what the loop computes: a count on a tensor's value)
+      auto rev = record_trips(s, l.last, std::move(trip), setup);
+      if (!rev) return;
+      out.push_back(std::move(rev));
+    }
     for (auto& [x, prev] : l.carried)
       if (inner.of.count(x)) {
         a.of[x] = inner.of.at(x);

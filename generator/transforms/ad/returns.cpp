@@ -183,15 +183,8 @@ class FreshNames {
   std::set<std::string> taken_;
 };
 
-// Whether a loop's condition or step computes tensors (it does not only read them: `z.defined()`).
-bool trip_computes_tensors(const ir::ExprPtr& e) {
-  bool found = false;
-  if (e)
-    ir::for_each_expr(*e, [&](const ir::Expr& e) {
-      found |= e.kind != ir::ExprKind::VarRef && ir::is_tensor_like(e.type);
-    });
-  return found;
-}
+// Whether a loop's condition or step computes tensors.
+bool trip_computes_tensors(const ir::ExprPtr& e) { return e && ir::computes_tensors(*e); }
 
 class LoopRewriter {
  public:
@@ -213,20 +206,32 @@ class LoopRewriter {
   };
 
   void loop(StmtPtr s, std::vector<StmtPtr>& out) {
-    if (trip_computes_tensors(s->expr)) leave_inside(*s);
-    const Jumps j = jumps_of(s->body);
-    const bool step_computes = trip_computes_tensors(s->step);  // a statement of the body, as a condition
-    if ((!j.any() && !step_computes) || j.through_switch || (j.returns && result_count_ == 0) || !computes_tensors(*s, fn_)) {
+    Jumps j = jumps_of(s->body);
+    // A condition or step that computes tensors becomes statements of the body (the normalizer
+    // reports one that stays).
+    const bool tested_inside = trip_computes_tensors(s->expr), step_computes = trip_computes_tensors(s->step);
+    if ((!j.any() && !step_computes && !tested_inside) || j.through_switch || (j.returns && result_count_ == 0) ||
+        !computes_tensors(*s, fn_)) {
       out.push_back(std::move(s));
       return;
     }
     changed_ = true;
+    ir::ExprPtr exit_test;  // a do-while's: tested at the end of every trip, one left by `continue` too
+    if (tested_inside && s->kind == StmtKind::DoWhile) exit_test = std::move(s->expr);
+    else if (tested_inside) leave_inside(*s);
+    j.breaks = j.breaks || tested_inside;
     Flags f;
     if (j.breaks || j.returns) f.broke = flag("broke__", out, s->range);
     if (j.returns) f.returned = flag("returned__", out, s->range);
     std::vector<StmtPtr> body;
     if (j.continues) f.skipped = flag("skipped__", body, s->range);
     for (StmtPtr& b : guard(std::move(s->body), f)) body.push_back(std::move(b));
+    if (exit_test) {
+      std::vector<StmtPtr> test;
+      test.push_back(exit_if(std::move(exit_test)));
+      test.back()->body.back() = set(f.broke, test.back()->range);
+      body.push_back(when_not({f.broke}, std::move(test), s->range));
+    }
     if (s->step && f.broke >= 0) {  // a loop that breaks does not step
       std::vector<StmtPtr> step;
       step_statements(std::move(s->step), step);
@@ -266,21 +271,24 @@ class LoopRewriter {
     out.push_back(std::move(st));
   }
 
-  // A condition that computes tensors is evaluated as a break in the body (the first statement, or
-  // the last of a do-while), where its tensors are computed as in any statement: evaluated as often
-  // as C++ evaluates it, after the step.
+  // A condition that computes tensors is evaluated as a break at the start of the body, where its
+  // tensors are computed as in any statement: as often as C++ evaluates it, after the step.
   void leave_inside(ir::Stmt& s) {
+    s.body.insert(s.body.begin(), exit_if(std::move(s.expr)));
+    s.expr = nullptr;
+  }
+
+  // if (!(condition)) break;
+  static StmtPtr exit_if(ir::ExprPtr condition) {
     auto exit = std::make_unique<ir::Stmt>();
     exit->kind = StmtKind::If;
-    exit->range = s.expr->range;
-    exit->expr = ir::unary("!", std::move(s.expr), ir::Type::Bool);
+    exit->range = condition->range;
+    exit->expr = ir::unary("!", std::move(condition), ir::Type::Bool);
     auto jump = std::make_unique<ir::Stmt>();
     jump->kind = StmtKind::Break;
     jump->range = exit->range;
     exit->body.push_back(std::move(jump));
-    if (s.kind == StmtKind::DoWhile) s.body.push_back(std::move(exit));
-    else s.body.insert(s.body.begin(), std::move(exit));
-    s.expr = nullptr;
+    return exit;
   }
 
   // The statements of a loop's body with its jumps made into flags and what follows one guarded.
@@ -615,6 +623,30 @@ ir::ExprPtr* choice_in(ir::ExprPtr& e) {
   return nullptr;
 }
 
+bool holds_choice(const ir::Expr& e) {
+  if (e.kind == ir::ExprKind::Lambda) return false;
+  if (e.kind == ir::ExprKind::Conditional && e.type == ir::Type::Tensor) return true;
+  for (const auto& a : e.args)
+    if (holds_choice(*a)) return true;
+  return false;
+}
+
+// The first `a && b` or `a || b` whose right side holds a `?:` of tensors (choice_in does not look
+// there: that side may not run).
+ir::ExprPtr* guarded_choice_in(ir::ExprPtr& e) {
+  if (e->kind == ir::ExprKind::Lambda) return nullptr;
+  if (e->kind == ir::ExprKind::Binary && (e->text == "&&" || e->text == "||") && holds_choice(*e->args[1])) return &e;
+  // As choice_in: what runs only sometimes, or after something else, is not looked into.
+  const bool first_only = e->kind == ir::ExprKind::Conditional || e->kind == ir::ExprKind::List ||
+                          e->kind == ir::ExprKind::Tuple ||
+                          (e->kind == ir::ExprKind::Binary && (e->text == "&&" || e->text == "||" || e->text == ","));
+  const bool written = (e->kind == ir::ExprKind::Call && !e->op.empty() && e->op.back() == '_') ||
+                       (e->kind == ir::ExprKind::Binary && is_assignment(e->text));
+  for (size_t i = written ? 1 : 0; i < (first_only ? 1 : e->args.size()) && i < e->args.size(); ++i)
+    if (ir::ExprPtr* c = guarded_choice_in(e->args[i])) return c;
+  return nullptr;
+}
+
 class ChoiceRewriter {
  public:
   explicit ChoiceRewriter(ir::Function& fn) : fn_(fn), names_(fn) {}
@@ -633,6 +665,12 @@ class ChoiceRewriter {
         s->kind == StmtKind::Decl && fn_.var(s->var).cxx_type.find('&') != std::string::npos;
     ir::ExprPtr* c = evaluated_once && s->expr ? choice_in(s->expr) : nullptr;
     if (c != nullptr && binds_reference && c == &s->expr) c = nullptr;
+    if (c == nullptr && evaluated_once && s->expr)
+      if (ir::ExprPtr* g = guarded_choice_in(s->expr)) {
+        short_circuit(*g, out);
+        statement(std::move(s), out);  // its next `?:`
+        return;
+      }
     if (c == nullptr) {
       out.push_back(std::move(s));
       return;
@@ -653,6 +691,26 @@ class ChoiceRewriter {
     *c = ir::var_ref(fn_, var);
     choose(var, std::move(choice), out);
     statement(std::move(s), out);  // its next `?:`
+  }
+
+  // `a && b` -> `bool both__ = a; if (both__) both__ = b;` (`||`: if (!either__)), so that a `?:`
+  // in b is chosen only where C++ evaluates b.
+  void short_circuit(ir::ExprPtr& e, std::vector<StmtPtr>& out) {
+    changed_ = true;
+    const bool conjunction = e->text == "&&";
+    const int var = ir::add_var(fn_, names_.claim(conjunction ? "both__" : "either__"), ir::Type::Bool, "bool");
+    StmtPtr d = ir::decl(var, std::move(e->args[0]));
+    d->range = e->range;
+    out.push_back(std::move(d));
+    auto st = std::make_unique<ir::Stmt>();
+    st->kind = StmtKind::If;
+    st->range = e->range;
+    st->expr = conjunction ? ir::var_ref(fn_, var) : ir::unary("!", ir::var_ref(fn_, var), ir::Type::Bool);
+    StmtPtr a = ir::assign(var, std::move(e->args[1]));
+    a->range = e->range;
+    statement(std::move(a), st->body);
+    out.push_back(std::move(st));
+    e = ir::var_ref(fn_, var);
   }
 
   // if (c) var = a; else var = b; (the sides' own `?:`s chosen inside)

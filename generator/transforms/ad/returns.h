@@ -19,8 +19,8 @@ std::unique_ptr<ir::Function> single_return(const ir::Function& fn);
 // differentiates: `fg::Tensor y = c ? a : b;` becomes `fg::Tensor y; if (c) y = a; else y = b;`,
 // and one inside a larger expression is chosen into `chosen__` first. Only the chosen side runs,
 // as in C++ (a loop's condition or step that computes tensors is a statement of its body by then:
-// structured_loops). One behind `&&`/`||` stays (the normalizer reports it). Null when there is
-// nothing to rewrite.
+// structured_loops); one behind `&&`/`||` is chosen inside `if (both__) both__ = b;`. One written
+// to stays (the normalizer reports it). Null when there is nothing to rewrite.
 std::unique_ptr<ir::Function> choices_as_ifs(const ir::Function& fn);
 
 // Switches made into chains of ifs, the form the passes below and the normalizer take:

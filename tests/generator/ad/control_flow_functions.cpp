@@ -109,8 +109,10 @@ fg::Tensor halve(const fg::Tensor& x, double limit) {
 }
 
 // The same as users write it: loop conditions that compute tensors (evaluated as often as C++
-// evaluates them, after the step), a step that computes one, a do-while whose condition chooses a tensor with `?:`, and a
-// guard before an index behind `&&` (x[i] is read only while i < x.size(0)).
+// evaluates them, after the step), a step that computes one, a do-while whose condition chooses a
+// tensor with `?:` (tested after a continue too), a guard before an index behind `&&` (x[i] is read
+// only while i < x.size(0)), a lambda of the current values in a condition, and a count on values
+// behind a `?:` of numbers (x[n] is never read).
 FUNCGEN("converge_grad = grad(converge)")
 FUNCGEN("converge_jvp = jvp(converge)")
 FUNCGEN("converge_hessian = hessian(converge)")
@@ -126,10 +128,20 @@ fg::Tensor converge(const fg::Tensor& x, double limit) {
   for (int64_t i = 0; i < x.size(0) && x[i].item<double>() > -1.5; ++i, z = z * 0.95) z = z + x[i] * z.cos();
   int k = 0;
   do {
-    z = z * 0.9 + y * 0.05;
     ++k;
+    if (k % 3 == 0) continue;  // the condition is still tested
+    z = z * 0.9 + y * 0.05;
   } while (((k % 2 == 1 ? z : z * 1.05).abs().max() > limit).item<bool>() && k < 20);
-  return (z * z).sum() + y.sum();
+  auto spread = [&] { return (z.max() - z.min()).item<double>(); };
+  int halvings = 0;
+  while (spread() > 0.01 && halvings < 8) {  // a lambda on the current z
+    z = z * 0.5 + z.mean() * 0.5;
+    ++halvings;
+  }
+  const int64_t n = x.size(0);
+  int above = 0;  // counted on values only: no gradient flows through the loop
+  for (int64_t i = 0; i <= n; ++i) above += (i < n ? x[i].item<double>() : 0.0) > 0.0 ? 1 : 0;
+  return (z * z).sum() + y.sum() * (1.0 + 0.1 * above);
 }
 
 // A branch inside a loop, on the loop's counter; the counter also scales a term.

@@ -108,7 +108,8 @@ fg::Tensor switch_jumps(const fg::Tensor& x) {
   return y.sum();
 }
 
-// `?:` choosing between tensors: a declaration's value, nested, and inside a larger expression.
+// `?:` choosing between tensors: a declaration's value, nested, inside a larger expression, behind
+// `&&` and `||`, and in a loop's condition.
 FUNCGEN("choices_grad = grad(choices)")
 FUNCGEN("choices_jvp = jvp(choices)")
 FUNCGEN("choices_jacfwd = jacfwd(choices)")
@@ -125,7 +126,11 @@ fg::Tensor choices(const fg::Tensor& x) {
     y = y + (i == 3 ? step.tanh() : i == 1 ? step * step : step) * 0.5;
   }
   const int64_t n = x.size(0);
-  return (n > 2 ? y * x : y).sum() + (n > 5 ? y : x * y.cos()).sum();  // both sides of a shape test
+  fg::Tensor z = y * 0.5;
+  if (n > 1 && (n > 2 ? z.t() : z).size(0) == 4) z = z * 1.5;  // chosen only where n > 1
+  if (n < 1 || (n > 5 ? z : z.t()).size(1) == 3) z = z.cos();
+  for (int i = 0; (i % 2 == 0 ? z : z.t()).size(0) > 0 && i < 3; ++i) z = z * 0.9 + y * 0.1;
+  return (n > 2 ? y * x : y).sum() + (n > 5 ? y : x * y.cos()).sum() + (z * x).sum();  // both sides of a shape test
 }
 
 // A while loop left by a break, with a continue, nested in a for loop that returns.
@@ -483,7 +488,7 @@ fg::Tensor out_params(const fg::Tensor& x) {
 // struct taken before it changes, default member initializers, a struct reset to its default, a
 // row of a returned pair's tensor, an unbatched tensor a helper makes batched through a reference, a
 // struct with a number passed on by reference, fields left out of braces, an output parameter, and a
-// write in place through a copy of what a helper is passed
+// write in place through a copy of what a helper is passed (one that returns a number too)
 struct Tally {
   fg::Tensor sum;
   int64_t count = 2;
@@ -510,6 +515,15 @@ static void sin_into(fg::Tensor& y, const fg::Tensor& x) { y = x.sin(); }
 static void double_through_copy(const fg::Tensor& h) {
   fg::Tensor y = h;
   y.mul_(2.0);
+}
+static int64_t double_rows(const fg::Tensor& h) {  // returns a number, and writes through a copy
+  fg::Tensor y = h;
+  y.mul_(2.0);
+  return y.size(0);
+}
+static bool squash(fg::Tensor& h) {  // returns a number, and assigns its reference parameter
+  h = h.tanh();
+  return true;
 }
 static void advance_twice(CellState& s, const fg::Tensor& x) {
   const CellState old = s;
@@ -548,14 +562,20 @@ fg::Tensor passed_on(const fg::Tensor& x) {
   sin_into(filled, x[1]);
   fg::Tensor d = x.cos();
   double_through_copy(d);
+  fg::Tensor e = x.sin();
+  const int64_t rows = double_rows(e);
+  fg::Tensor q = x * 0.5;
+  const bool squashed = squash(q) && q.dim() == 2;
   return (once * h).sum() + (tally.sum * row).sum() * double(tally.count) + (reset.h * total).sum() +
-         (moments.w * partial.h * partial.c).sum() + (filled * d[0]).sum();
+         (moments.w * partial.h * partial.c).sum() + (filled * d[0]).sum() + (e * x).sum() * double(rows) +
+         (q * x).sum() * (squashed ? 1.0 : 2.0);
 }
 
 // ---- lambdas passed to helper templates and called there: a fixed number of iterations of a
 // step (JAX's fixed-point pattern), a header's map over rows given a lambda written in the call, a
 // lambda forwarded and passed on, one capturing a variable named like the helper's parameter, a
-// generic lambda without captures
+// generic lambda without captures, lambdas that return a number or change what they are passed, one
+// called by name after a variable it captures by reference was assigned
 template <typename Step>
 fg::Tensor iterate(Step step, fg::Tensor z, int n) {
   for (int i = 0; i < n; ++i) z = step(z);
@@ -568,6 +588,15 @@ fg::Tensor forwarded(F&& f, const fg::Tensor& x) {
 template <typename F>
 fg::Tensor both(const F& f, const fg::Tensor& x) {
   return forwarded(f, x) + iterate(f, x * 0.5, 2);
+}
+template <typename F>
+int64_t count_with(const F& f, const fg::Tensor& x) {  // a number from the lambda
+  return f(x) + 1;
+}
+template <typename F>
+fg::Tensor changed_by(const F& f, fg::Tensor z) {  // the lambda changes what it is passed
+  f(z);
+  return z;
 }
 
 FUNCGEN("lambdas_passed_grad = grad(lambdas_passed)")
@@ -589,7 +618,14 @@ fg::Tensor lambdas_passed(const fg::Tensor& x) {
   auto scale_z = [&](const fg::Tensor& z) { return z * x.sum(); };  // `x` is `both`'s parameter's name too
   const fg::Tensor passed = both(scale_z, x[1]);
   const fg::Tensor plain = forwarded([](const auto& t) { return t.exp() * 0.5; }, x);
-  return (fixed * rows[1]).sum() + rows.sum() + (passed * w).sum() + plain.mean();
+  const int64_t counted = count_with([&](const fg::Tensor& t) { return t.size(0) * y.size(0); }, x);
+  const fg::Tensor damped = changed_by([&](fg::Tensor& z) { z = z * w; }, x[1]);
+  fg::Tensor m = x;
+  auto rows_of_m = [&] { return m.size(0); };
+  m = m.t();
+  const int64_t now = rows_of_m();  // 4: the lambda reads m as it is now
+  return (fixed * rows[1]).sum() + rows.sum() + (passed * w).sum() + plain.mean() +
+         (damped * x[2]).sum() * double(counted + now);
 }
 
 // ---- has_aux under vmap(jacrev) of a function whose derivative reads a shape int: the composed form
