@@ -607,25 +607,31 @@ bool is_assignment(const std::string& op) {
   return !op.empty() && op.back() == '=' && op != "==" && op != "!=" && op != "<=" && op != ">=";
 }
 
-// The first `?:` of tensors in `e` that may be chosen before the rest of `e` runs, or null: not in
-// a lambda, behind `&&`/`||`, in another's sides, after what a `,` or a braced list runs first, or
-// where it is written to (`(c ? a : b).add_(x)`, `(c ? a : b) += x`: a copy would take the write).
-ir::ExprPtr* choice_in(ir::ExprPtr& e) {
+// The first part of `e` that `here` accepts and that may be computed before the rest of `e` runs,
+// or null: not in a lambda, behind `&&`/`||`, in a `?:`'s sides, after what a `,` or a braced list
+// runs first, or where it is written to (`(c ? a : b).add_(x)`, `(c ? a : b) += x`: a copy would
+// take the write).
+ir::ExprPtr* first_computed(ir::ExprPtr& e, const std::function<bool(const ir::Expr&)>& here) {
   if (e->kind == ir::ExprKind::Lambda) return nullptr;
-  if (e->kind == ir::ExprKind::Conditional && e->type == ir::Type::Tensor) return &e;
+  if (here(*e)) return &e;
   const bool first_only = e->kind == ir::ExprKind::Conditional || e->kind == ir::ExprKind::List ||
                           e->kind == ir::ExprKind::Tuple ||
                           (e->kind == ir::ExprKind::Binary && (e->text == "&&" || e->text == "||" || e->text == ","));
   const bool written = (e->kind == ir::ExprKind::Call && !e->op.empty() && e->op.back() == '_') ||
                        (e->kind == ir::ExprKind::Binary && is_assignment(e->text));
   for (size_t i = written ? 1 : 0; i < (first_only ? 1 : e->args.size()) && i < e->args.size(); ++i)
-    if (ir::ExprPtr* c = choice_in(e->args[i])) return c;
+    if (ir::ExprPtr* c = first_computed(e->args[i], here)) return c;
   return nullptr;
 }
 
+bool is_choice(const ir::Expr& e) { return e.kind == ir::ExprKind::Conditional && e.type == ir::Type::Tensor; }
+
+// The first `?:` of tensors in `e` that may be chosen before the rest of `e` runs.
+ir::ExprPtr* choice_in(ir::ExprPtr& e) { return first_computed(e, is_choice); }
+
 bool holds_choice(const ir::Expr& e) {
   if (e.kind == ir::ExprKind::Lambda) return false;
-  if (e.kind == ir::ExprKind::Conditional && e.type == ir::Type::Tensor) return true;
+  if (is_choice(e)) return true;
   for (const auto& a : e.args)
     if (holds_choice(*a)) return true;
   return false;
@@ -634,17 +640,9 @@ bool holds_choice(const ir::Expr& e) {
 // The first `a && b` or `a || b` whose right side holds a `?:` of tensors (choice_in does not look
 // there: that side may not run).
 ir::ExprPtr* guarded_choice_in(ir::ExprPtr& e) {
-  if (e->kind == ir::ExprKind::Lambda) return nullptr;
-  if (e->kind == ir::ExprKind::Binary && (e->text == "&&" || e->text == "||") && holds_choice(*e->args[1])) return &e;
-  // As choice_in: what runs only sometimes, or after something else, is not looked into.
-  const bool first_only = e->kind == ir::ExprKind::Conditional || e->kind == ir::ExprKind::List ||
-                          e->kind == ir::ExprKind::Tuple ||
-                          (e->kind == ir::ExprKind::Binary && (e->text == "&&" || e->text == "||" || e->text == ","));
-  const bool written = (e->kind == ir::ExprKind::Call && !e->op.empty() && e->op.back() == '_') ||
-                       (e->kind == ir::ExprKind::Binary && is_assignment(e->text));
-  for (size_t i = written ? 1 : 0; i < (first_only ? 1 : e->args.size()) && i < e->args.size(); ++i)
-    if (ir::ExprPtr* c = guarded_choice_in(e->args[i])) return c;
-  return nullptr;
+  return first_computed(e, [](const ir::Expr& x) {
+    return x.kind == ir::ExprKind::Binary && (x.text == "&&" || x.text == "||") && holds_choice(*x.args[1]);
+  });
 }
 
 class ChoiceRewriter {
