@@ -39,18 +39,28 @@ using ir::ExprPtr;
 using ir::StmtKind;
 using ir::StmtPtr;
 
-// Whether `closure` is a lambda's class that captures tensors (or lambdas that do).
-bool captures_tensors(const clang::CXXRecordDecl* closure) {
-  if (closure == nullptr || !closure->isLambda()) return false;
-  for (const clang::LambdaCapture& c : closure->captures()) {
-    if (!c.capturesVariable()) continue;
-    const clang::QualType t = c.getCapturedVar()->getType().getNonReferenceType();
-    if (ir::is_tensor_like(ir_type_of(t)) || captures_tensors(t->getAsCXXRecordDecl())) return true;
-  }
-  return false;
+// The class of a lambda, where `t` is one (a helper template's `F f`, `const F&`, `F&&`).
+const clang::CXXRecordDecl* closure_of(clang::QualType t) {
+  const clang::CXXRecordDecl* r = t.isNull() ? nullptr : t.getNonReferenceType()->getAsCXXRecordDecl();
+  return r != nullptr && r->isLambda() ? r : nullptr;
 }
+
+// The variables a lambda captures, in order (its helper's first parameters: lower_lambda_call,
+// closure_parameter).
+std::vector<const clang::ValueDecl*> captured(const clang::CXXRecordDecl* closure) {
+  std::vector<const clang::ValueDecl*> out;
+  for (const clang::LambdaCapture& c : closure->captures())
+    if (c.capturesVariable()) out.push_back(c.getCapturedVar());
+  return out;
+}
+
+// Whether `t` is a lambda that captures tensors (or lambdas that do).
 bool captures_tensors(clang::QualType t) {
-  return !t.isNull() && captures_tensors(t.getNonReferenceType()->getAsCXXRecordDecl());
+  const clang::CXXRecordDecl* closure = closure_of(t);
+  if (closure == nullptr) return false;
+  for (const clang::ValueDecl* v : captured(closure))
+    if (ir::is_tensor_like(ir_type_of(v->getType())) || captures_tensors(v->getType())) return true;
+  return false;
 }
 
 // Whether any part of an expression or statement has a tensor-like type: such code must be lowered
@@ -285,12 +295,9 @@ class FunctionLowerer {
     return m != nullptr && m->getParent()->isLambda();
   }
 
-  // The variables a lambda captures, in order (its helper's first parameters, lower_lambda_call).
+  // The variables the lambda whose call operator is `fn` captures.
   static std::vector<const clang::ValueDecl*> captured(const clang::FunctionDecl* fn) {
-    std::vector<const clang::ValueDecl*> out;
-    for (const clang::LambdaCapture& c : llvm::cast<clang::CXXMethodDecl>(fn)->getParent()->captures())
-      if (c.capturesVariable()) out.push_back(c.getCapturedVar());
-    return out;
+    return funcgen::captured(llvm::cast<clang::CXXMethodDecl>(fn)->getParent());
   }
 
   // A lambda defined in the body is a helper named `lambda` whose first parameters are the
@@ -345,12 +352,6 @@ class FunctionLowerer {
     return true;
   }
 
-  // The class of a lambda, where `t` is one (a helper template's `F f`, `const F&`, `F&&`).
-  static const clang::CXXRecordDecl* closure_of(clang::QualType t) {
-    const clang::CXXRecordDecl* r = t.getNonReferenceType()->getAsCXXRecordDecl();
-    return r != nullptr && r->isLambda() ? r : nullptr;
-  }
-
   // A lambda a helper template is passed (`template <class F> fg::Tensor twice(F f, x)`): the
   // variables it captures are the helper's parameters in its place (the caller passes them:
   // pass_lambda), and its calls are calls of the lambda's own helper (lower_lambda_call).
@@ -360,9 +361,7 @@ class FunctionLowerer {
     sig_.params.emplace_back();
     lambdas_.insert(p);
     std::vector<int>& held = closure_vars_[p];
-    for (const clang::LambdaCapture& c : closure->captures()) {
-      if (!c.capturesVariable()) continue;  // 'this': reported where the lambda is transformed
-      const clang::ValueDecl* v = c.getCapturedVar();
+    for (const clang::ValueDecl* v : funcgen::captured(closure)) {  // ('this' is reported where the lambda is transformed)
       if (const std::string why = uncapturable(v, f_.name); !why.empty()) {
         unsupported_at(p->getLocation(), why);
         return false;
@@ -811,7 +810,7 @@ class FunctionLowerer {
     for (const clang::ParmVarDecl* p : fn->parameters())
       if (holds(p->getType())) return true;
     const auto* m = llvm::dyn_cast<clang::CXXMethodDecl>(fn);
-    if (m != nullptr && captures_tensors(m->getParent())) return true;  // a lambda's call operator
+    if (m != nullptr && captures_tensors(context_.getRecordType(m->getParent()))) return true;  // a lambda's call operator
     return m != nullptr && !m->isStatic() && is_structured_type(m->getThisType()->getPointeeType());
   }
 
@@ -2955,9 +2954,7 @@ class FunctionLowerer {
       return "";
     }
     std::string pack = std::string(1, ir::kLambdaArg) + text_of(arg);
-    for (const clang::LambdaCapture& c : closure->captures()) {
-      if (!c.capturesVariable()) continue;
-      const clang::ValueDecl* v = c.getCapturedVar();
+    for (const clang::ValueDecl* v : funcgen::captured(closure)) {
       if (const std::string why = uncapturable(v, callee->getNameAsString()); !why.empty()) {
         unsupported(arg, why);
         return "";
@@ -3004,11 +3001,10 @@ class FunctionLowerer {
     const clang::TemplateArgumentList* targs = fn != nullptr ? fn->getTemplateSpecializationArgs() : nullptr;
     if (targs == nullptr) return "";
     std::string s = "<";
-    for (unsigned i = 0; i < targs->size(); ++i)  // a lambda's type has no name: deduced again
-      if (targs->get(i).getKind() == clang::TemplateArgument::Type && closure_of(targs->get(i).getAsType()) != nullptr)
-        return "";
     for (unsigned i = 0; i < targs->size(); ++i) {
       if (i) s += ", ";
+      if (targs->get(i).getKind() == clang::TemplateArgument::Type && closure_of(targs->get(i).getAsType()) != nullptr)
+        return "";  // a lambda's type has no name: the arguments are deduced again
       if (targs->get(i).getKind() == clang::TemplateArgument::Type) s += cxx_spelling(targs->get(i).getAsType(), ctx);
       else if (targs->get(i).getKind() == clang::TemplateArgument::Integral)
         s += llvm::toString(targs->get(i).getAsIntegral(), 10);
@@ -3213,10 +3209,6 @@ class FunctionLowerer {
       return opaque(oc);
     }
     const clang::FunctionDecl* callee = op->getDefinition() != nullptr ? op->getDefinition() : op;
-    if (callee == f_.decl) {
-      unsupported(oc, "a lambda that calls itself cannot be transformed (recursion); write the recursion as a loop");
-      return opaque(oc);
-    }
     if (const clang::QualType r = callee->getReturnType();
         !r->isVoidType() && !r->isArithmeticType() && !ir::is_tensor_like(ir_type_of(r)) && !is_structured_type(r)) {
       unsupported(oc, "a lambda that uses tensors and returns neither tensors nor a number cannot be transformed "
@@ -3421,7 +3413,16 @@ const ir::Function* Lowering::lower(const clang::FunctionDecl* fn, const std::ve
   fn = fn->getDefinition() != nullptr ? fn->getDefinition() : fn;
   const Key key{fn, fn == presence_.fn ? std::vector<std::string>(presence_.absent.begin(), presence_.absent.end()) : absent};
   if (auto it = done_.find(key); it != done_.end()) return it->second.get();
-  if (failed_.count(key) != 0 || lowering_.count(fn) != 0) return nullptr;
+  if (failed_.count(key) != 0) return nullptr;
+  if (lowering_.count(fn) != 0) {  // met again while it is lowered: its callers report nothing more
+    const auto* m = llvm::dyn_cast<clang::CXXMethodDecl>(fn);
+    reporter_.report("unsupported", fn->getLocation(),
+                     (m != nullptr && m->getParent()->isLambda() ? std::string("a lambda")
+                                                                 : "'" + fn->getNameAsString() + "'") +
+                         " that calls itself (directly or through other functions) cannot be transformed; write the "
+                         "recursion as a loop");
+    return nullptr;
+  }
   lowering_.insert(fn);
   auto f = std::make_unique<ir::Function>();
   StructuredSignature sig;

@@ -136,13 +136,12 @@ inline constexpr char kHeldLeaf = '\x03';
 // Whether the call is of a lambda (a variable of the body, or one a helper was passed).
 inline bool is_lambda_call(const Expr& e) { return e.kind == ExprKind::Call && e.form == CallForm::User && e.op == "lambda"; }
 
-// Whether the call is of a lambda that a helper was passed, or passes a lambda to a helper: printed
-// as written, it could name a lambda that is not in scope where it is printed (a helper's
-// parameter), so such calls are always transformed (vmap makes a version of them even where
-// nothing is batched).
+// Whether the call is of a lambda that a helper was passed (it has no text: its name is not in scope
+// where the call could be printed), or passes a lambda to a helper: such calls are always
+// transformed, never printed as written (vmap makes a version of them even where nothing is batched).
 inline bool passes_lambda(const Expr& e) {
+  if (is_lambda_call(e) && e.text.empty()) return true;
   if (e.kind != ExprKind::Call || e.form != CallForm::User) return false;
-  if (e.op == "lambda" && e.text.empty()) return true;
   for (const std::string& p : e.packing)
     if (p.find(kLambdaArg) != std::string::npos) return true;
   return false;

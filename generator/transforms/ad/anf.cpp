@@ -283,10 +283,6 @@ class Normalizer {
         }
         if (const ir::Function* callee = helper_of(*s.expr);  // its result unused: called for what it changes
             callee != nullptr && must_inline(*s.expr, *callee)) {
-          if (callee->return_type != ir::Type::Void && !ir::is_tensor_like(callee->return_type)) {
-            scalar(*s.expr, scope, out);  // reported there
-            return;
-          }
           inline_call(*s.expr, scope, out);
           return;
         }
@@ -782,8 +778,8 @@ class Normalizer {
           return id;
         }
         fail(e, e.kind == ExprKind::Conditional
-                    ? "a '?:' that chooses between tensors where it is written to cannot be differentiated yet; use "
-                      "an if/else instead"
+                    ? "a '?:' that chooses between tensors where it is written to, or inside a side of a '?:' on "
+                      "numbers, cannot be differentiated yet; use an if/else instead"
                     : "this expression on tensors cannot be differentiated yet; compute it with fg ops");
         return 0;
     }
@@ -962,22 +958,22 @@ class Normalizer {
   // A non-tensor expression: copied, with the tensors it reads (x.size(0)) as their versions.
   ExprPtr scalar(const Expr& e, Scope& scope, std::vector<ir::StmtPtr>& out) {
     if (e.type == ir::Type::Tensor) return atom(e, scope, out);
-    if (e.kind == ExprKind::Binary && (e.text == "&&" || e.text == "||") && ir::computes_tensors(e.arg(1)))
-      return short_circuit(e, scope, out);
+    // `a && b` is `a ? b : false`, `a || b` is `a ? true : b`
+    if (e.kind == ExprKind::Binary && e.text == "&&" && ir::computes_tensors(e.arg(1)))
+      return scalar_choice(e, e.arg(0), &e.arg(1), nullptr, scope, out);
+    if (e.kind == ExprKind::Binary && e.text == "||" && ir::computes_tensors(e.arg(1)))
+      return scalar_choice(e, e.arg(0), nullptr, &e.arg(1), scope, out);
     if (e.kind == ExprKind::Conditional && ir::is_scalar(e.type) &&
         (ir::computes_tensors(e.arg(1)) || ir::computes_tensors(e.arg(2))))
-      return scalar_choice(e, scope, out);
+      return scalar_choice(e, e.arg(0), &e.arg(1), &e.arg(2), scope, out);
     if (e.kind == ExprKind::Call && e.form == ir::CallForm::User) {
       // A helper that computes a number is called as it is (it is not differentiated), unless
       // must_inline says otherwise.
-      if (const ir::Function* callee = helper_of(e); callee != nullptr && e.type != ir::Type::Void && must_inline(e, *callee)) {
+      if (const ir::Function* callee = helper_of(e); callee != nullptr && must_inline(e, *callee)) {
         std::vector<int> results = inline_call(e, scope, out);
         return ok_ && results.size() == 1 ? ir::var_ref(*out_, results[0]) : ir::opaque("0", e.type);
       }
-      if (const ir::Function* callee = helper_of(e); callee != nullptr && changes_arguments(*callee))
-        fail(e, "'" + e.op + "' changes the tensors it is passed and returns a value that is not a tensor, which "
-                "cannot be differentiated yet; return the changed tensors instead");
-      else if (!e.packing.empty() && takes_structure_by_reference(*e.callee))  // (rebuilt as a temporary)
+      if (!e.packing.empty() && takes_structure_by_reference(*e.callee))  // (rebuilt as a temporary)
         fail(e, "'" + e.op + "' takes a structure by non-const reference and returns a number, which cannot be "
                 "differentiated yet; take the structure by const reference");
       ExprPtr c = ir::clone(e, remap(scope));
@@ -996,35 +992,14 @@ class Normalizer {
     return x;
   }
 
-  // `a && b` (`a || b`) whose right side computes tensors: they are computed only where C++
-  // evaluates that side (`i < n && x[i].item<double>() > 0` must not read x[i] where i == n).
-  ExprPtr short_circuit(const Expr& e, Scope& scope, std::vector<ir::StmtPtr>& out) {
-    const bool conjunction = e.text == "&&";
-    const int left = ir::add_var(*out_, claim("left"), ir::Type::Bool, "const bool");
-    out.push_back(ir::decl(left, scalar(e.arg(0), scope, out)));
-    const int value = ir::add_var(*out_, claim(conjunction ? "both" : "either"), ir::Type::Bool, "bool");
-    out.push_back(ir::decl(value, ir::var_ref(*out_, left)));
-    auto st = std::make_unique<Stmt>();
-    st->kind = StmtKind::If;
-    st->range = e.range;
-    st->expr = conjunction ? ir::var_ref(*out_, left) : ir::unary("!", ir::var_ref(*out_, left), ir::Type::Bool);
-    const std::map<int, int> before = scope.vars;
-    ExprPtr right = scalar(e.arg(1), scope, st->body);
-    if (scope.vars != before) {
-      fail(e, std::string("the right side of '") + e.text + "' changes tensors, which cannot be differentiated yet; "
-              "change them before the condition");
-      return right;
-    }
-    st->body.push_back(ir::assign(value, std::move(right)));
-    out.push_back(std::move(st));
-    return ir::var_ref(*out_, value);
-  }
-
-  // `c ? a : b` on numbers whose sides compute tensors: only the chosen side's (`i < n ?
-  // x[i].item<double>() : 0.0` must not read x[i] where i == n).
-  ExprPtr scalar_choice(const Expr& e, Scope& scope, std::vector<ir::StmtPtr>& out) {
+  // `cond ? when_true : when_false` on numbers whose sides compute tensors, as an if/else: only the
+  // chosen side's are computed, as in C++ (`i < n ? x[i].item<double>() : 0.0`, `i < n &&
+  // x[i].item<double>() > 0` must not read x[i] where i == n). A side without an expression is
+  // the constant `&&`/`||` gives there.
+  ExprPtr scalar_choice(const Expr& e, const Expr& cond, const Expr* when_true, const Expr* when_false, Scope& scope,
+                        std::vector<ir::StmtPtr>& out) {
     const int taken = ir::add_var(*out_, claim("taken"), ir::Type::Bool, "const bool");
-    out.push_back(ir::decl(taken, scalar(e.arg(0), scope, out)));
+    out.push_back(ir::decl(taken, scalar(cond, scope, out)));
     const char* cxx = e.type == ir::Type::Int ? "int64_t" : e.type == ir::Type::Float ? "double" : "bool";
     const int value = ir::add_var(*out_, claim("chosen"), e.type, cxx);
     out.push_back(ir::decl(value, nullptr));
@@ -1034,13 +1009,15 @@ class Normalizer {
     st->expr = ir::var_ref(*out_, taken);
     st->has_else = true;
     const std::map<int, int> before = scope.vars;
-    for (size_t side = 1; side <= 2 && ok_; ++side) {
-      std::vector<ir::StmtPtr>& body = side == 1 ? st->body : st->else_body;
-      ExprPtr v = scalar(e.arg(side), scope, body);
+    const Expr* sides[2] = {when_true, when_false};
+    for (int k = 0; k < 2; ++k) {
+      std::vector<ir::StmtPtr>& body = k == 0 ? st->body : st->else_body;
+      ExprPtr v = sides[k] != nullptr ? scalar(*sides[k], scope, body) : ir::opaque(k == 0 ? "true" : "false", e.type);
       body.push_back(ir::assign(value, std::move(v)));
     }
     if (scope.vars != before) {
-      fail(e, "a side of this '?:' changes tensors, which cannot be differentiated yet; change them before it");
+      fail(e, "a side of this '" + std::string(e.kind == ExprKind::Conditional ? "?:" : e.text) + "' changes tensors, "
+              "which cannot be differentiated yet; change them before it");
       return ir::var_ref(*out_, value);
     }
     out.push_back(std::move(st));

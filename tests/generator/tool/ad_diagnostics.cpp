@@ -39,7 +39,7 @@ fg::Tensor written_choice(const fg::Tensor& x, bool c) {
   (c ? a : b).add_(x);
   return (a * b).sum();
 }
-// CHECK: ad_diagnostics.cpp:[[@LINE-3]]:4: error: a '?:' that chooses between tensors where it is written to cannot be differentiated yet; use an if/else instead [funcgen-unsupported]
+// CHECK: ad_diagnostics.cpp:[[@LINE-3]]:4: error: a '?:' that chooses between tensors where it is written to, or inside a side of a '?:' on numbers, cannot be differentiated yet; use an if/else instead [funcgen-unsupported]
 
 FUNCGEN("maybe_unset_grad = grad(maybe_unset)")
 fg::Tensor maybe_unset(const fg::Tensor& x) {

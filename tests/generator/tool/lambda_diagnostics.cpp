@@ -94,7 +94,7 @@ FUNCGEN("g8 = grad(recursive)")
 fg::Tensor recursive(const fg::Tensor& x) {
   const fg::Tensor w = x.sin();
   auto depth = [&](auto& self, int n) -> double { return n <= 0 ? 0.0 : double(w.size(0)) + self(self, n - 1); };
-// CHECK: lambda_diagnostics.cpp:[[@LINE-1]]:93: error: a lambda that calls itself cannot be transformed (recursion); write the recursion as a loop [funcgen-unsupported]
+// CHECK: lambda_diagnostics.cpp:[[@LINE-1]]:16: error: a lambda that calls itself (directly or through other functions) cannot be transformed; write the recursion as a loop [funcgen-unsupported]
   return (w * x).sum() * depth(depth, 2);
 }
 
