@@ -1,5 +1,6 @@
 #include "analyses/batching.h"
 
+#include "ir/build.h"
 #include "ops/batching_rules.h"
 
 namespace funcgen {
@@ -94,6 +95,7 @@ Levels BatchingAnalysis::eval(const ir::Expr& e) {
       break;
     case ir::ExprKind::Opaque:
       out = 0;
+      if (e.op == ir::kListSize) break;  // a list's length: the same in every example
       for (int v : e.reads) out |= vars_[static_cast<size_t>(v)];
       for (int w : e.writes) assign(w, out);
       break;

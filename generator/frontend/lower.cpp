@@ -1994,7 +1994,7 @@ class FunctionLowerer {
   void find_stacked(const clang::Stmt* body) {
     struct Uses : clang::RecursiveASTVisitor<Uses> {
       FunctionLowerer* self;
-      std::map<const clang::VarDecl*, int> refs, allowed, pushes, stacks, written, odd_dims;
+      std::map<const clang::VarDecl*, int> refs, allowed, pushes, stacks, cats, passed, written, odd_dims;
       std::map<const clang::VarDecl*, const clang::Stmt*> first_push;
       std::vector<const clang::VarDecl*> order;
       const clang::VarDecl* local(const clang::Expr* e) {
@@ -2029,10 +2029,17 @@ class FunctionLowerer {
       bool VisitCallExpr(clang::CallExpr* call) {
         const clang::FunctionDecl* f = call->getDirectCallee();
         const std::string name = f != nullptr ? f->getQualifiedNameAsString() : "";
+        if (f != nullptr && self->is_user_function(f))  // passed to a helper that reads it (const)
+          for (unsigned i = 0; i < call->getNumArgs() && i < f->getNumParams(); ++i)
+            if (const clang::VarDecl* vd = local(call->getArg(i))) {
+              const clang::QualType t = f->getParamDecl(i)->getType();
+              if (!t->isReferenceType() || t.getNonReferenceType().isConstQualified()) ++allowed[vd], ++passed[vd];
+            }
         if ((name != "fg::stack" && name != "fg::cat") || call->getNumArgs() == 0) return true;
         if (const clang::VarDecl* vd = local(call->getArg(0))) {
           ++allowed[vd];
           if (name == "fg::stack") ++stacks[vd];  // (a cat alone would take elements of different sizes)
+          else ++cats[vd];
           if (call->getNumArgs() > 1 && !llvm::isa<clang::CXXDefaultArgExpr>(call->getArg(1))) {
             const std::optional<llvm::APSInt> d = call->getArg(1)->getIntegerConstantExpr(self->context_);
             if (!d || (*d != 0 && *d != 1)) ++odd_dims[vd];  // held stacked, only dims 0 and 1 are lowered
@@ -2058,7 +2065,8 @@ class FunctionLowerer {
       if (const clang::Expr* x = init != nullptr ? unbound(init, slice_dim) : nullptr) {
         // Its elements have one shape: it may be read, sized, looped over and stacked, and grown by
         // push_back only where it is stacked (pushing another shape is for the stack to refuse).
-        if (uses.allowed[vd] != uses.refs[vd] || uses.written[vd] != 0 || (uses.pushes[vd] != 0 && uses.stacks[vd] == 0)) {
+        if (uses.allowed[vd] != uses.refs[vd] || uses.written[vd] != 0 || uses.passed[vd] != 0 ||
+            (uses.pushes[vd] != 0 && uses.stacks[vd] == 0)) {
           reject_variable(vd, init,
                           "the slices of a tensor in '" + vd->getNameAsString() + "' cannot be transformed: funcgen "
                           "transforms a vector of a tensor's slices when the function only reads its elements, sizes "
@@ -2077,20 +2085,40 @@ class FunctionLowerer {
       // or concatenated along dim 0 or 1; otherwise vmap batches it as a list.
       if (uses.pushes[vd] == 0) {
         if (braced && uses.stacks[vd] != 0 && uses.allowed[vd] == uses.refs[vd] && uses.written[vd] == 0 &&
-            uses.odd_dims[vd] == 0)
+            uses.odd_dims[vd] == 0 && uses.passed[vd] == 0)
           stacked_[vd] = Stacked{};
         continue;
       }
       const auto* ctor = llvm::dyn_cast_or_null<clang::CXXConstructExpr>(init);
       const bool starts = init == nullptr || llvm::isa<clang::InitListExpr>(init) || (ctor != nullptr && ctor->getNumArgs() == 0);
-      if (uses.stacks[vd] == 0 || uses.allowed[vd] != uses.refs[vd] || uses.written[vd] != 0 || !starts) {
+      // Pushed and not stacked (or stacked, but also passed elsewhere): a list of tensors of any
+      // shapes, read at run-time indices (`skips[i]`), as JAX keeps a Python list of activations.
+      if (uses.stacks[vd] == 0 && uses.allowed[vd] == uses.refs[vd] && uses.written[vd] == 0 && starts &&
+          uses.cats[vd] == 0) {
+        listed_.insert(vd);
+        continue;
+      }
+      if (uses.stacks[vd] == 0 || uses.allowed[vd] != uses.refs[vd] || uses.written[vd] != 0 || !starts ||
+          uses.passed[vd] != 0) {
         const clang::Stmt* at = uses.first_push[vd] != nullptr ? uses.first_push[vd] : static_cast<const clang::Stmt*>(init);
+        const std::string name = vd->getNameAsString();
+        const std::string why = !starts ? "it is not declared empty or with braces"
+                                : uses.written[vd] != 0
+                                    ? "an element of it is written (assigned, changed in place or bound to a "
+                                      "non-const reference); push_back the new value instead"
+                                : uses.allowed[vd] != uses.refs[vd]
+                                    ? "it is used otherwise (assigned whole, passed by non-const reference, cleared or "
+                                      "popped)"
+                                : uses.passed[vd] != 0
+                                    ? "it is both stacked and passed to a function; stack it after the call, or pass "
+                                      "the stacked tensor"
+                                    : "it is concatenated (fg::cat(" + name + ")) and not stacked; stack it, or cat "
+                                      "its elements as they are made (y = fg::cat({y, h}, 1))";
         reject_variable(vd, at,
-                        (uses.pushes[vd] != 0 ? "push_back into '" : "the vector '") + vd->getNameAsString() +
-                        "' cannot be transformed: funcgen transforms a "
-                        "vector of tensors declared empty or with braces (and filled with push_back) when the "
-                        "function stacks it (fg::stack(" + vd->getNameAsString() + ")) and otherwise only reads its "
-                        "elements, sizes it, loops over it or concatenates it");
+                        (uses.pushes[vd] != 0 ? "push_back into '" : "the vector '") + name +
+                        "' cannot be transformed: funcgen transforms a vector of tensors declared empty or with "
+                        "braces and filled with push_back when the function then only reads its elements (" + name +
+                        "[i], back(), a range-for by const reference), sizes it or stacks it, but " + why);
         continue;
       }
       stacked_[vd] = Stacked{};
@@ -2129,6 +2157,40 @@ class FunctionLowerer {
     const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(strip(mc->getImplicitObjectArgument()));
     auto it = r != nullptr ? stacked_.find(r->getDecl()) : stacked_.end();
     return it != stacked_.end() ? &it->second : nullptr;
+  }
+
+  const clang::VarDecl* listed_object(const clang::CXXMemberCallExpr* mc) {
+    if (listed_.empty() || mc->getMethodDecl() == nullptr || mc->getImplicitObjectArgument() == nullptr) return nullptr;
+    const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(strip(mc->getImplicitObjectArgument()));
+    const auto* vd = r != nullptr ? llvm::dyn_cast<clang::VarDecl>(r->getDecl()) : nullptr;
+    return vd != nullptr && listed_.count(vd) != 0 ? vd : nullptr;
+  }
+
+  // v.push_back(e) on a list  ->  { const fg::Tensor v_item__ = e; v.push_back(v_item__); }: the push
+  // is a list operation (ir::kListPush) on the list and a value, which AD and vmap follow.
+  StmtPtr push_listed(const clang::VarDecl* vd, const clang::CXXMemberCallExpr* mc) {
+    auto it = vars_.find(vd);
+    if (it == vars_.end()) {
+      unsupported(mc, "internal error: push_back into '" + vd->getNameAsString() + "' before its declaration");
+      return nullptr;
+    }
+    const auto push_of = [&](int item) {
+      StmtPtr p = make(StmtKind::Eval, mc);
+      p->expr = ir::tape_op(f_, ir::kListPush, {it->second, item}, ir::Type::Void);
+      p->expr->range = mc->getSourceRange();
+      return p;
+    };
+    if (const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(strip(mc->getArg(0))))  // v.push_back(h)
+      if (auto named = vars_.find(r->getDecl()); named != vars_.end() && f_.var(named->second).type == ir::Type::Tensor)
+        return push_of(named->second);
+    StmtPtr block = make(StmtKind::Block, mc);
+    const int item = generated_var(vd->getNameAsString() + "_item__", ir::Type::Tensor, "const fg::Tensor");
+    StmtPtr d = make(StmtKind::Decl, mc);
+    d->var = item;
+    d->expr = lower_expr(mc->getArg(0));
+    block->body.push_back(std::move(d));
+    block->body.push_back(push_of(item));
+    return block;
   }
 
   // std::vector<fg::Tensor> v;  ->  fg::Tensor v; int64_t v_size__ = 0;  (with {a, b}: fg::stack({a, b}) and 2)
@@ -2631,6 +2693,7 @@ class FunctionLowerer {
       if (Stacked* v = stacked_object(mc); v != nullptr && is_push(mc)) return push(*v, mc);
       if (Stacked* v = stacked_object(mc); v != nullptr && mc->getMethodDecl()->getName() == "reserve")
         return make(StmtKind::Block, e);  // no storage to reserve: an empty block
+      if (const clang::VarDecl* v = listed_object(mc); v != nullptr && is_push(mc)) return push_listed(v, mc);
     }
     // var = expr / var op= expr on a local: an assignment, whatever the type.
     const clang::Expr* lhs = nullptr;
@@ -3043,8 +3106,8 @@ class FunctionLowerer {
     if (method != nullptr && object != nullptr && ir_type_of(object->getType()) == ir::Type::TensorList &&
         (method->getName() == "size" || method->getName() == "empty"))
     {
-      ExprPtr x = opaque(mc);  // a list's length is the same in every example: it reads no batched value
-      x->reads.clear();
+      ExprPtr x = opaque(mc);  // a list's length is the same in every example (analyses/batching.cpp)
+      x->op = ir::kListSize;
       return x;
     }
     if (method != nullptr && object != nullptr && ir_type_of(object->getType()) == ir::Type::TensorList &&
@@ -3357,6 +3420,7 @@ class FunctionLowerer {
   std::set<const clang::ValueDecl*> lambdas_;   // variables holding lambdas of the body, parameters passed one
   std::map<const clang::ValueDecl*, std::vector<int>> closure_vars_;  // a lambda parameter's captures (closure_parameter)
   std::map<const clang::ValueDecl*, Stacked> stacked_;  // vectors held stacked
+  std::set<const clang::VarDecl*> listed_;  // vectors pushed to and read at run-time indices (ir::kListPush)
   size_t loops_ = 0;  // loops around the statement being lowered
   std::map<const clang::ValueDecl*, pytree::Tree> trees_;  // the structured parameters and locals
   std::set<const clang::ValueDecl*> local_trees_;          // those of trees_ that are locals (held leaf by leaf)

@@ -63,6 +63,13 @@ inline constexpr const char* kListGradient = "fg::ad::list_gradient";
 inline constexpr const char* kTapeAdd = "tape_add";    // {tape, index, value}: adds value to tape[index]
 inline constexpr const char* kTapePop = "tape_pop";    // {tape}: the last entry, taken off
 inline constexpr const char* kTapeRead = "tape_read";  // {tape, index}: tape[index], none where it has none
+// A std::vector<fg::Tensor> local that the function fills with push_back and reads at run-time
+// indices is a tape too: its pushes are list_push, its reads tape_at. AD records where each value
+// went ({list, index, value}; the lowering gives {list, value}), so that reverse mode reads the
+// value's gradient back from that entry (tape_read) rather than off the end (tape_pop).
+inline constexpr const char* kListPush = "list_push";  // {list, [index,] value}: list.push_back(value);
+// v.size() or v.empty() of a std::vector of tensors (Opaque, reads {v}): the same in every example.
+inline constexpr const char* kListSize = "list_size";
 // (The entries are tensors, or for a loop inside a loop, the inner loop's tapes.)
 ExprPtr tape_op(const Function& fn, const std::string& op, const std::vector<int>& operands, Type type);
 bool is_tape_op(const Expr& e);

@@ -98,6 +98,10 @@ class Normalizer {
   // A tensor declared without a value, before its first assignment.
   static constexpr int kUnset = -2;
 
+  std::set<int> lists_;  // out_'s local vectors of tensors (tapes pushed to with ir::kListPush)
+  bool in_trip_expr_ = false;  // normalizing a loop's condition or step
+  std::map<int, int> pushed_;  // a version pushed onto a local list -> the list
+
   void fail(clang::SourceLocation loc, const std::string& message) {
     if (!ok_) return;
     ok_ = false;
@@ -178,7 +182,9 @@ class Normalizer {
         scope.vars[v.id] = kUnset;
         return;
       }
-      scope.vars[v.id] = value(*s.expr, scope, out, v.name);
+      // (a name the lowering made, `v_item__`, without its mark: it is one value of the derivative code)
+      const bool made = v.name.size() > 2 && v.name.compare(v.name.size() - 2, 2, "__") == 0;
+      scope.vars[v.id] = value(*s.expr, scope, out, made ? v.name.substr(0, v.name.size() - 2) : v.name);
       return;
     }
     if (v.type == ir::Type::TensorTuple) {
@@ -199,8 +205,16 @@ class Normalizer {
                                "tensors in a struct or a std::array");
       return;
     }
+    if (v.type == ir::Type::TensorList && s.kind == StmtKind::Decl && list_value(s.expr.get())) {
+      declare_list(s, scope, out);
+      return;
+    }
     if (ir::is_tensor_like(v.type)) {
-      fail(s.range.getBegin(), "lists of tensors cannot be differentiated yet; keep the tensors in separate variables or a std::tuple");
+      fail(s.range.getBegin(), v.type == ir::Type::TensorList && s.kind == StmtKind::Assign
+                                   ? "assigning a whole vector of tensors cannot be differentiated yet; push_back "
+                                     "into it, or declare a new vector"
+                                   : "this vector of tensors cannot be differentiated yet; declare it empty or with "
+                                     "braces and push_back into it");
       return;
     }
     // A scalar: kept, with the tensors it reads as their current versions.
@@ -224,6 +238,54 @@ class Normalizer {
       a->ast = s.ast;
       out.push_back(std::move(a));
     }
+  }
+
+  // v.size() or v.empty() of a local list, as it is here, in a variable: the derivative code, which
+  // reads it later (in a reverse pass, or per trip of a loop), would see the list as it is then.
+  ExprPtr list_size(const Expr& e, Scope& scope, std::vector<ir::StmtPtr>& out) {
+    ExprPtr x = ir::clone(e, remap(scope));
+    x->text = cxx::replace_identifiers(x->text, scope.renames);
+    if (x->reads.size() != 1 || lists_.count(x->reads[0]) == 0) return x;
+    const bool size = x->type != ir::Type::Bool;
+    const int id = ir::add_var(*out_, claim(out_->var(x->reads[0]).name + (size ? "_size" : "_empty")), x->type,
+                               size ? "const size_t" : "const bool");
+    out.push_back(ir::decl(id, std::move(x)));
+    return ir::var_ref(*out_, id);
+  }
+
+  // What a local list can start as: nothing, or a braced list of tensors.
+  static bool list_value(const Expr* e) {
+    return e == nullptr || (e->kind == ExprKind::List && e->type == ir::Type::TensorList) ||
+           (e->kind == ExprKind::Opaque && e->text == "{}");
+  }
+
+  // A local std::vector of tensors: a tape (ir::kListPush) that starts empty, its braced items
+  // pushed onto it.
+  void declare_list(const Stmt& s, Scope& scope, std::vector<ir::StmtPtr>& out) {
+    const ir::Var& v = scope.fn->var(s.var);
+    const std::string name = claim(v.name);
+    if (name != v.name) scope.renames[v.name] = name;
+    const int id = ir::add_var(*out_, name, ir::Type::Other, "std::vector<fg::Tensor>");
+    out_->vars[static_cast<size_t>(id)].decl = v.decl;
+    lists_.insert(id);
+    scope.vars[v.id] = id;
+    StmtPtr d = ir::decl(id, nullptr);
+    d->range = s.range;
+    out.push_back(std::move(d));
+    if (s.expr && s.expr->kind == ExprKind::List)
+      for (const auto& item : s.expr->args) push_list(id, value(*item, scope, out, name + "_item"), *item, out);
+  }
+
+  // list.push_back(value), with the index it lands at, for reverse mode to read its gradient from.
+  void push_list(int list, int value, const Expr& at, std::vector<ir::StmtPtr>& out) {
+    if (!ok_) return;
+    const int index = ir::add_var(*out_, claim(out_->var(list).name + "_at"), ir::Type::Int, "const int64_t");
+    ExprPtr size = ir::opaque("static_cast<int64_t>(" + out_->var(list).name + ".size())", ir::Type::Int);
+    out.push_back(ir::decl(index, std::move(size)));
+    pushed_[value] = list;
+    StmtPtr p = ir::eval(ir::tape_op(*out_, ir::kListPush, {list, index, value}, ir::Type::Void));
+    p->range = at.range;
+    out.push_back(std::move(p));
   }
 
   // The function's return: its tensors are the results (returns inside ifs were moved to the end
@@ -277,6 +339,17 @@ class Normalizer {
         return;
       }
       case StmtKind::Eval: {
+        if (s.expr->op == ir::kListPush && s.expr->reads.size() == 2 && ir::is_tape_op(*s.expr)) {
+          auto list = scope.vars.find(s.expr->reads[0]);
+          auto item = scope.vars.find(s.expr->reads[1]);
+          if (list == scope.vars.end() || lists_.count(list->second) == 0 || item == scope.vars.end() ||
+              item->second < 0) {
+            fail(s.range.getBegin(), "internal error: push_back into a vector of tensors without its value");
+            return;
+          }
+          push_list(list->second, item->second, *s.expr, out);
+          return;
+        }
         if (s.expr->kind == ExprKind::Call && is_inplace(*s.expr)) {
           inplace(*s.expr, scope, out);
           return;
@@ -528,7 +601,9 @@ class Normalizer {
     // Conditions and steps are evaluated on every trip: they may read tensors, not compute them.
     const auto trip_expr = [&](const Expr& e) -> ExprPtr {
       std::vector<ir::StmtPtr> computed;
+      in_trip_expr_ = true;  // a list's size read here is read where it is
       ExprPtr x = scalar(e, inner, computed);
+      in_trip_expr_ = false;
       if (!computed.empty())
         fail(e.range.getBegin(), std::string("the condition of ") + what + " computes tensors and the loop is left "
                                  "by a 'continue' or 'return' inside a 'switch', or by a 'return' of a function that "
@@ -634,6 +709,21 @@ class Normalizer {
   // Version `old` became `now` through the write `at`.
   void written(int old, int now, const Expr& at, Scope& scope, std::vector<ir::StmtPtr>& out) {
     overwritten_.insert(old);
+    for (const auto& [held, list] : pushed_) {  // a list's entry shares memory with what was pushed
+      bool shares = false;
+      for (int b = held; !shares;) {  // held, the base of its view, that base's base, ...
+        shares = b == old;
+        auto up = view_of_.find(b);
+        if (up == view_of_.end()) break;
+        b = up->second;
+      }
+      if (shares) {
+        fail(at, "in-place '" + at.op + "' writes into a tensor that the vector '" + out_->var(list).name +
+                     "' holds (push_back shares its memory), which cannot be differentiated yet; push_back a "
+                     "clone(), or compute a new tensor (h = h * 2) instead of writing in place");
+        return;
+      }
+    }
     std::set<int> holders;  // the variables that held the written version
     for (auto& [src, version] : scope.vars)
       if (version == old) {
@@ -845,9 +935,10 @@ class Normalizer {
   // list's list of gradients at the same index (tape_add), forward mode reads the list of tangents.
   int list_element(const Expr& e, Scope& scope, std::vector<ir::StmtPtr>& out, const std::string& name) {
     auto list = scope.vars.find(e.arg(0).var);
-    if (list == scope.vars.end() || list->second < 0 || out_->var(list->second).param_index < 0) {
-      fail(e, "a std::vector of tensors other than a parameter cannot be differentiated yet; build it with push_back "
-              "and fg::stack it, or keep the tensors in separate variables");
+    if (list == scope.vars.end() || list->second < 0 ||
+        (out_->var(list->second).param_index < 0 && lists_.count(list->second) == 0)) {
+      fail(e, "reading this vector of tensors cannot be differentiated yet: funcgen differentiates the vectors a "
+              "function is passed and local ones declared empty or with braces and filled with push_back");
       return 0;
     }
     // The index as it is now, in a variable of its own: the reverse pass reads it back per trip
@@ -958,6 +1049,7 @@ class Normalizer {
   // A non-tensor expression: copied, with the tensors it reads (x.size(0)) as their versions.
   ExprPtr scalar(const Expr& e, Scope& scope, std::vector<ir::StmtPtr>& out) {
     if (e.type == ir::Type::Tensor) return atom(e, scope, out);
+    if (e.kind == ExprKind::Opaque && e.op == ir::kListSize && !in_trip_expr_) return list_size(e, scope, out);
     // `a && b` is `a ? b : false`, `a || b` is `a ? true : b`
     if (e.kind == ExprKind::Binary && e.text == "&&" && ir::computes_tensors(e.arg(1)))
       return scalar_choice(e, e.arg(0), &e.arg(1), nullptr, scope, out);

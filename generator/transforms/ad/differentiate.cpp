@@ -444,6 +444,7 @@ class Reverse {
   void statement(const ir::Stmt& s, Adjoints& a, std::vector<ir::StmtPtr>& out) {
     if (s.kind == ir::StmtKind::Eval && s.expr && ir::is_tape_op(*s.expr)) {
       if (s.expr->op == ir::kTapePush) tape_push_vjp(s, a, out);
+      else if (s.expr->op == ir::kListPush) list_push_vjp(s, a, out);
       else tape_add_vjp(s, a, out);
       return;
     }
@@ -507,10 +508,9 @@ class Reverse {
   // first). (A nested loop's tape read back: its tape of gradients goes on the outer one.)
   void tape_at_vjp(const ir::Stmt& s, const Expr& load, int grad, Adjoints& a, std::vector<ir::StmtPtr>& out) {
     const int tape = load.reads[0];
-    if (a.of.count(tape) == 0) {  // inputs() declares it before the loop that reads the trips back
-      d_.fail(s.range.getBegin(), "internal error: a stored loop trip read back outside a loop");
-      return;
-    }
+    // inputs() declares it before a loop or an if that reads the tape; a list read where it is
+    // declared gets its list of gradients at its last read (the first that the reverse meets).
+    if (a.of.count(tape) == 0) new_accumulator(tape, a, out);
     out.push_back(ir::eval(ir::tape_op(*d_.fn_, ir::kTapeAdd, {a.of.at(tape), load.reads[1], grad}, ir::Type::Void)));
   }
 
@@ -584,16 +584,40 @@ class Reverse {
     auto g = a.of.find(tape);
     if (g == a.of.end() || d_.active_.count(value) == 0) return;
     const ir::Var v = d_.fn_->var(value);  // a copy: adding variables moves the vector
-    const bool tensor = v.type == ir::Type::Tensor;
-    const int id = tensor ? d_.tensor_var("d_" + v.name + "_trip")
-                          : ir::add_var(*d_.fn_, d_.claim("d_" + v.name), ir::Type::Other, ir::value_type(v));
-    out.push_back(ir::decl(id, ir::tape_op(*d_.fn_, ir::kTapeRead, {g->second, index}, d_.fn_->var(id).type)));
-    if (tensor) {
-      accumulate(a, value, d_.ref(id), out);
+    if (v.type == ir::Type::Tensor) {
+      read_entry(s, g->second, index, value, a, out);
       return;
     }
+    const int id = ir::add_var(*d_.fn_, d_.claim("d_" + v.name), ir::Type::Other, ir::value_type(v));
+    out.push_back(ir::decl(id, ir::tape_op(*d_.fn_, ir::kTapeRead, {g->second, index}, ir::Type::Other)));
     a.of[value] = id;  // an inner loop's tape of gradients, given once
     a.accumulators.insert(id);
+  }
+
+  // The reverse of `list.push_back(value)` at `index`: value's gradient is that entry of the list's
+  // list of gradients, which the reverse of the reads after the push filled (none: no read of it
+  // reached the outputs).
+  void list_push_vjp(const ir::Stmt& s, Adjoints& a, std::vector<ir::StmtPtr>& out) {
+    const int list = s.expr->reads[0], index = s.expr->reads[1], value = s.expr->reads[2];
+    auto g = a.of.find(list);
+    if (g == a.of.end() || d_.active_.count(value) == 0 || d_.fn_->var(value).type != ir::Type::Tensor) return;
+    read_entry(s, g->second, index, value, a, out);
+  }
+
+  // value's gradient += entry `index` of the tape of gradients `grads`, where it has one:
+  // `d_x_entry = fg::ad::tape_read(grads, index); if (d_x_entry.defined()) d_x = d_x + d_x_entry;`
+  void read_entry(const ir::Stmt& s, int grads, int index, int value, Adjoints& a, std::vector<ir::StmtPtr>& out) {
+    auto it = a.of.find(value);
+    if (it == a.of.end() || a.accumulators.count(it->second) == 0) new_accumulator(value, a, out);
+    const int acc = a.of.at(value);
+    const int entry = d_.tensor_var("d_" + d_.fn_->var(value).name + "_entry");
+    out.push_back(ir::decl(entry, ir::tape_op(*d_.fn_, ir::kTapeRead, {grads, index}, ir::Type::Tensor)));
+    auto add = std::make_unique<ir::Stmt>();
+    add->kind = ir::StmtKind::If;
+    add->range = s.range;
+    add->expr = ir::opaque(d_.fn_->var(entry).name + ".defined()", ir::Type::Bool);  // no reads: not a value
+    add->body.push_back(ir::assign(acc, d_.sum(d_.ref(acc), d_.ref(entry), *s.expr)));
+    out.push_back(std::move(add));
   }
 
 

@@ -220,6 +220,23 @@ ExprPtr Batcher::stored(const Expr& e, const ir::Var& v) {
   return list;
 }
 
+// A tensor stored into a tape or a list (push_back, fg::ad::tape_add) at the levels of the tape,
+// as reading it back takes it: a list may get values the mapped inputs reach beside ones they do
+// not (a constant pushed, a zero tangent). Null when `e` is not such a store.
+ExprPtr Batcher::stored_entry(const Expr& e) {
+  const bool store = ir::is_tape_op(e) && (e.op == ir::kTapePush || e.op == ir::kListPush || e.op == ir::kTapeAdd);
+  if (!store || fn_.var(e.reads.back()).type != ir::Type::Tensor) return nullptr;
+  const Levels want = an_.var(e.reads[0]), have = an_.var(e.reads.back());
+  if (want == have) return nullptr;
+  const int value = local(fn_.var(e.reads.back()).name + "_b", "const fg::Tensor");
+  declare(value, coerce(Val{ref(e.reads.back()), have}, want));
+  std::vector<int> operands = e.reads;
+  operands.back() = value;
+  ExprPtr x = ir::tape_op(*out_, e.op, operands, e.type);
+  x->range = e.range;
+  return x;
+}
+
 // A value at `want` levels: expanded to the batch dims it lacks.
 ExprPtr Batcher::coerce(Val c, Levels want) {
   if (c.levels == want) return std::move(c.e);
@@ -262,7 +279,8 @@ void Batcher::stmt(const Stmt& s, std::vector<StmtPtr>& out) {
     case StmtKind::Bind:
     case StmtKind::Eval:
     case StmtKind::Switch:
-      x->expr = expr(*s.expr).e;
+      x->expr = s.kind == StmtKind::Eval ? stored_entry(*s.expr) : nullptr;
+      if (!x->expr) x->expr = expr(*s.expr).e;
       break;
     case StmtKind::Return:
       if (s.expr) x->expr = returned(*s.expr);

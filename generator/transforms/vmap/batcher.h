@@ -99,6 +99,7 @@ class Batcher {
   std::vector<StmtPtr> sub_block(const std::vector<StmtPtr>& body, size_t start = 0);
   ExprPtr stored(const Expr& e, const ir::Var& v);
   ExprPtr coerce(Val c, Levels want);
+  ExprPtr stored_entry(const Expr& e);
   ExprPtr returned(const Expr& e);
 
   // control_flow='select' (select.cpp)

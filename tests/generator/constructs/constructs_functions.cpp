@@ -628,6 +628,63 @@ fg::Tensor lambdas_passed(const fg::Tensor& x) {
          (damped * x[2]).sum() * double(counted + now);
 }
 
+// ---- vectors of tensors of different shapes, pushed to and read back at run-time indices (not
+// stacked), as users keep activations: a U-Net's skips read last first, a recurrent net's states
+// read back with back() while pushing, a list built in each trip of a loop, a push in a branch, a
+// braced list, a value read twice and one never read, a constant pushed beside mapped values,
+// range-for, front(), at(), size() and empty(); a helper with a list of its own (a pyramid of
+// halvings, its levels read mirrored) and one that reads a list it is passed
+inline fg::Tensor pyramid(const fg::Tensor& x) {
+  std::vector<fg::Tensor> levels;
+  fg::Tensor h = x;
+  while (h.size(1) > 1) {
+    levels.push_back(h);
+    h = h.narrow(1, 0, h.size(1) / 2) + h.narrow(1, h.size(1) / 2, h.size(1) / 2);
+  }
+  fg::Tensor s = h.sum();
+  for (size_t i = 0; i < levels.size(); ++i) s = s + (levels[i] * levels[levels.size() - 1 - i].mean()).sum();
+  return s;
+}
+fg::Tensor sum_of_squares(const std::vector<fg::Tensor>& v) {
+  fg::Tensor s = v[0].pow(2).sum();
+  for (size_t i = 1; i < v.size(); ++i) s = s + v[i].pow(2).sum();
+  return s;
+}
+FUNCGEN("listed_grad = grad(listed)")
+FUNCGEN("listed_jvp = jvp(listed)")
+FUNCGEN("listed_jacfwd = jacfwd(listed)")
+FUNCGEN("listed_hessian = hessian(listed)")
+FUNCGEN("listed_jacrev2 = jacrev(jacrev(listed))")
+FUNCGEN("listed_hvp = jvp(grad(listed))")
+FUNCGEN("listed_vmap = vmap(listed)")
+FUNCGEN("listed_psg = vmap(grad(listed))")
+FUNCGEN("listed_vjacrev = vmap(jacrev(listed))")
+fg::Tensor listed(const fg::Tensor& x) {
+  std::vector<fg::Tensor> skips;
+  fg::Tensor h = x;
+  for (int64_t level = 0; level < 3; ++level) {
+    skips.push_back(h);
+    h = (h.narrow(1, 0, h.size(1) - 1) * 0.7).tanh();  // 3x4, 3x3, 3x2, then 3x1
+  }
+  for (int64_t level = static_cast<int64_t>(skips.size()) - 1; level >= 0; --level)
+    h = h + skips[level].sin().sum(1, true) * 0.1;
+  std::vector<fg::Tensor> states;
+  states.push_back(x[0] * 0.5);
+  for (int64_t t = 0; t < x.size(0); ++t) states.push_back((states.back() * 0.8 + x[t]).tanh());
+  fg::Tensor total = h.sum() + states.at(1).sum() * states.front().sum();
+  for (int64_t t = 0; t < x.size(0); ++t) {
+    std::vector<fg::Tensor> parts{x[t].sin(), x[t].sum(0, true)};
+    if (t % 2 == 0) parts.push_back(x[t].pow(2));
+    parts.push_back(fg::full({x.size(1)}, 2.0, x.options()));  // a constant beside mapped values
+    for (const fg::Tensor& p : parts) total = total + (p * parts[0].sum()).sum() * 0.1;
+    total = total + parts.back().sum() * static_cast<double>(parts.size());
+  }
+  std::vector<fg::Tensor> unused{x.exp(), x.cos()};  // the first is read twice, the second never
+  if (!unused.empty()) total = total + (unused[0] * unused[0].mean()).sum();
+  total = total + pyramid(x) * 0.1 + sum_of_squares(states) * 0.1;
+  return total + (states[static_cast<size_t>(x.size(0))] * states[2]).sum();
+}
+
 // ---- has_aux under vmap(jacrev) of a function whose derivative reads a shape int: the composed form
 FUNCGEN("shape_aux_vjacrev = vmap(jacrev(shape_aux, has_aux=True))")
 std::tuple<fg::Tensor, fg::Tensor> shape_aux(const fg::Tensor& x) {
