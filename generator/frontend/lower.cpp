@@ -2107,8 +2107,9 @@ class FunctionLowerer {
                                     ? "an element of it is written (assigned, changed in place or bound to a "
                                       "non-const reference); push_back the new value instead"
                                 : uses.allowed[vd] != uses.refs[vd]
-                                    ? "it is used otherwise (assigned whole, passed by non-const reference, cleared or "
-                                      "popped)"
+                                    ? "it is used in a way funcgen does not follow (iterators, assigned whole, passed "
+                                      "by non-const reference, cleared or popped); index it (" + name + "[i]) or loop "
+                                      "over it with a range-for"
                                 : uses.passed[vd] != 0
                                     ? "it is both stacked and passed to a function; stack it after the call, or pass "
                                       "the stacked tensor"
@@ -2180,14 +2181,19 @@ class FunctionLowerer {
       p->expr->range = mc->getSourceRange();
       return p;
     };
-    if (const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(strip(mc->getArg(0))))  // v.push_back(h)
+    const clang::Expr* pushed = strip(mc->getArg(0));
+    if (const auto* move = llvm::dyn_cast<clang::CallExpr>(pushed);  // v.push_back(std::move(h)): h
+        move != nullptr && move->getNumArgs() == 1 && move->getDirectCallee() != nullptr &&
+        move->getDirectCallee()->getQualifiedNameAsString() == "std::move")
+      pushed = strip(move->getArg(0));
+    if (const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(pushed))  // v.push_back(h)
       if (auto named = vars_.find(r->getDecl()); named != vars_.end() && f_.var(named->second).type == ir::Type::Tensor)
         return push_of(named->second);
     StmtPtr block = make(StmtKind::Block, mc);
     const int item = generated_var(vd->getNameAsString() + "_item__", ir::Type::Tensor, "const fg::Tensor");
     StmtPtr d = make(StmtKind::Decl, mc);
     d->var = item;
-    d->expr = lower_expr(mc->getArg(0));
+    d->expr = lower_expr(pushed);
     block->body.push_back(std::move(d));
     block->body.push_back(push_of(item));
     return block;
@@ -2694,6 +2700,8 @@ class FunctionLowerer {
       if (Stacked* v = stacked_object(mc); v != nullptr && mc->getMethodDecl()->getName() == "reserve")
         return make(StmtKind::Block, e);  // no storage to reserve: an empty block
       if (const clang::VarDecl* v = listed_object(mc); v != nullptr && is_push(mc)) return push_listed(v, mc);
+      if (listed_object(mc) != nullptr && mc->getMethodDecl()->getName() == "reserve")
+        return opaque_stmt(e);  // kept: it only sizes the storage
     }
     // var = expr / var op= expr on a local: an assignment, whatever the type.
     const clang::Expr* lhs = nullptr;

@@ -579,6 +579,12 @@ class Normalizer {
                                  "before the loop");
         return;
       }
+    if (const Expr* w = written_after_push(s.body)) {
+      fail(*w, "in-place '" + w->op + "' writes into a tensor that a vector of tensors took on an earlier trip of "
+               "this loop (push_back shares its memory), which cannot be differentiated yet; push_back a clone(), "
+               "or compute a new tensor (h = h * 2) instead of writing in place");
+      return;
+    }
     std::set<int> assigned;
     const bool writes = assigned_tensors(s.body, *scope.fn, assigned);
     if (writes)  // an in-place write may reach any tensor through a view or a copy: all are carried
@@ -630,6 +636,34 @@ class Normalizer {
       scope.vars[src] = c;
     }
     out.push_back(std::move(st));
+  }
+
+  // An in-place write in a loop body into a variable that the body also pushes onto a list: on the
+  // next trip it writes into the tensor the list holds (written() sees only later writes into the
+  // same version). Null when there is none.
+  static const Expr* written_after_push(const std::vector<ir::StmtPtr>& body) {
+    std::set<int> pushed;
+    ir::for_each_stmt(body, [&](const Stmt& st) {
+      if (st.kind == StmtKind::Eval && st.expr && st.expr->op == ir::kListPush && ir::is_tape_op(*st.expr))
+        pushed.insert(st.expr->reads.back());
+    });
+    for (size_t before = 0; before != pushed.size();) {  // and the copies of those (`h = acc`)
+      before = pushed.size();
+      ir::for_each_stmt(body, [&](const Stmt& st) {
+        if ((st.kind != StmtKind::Decl && st.kind != StmtKind::Assign) || !st.expr || st.expr->kind != ExprKind::VarRef)
+          return;
+        if (pushed.count(st.var) != 0) pushed.insert(st.expr->var);
+        if (pushed.count(st.expr->var) != 0) pushed.insert(st.var);
+      });
+    }
+    const Expr* found = nullptr;
+    ir::for_each_expr(body, [&](const Expr& e) {
+      if (found != nullptr || !is_inplace(e)) return;
+      const Expr* target = e.args[0].get();  // the variable, or the base of the view written
+      while (target->kind == ExprKind::Call && !target->args.empty()) target = target->args[0].get();
+      if (target->kind == ExprKind::VarRef && pushed.count(target->var) != 0) found = &e;
+    });
+    return found;
   }
 
   // x.op_(args), also on a view made in place (`y.select(0, i).copy_(v)`).
@@ -906,8 +940,9 @@ class Normalizer {
     for (const auto& a : e.args)
       if (e.form != ir::CallForm::Vmapped && a->kind == ExprKind::VarRef && a->type == ir::Type::TensorList) {
         fail(*a, "'" + e.op + "' of the whole vector '" + scope.fn->var(a->var).name + "' cannot be differentiated "
-                 "yet: funcgen differentiates a vector parameter where its elements are read; read them (" +
-                 scope.fn->var(a->var).name + "[i]) and combine those, or push_back them into a local vector");
+                 "yet: funcgen differentiates a vector where its elements are read; read them (" +
+                 scope.fn->var(a->var).name + "[i]) and combine those, or " + e.op + " the vector in the function "
+                 "that fills it with push_back (held stacked there)");
         return 0;
       }
     ExprPtr call = ir::clone(e);

@@ -761,6 +761,7 @@ bool computes_tensors(const ir::Stmt& s, const ir::Function& fn) {
     if ((t.kind == StmtKind::Decl || t.kind == StmtKind::Assign) && t.var >= 0 && ir::is_tensor_like(fn.var(t.var).type))
       found = true;
     for (int v : t.vars) found |= ir::is_tensor_like(fn.var(v).type);
+    found |= t.kind == StmtKind::Eval && t.expr && ir::is_tape_op(*t.expr);  // a push_back changes a list
     const auto expr = [&](const ir::Expr& e) { found |= ir::is_tensor_like(e.type); };
     if (t.expr) ir::for_each_expr(*t.expr, expr);
     if (t.step) ir::for_each_expr(*t.step, expr);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "ir/build.h"
 #include "transforms/vmap/batcher.h"
 
 namespace funcgen::vmap {
@@ -90,6 +91,15 @@ bool Batcher::side_effect_free(const std::vector<StmtPtr>& body, const std::vect
 bool Batcher::side_effect_free_stmt(const Stmt& s) {
   bool ok = true;
   const auto check = [&](const Expr& e) {
+    if (ok && e.op == ir::kListPush && ir::is_tape_op(e)) {  // (the branch runs on a copy of the vector)
+      ok = false;
+      ctx_.reporter->report("unsupported", e.range.getBegin(),
+                            "control_flow='select' runs both branches, so they must be free of side effects; a "
+                            "push_back into '" + fn_.var(e.reads[0]).name + "' is not (its length would differ "
+                            "per example); push_back after the if, the value chosen with fg::where")
+          << e.range;
+      return;
+    }
     if (!ok || e.kind != ExprKind::Call) return;
     const clang::FunctionDecl* fn = e.callee;
     const bool changes_argument =  // a helper that takes a non-const reference (`accumulate(total, x)`)

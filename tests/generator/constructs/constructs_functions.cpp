@@ -682,6 +682,15 @@ fg::Tensor listed(const fg::Tensor& x) {
   std::vector<fg::Tensor> unused{x.exp(), x.cos()};  // the first is read twice, the second never
   if (!unused.empty()) total = total + (unused[0] * unused[0].mean()).sum();
   total = total + pyramid(x) * 0.1 + sum_of_squares(states) * 0.1;
+  std::vector<fg::Tensor> kept;  // variables pushed under ifs
+  kept.reserve(4);
+  fg::Tensor g = x * 0.5;
+  for (int64_t i = 0; i < 3; ++i) {
+    if (i != 1) kept.push_back(g);
+    g = g.sin() * 1.5;
+  }
+  if (x.size(1) == 4) kept.push_back(std::move(g));
+  total = total + (kept[0] * kept.back()).sum() + kept[1].sum();
   return total + (states[static_cast<size_t>(x.size(0))] * states[2]).sum();
 }
 

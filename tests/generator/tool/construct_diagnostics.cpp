@@ -61,6 +61,30 @@ fg::Tensor views_pushed(const fg::Tensor& x) {
   return v[0].sum() + v.back().sum();
 }
 
+// A tensor written in place on every trip of a loop that also pushes it: the list's entries share
+// its memory.
+FUNCGEN("g2f = grad(accumulated)")
+fg::Tensor accumulated(const fg::Tensor& x) {
+  std::vector<fg::Tensor> v;
+  fg::Tensor acc = x[0] * 1.0;
+  for (int64_t i = 0; i < x.size(0); ++i) {
+    acc.add_(x[i].sin());
+// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:5: error: in-place 'add_' writes into a tensor that a vector of tensors took on an earlier trip of this loop (push_back shares its memory), which cannot be differentiated yet; push_back a clone(), or compute a new tensor (h = h * 2) instead of writing in place [funcgen-unsupported]
+    v.push_back(acc);
+  }
+  return (v[0] * v[1]).sum();
+}
+
+// A push_back under a condition on mapped values with control_flow='select' (both branches run).
+FUNCGEN("v2g = vmap(selected_push, control_flow='select')")
+fg::Tensor selected_push(const fg::Tensor& x) {
+  std::vector<fg::Tensor> w;
+  w.push_back(x.sin());
+  if (x.sum().item<double>() > 0) w.push_back(x.exp());
+// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:35: error: control_flow='select' runs both branches, so they must be free of side effects; a push_back into 'w' is not (its length would differ per example); push_back after the if, the value chosen with fg::where [funcgen-unsupported]
+  return w.back().sum();
+}
+
 // A lambda's copy of a variable that the function assigns afterwards.
 FUNCGEN("g3 = grad(late_copy)")
 fg::Tensor late_copy(const fg::Tensor& x) {
@@ -171,5 +195,5 @@ fg::Tensor hidden_break(const fg::Tensor& x) {
   return y.sum();
 }
 
-// CHECK: 17 errors generated.
+// CHECK: 19 errors generated.
 }  // namespace diag

@@ -74,7 +74,7 @@ fg::Tensor chunked(const std::vector<fg::Tensor>& ws, const fg::Tensor& x) {
 
 FUNCGEN("g2 = grad(stacked)")
 fg::Tensor stacked(const std::vector<fg::Tensor>& ws) { return fg::stack(ws).sum(); }
-// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:74: error: 'stack' of the whole vector 'ws' cannot be differentiated yet: funcgen differentiates a vector parameter where its elements are read; read them (ws[i]) and combine those, or push_back them into a local vector [funcgen-unsupported]
+// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:74: error: 'stack' of the whole vector 'ws' cannot be differentiated yet: funcgen differentiates a vector where its elements are read; read them (ws[i]) and combine those, or stack the vector in the function that fills it with push_back (held stacked there) [funcgen-unsupported]
 
 // A helper that returns a vector of tensors (a struct, pair, array or tuple goes through).
 static std::vector<fg::Tensor> both(const Layer& l) { return {l.weight * 2, l.bias * 2}; }
