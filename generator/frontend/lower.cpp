@@ -1808,6 +1808,7 @@ class FunctionLowerer {
       declare_stacked(it->second, vd, ds, out);
       return;
     }
+    if (listed_.count(vd) != 0 && filled_list(vd, ds, out)) return;
     if (vd->getInit() != nullptr && llvm::isa<clang::LambdaExpr>(strip(vd->getInit()))) {
       // Its calls are helper calls (lower_lambda_call); the definition stays for the generated
       // code that calls it as it is (unbatched), which may not.
@@ -1994,7 +1995,7 @@ class FunctionLowerer {
   void find_stacked(const clang::Stmt* body) {
     struct Uses : clang::RecursiveASTVisitor<Uses> {
       FunctionLowerer* self;
-      std::map<const clang::VarDecl*, int> refs, allowed, pushes, stacks, cats, passed, written, odd_dims;
+      std::map<const clang::VarDecl*, int> refs, allowed, pushes, stacks, cats, passed, written, sets, odd_dims;
       std::map<const clang::VarDecl*, const clang::Stmt*> first_push;
       std::vector<const clang::VarDecl*> order;
       const clang::VarDecl* local(const clang::Expr* e) {
@@ -2016,13 +2017,14 @@ class FunctionLowerer {
         const std::string m = mc->getMethodDecl()->getNameAsString();
         if (is_push(mc) && pushes[vd]++ == 0) first_push[vd] = mc;
         if (is_push(mc) || m == "size" || m == "empty" || m == "back" || m == "front" || m == "at" || m == "reserve") ++allowed[vd];
-        if ((m == "back" || m == "front" || m == "at") && self->written_through(mc)) ++written[vd];
+        if ((m == "back" || m == "front" || m == "at") && self->written_through(mc))
+          ++(self->element_assigned(mc) ? sets : written)[vd];
         return true;
       }
       bool VisitCXXOperatorCallExpr(clang::CXXOperatorCallExpr* oc) {
         if (oc->getOperator() == clang::OO_Subscript && local(oc->getArg(0)) != nullptr) {
           ++allowed[local(oc->getArg(0))];
-          if (self->written_through(oc)) ++written[local(oc->getArg(0))];
+          if (self->written_through(oc)) ++(self->element_assigned(oc) ? sets : written)[local(oc->getArg(0))];
         }
         return true;
       }
@@ -2065,7 +2067,7 @@ class FunctionLowerer {
       if (const clang::Expr* x = init != nullptr ? unbound(init, slice_dim) : nullptr) {
         // Its elements have one shape: it may be read, sized, looped over and stacked, and grown by
         // push_back only where it is stacked (pushing another shape is for the stack to refuse).
-        if (uses.allowed[vd] != uses.refs[vd] || uses.written[vd] != 0 || uses.passed[vd] != 0 ||
+        if (uses.allowed[vd] != uses.refs[vd] || uses.written[vd] + uses.sets[vd] != 0 || uses.passed[vd] != 0 ||
             (uses.pushes[vd] != 0 && uses.stacks[vd] == 0)) {
           reject_variable(vd, init,
                           "the slices of a tensor in '" + vd->getNameAsString() + "' cannot be transformed: funcgen "
@@ -2083,29 +2085,39 @@ class FunctionLowerer {
       const bool braced = braces != nullptr && braces->getNumInits() > 0;
       // One built with braces is held stacked where it is stacked and only read, sized, looped over
       // or concatenated along dim 0 or 1; otherwise vmap batches it as a list.
+      const auto* made = llvm::dyn_cast_or_null<clang::CXXConstructExpr>(init);
+      const bool filled = made != nullptr && made->getNumArgs() >= 2 && is_fg_tensor(made->getArg(1)->getType());
       if (uses.pushes[vd] == 0) {
-        if (braced && uses.stacks[vd] != 0 && uses.allowed[vd] == uses.refs[vd] && uses.written[vd] == 0 &&
-            uses.odd_dims[vd] == 0 && uses.passed[vd] == 0)
+        if (filled && uses.stacks[vd] + uses.cats[vd] == 0 && uses.written[vd] == 0 && uses.allowed[vd] == uses.refs[vd])
+          listed_.insert(vd);  // `std::vector<fg::Tensor> h(n, value);`
+        else if (braced && uses.stacks[vd] != 0 && uses.allowed[vd] == uses.refs[vd] && uses.written[vd] == 0 &&
+            uses.odd_dims[vd] == 0 && uses.passed[vd] == 0 && uses.sets[vd] == 0)
           stacked_[vd] = Stacked{};
+        else if (braced && uses.sets[vd] != 0 && uses.stacks[vd] + uses.cats[vd] == 0 && uses.written[vd] == 0 &&
+                 uses.allowed[vd] == uses.refs[vd])
+          listed_.insert(vd);  // `v[i] = y;` on a braced list
         continue;
       }
       const auto* ctor = llvm::dyn_cast_or_null<clang::CXXConstructExpr>(init);
       const bool starts = init == nullptr || llvm::isa<clang::InitListExpr>(init) || (ctor != nullptr && ctor->getNumArgs() == 0);
       // Pushed and not stacked (or stacked, but also passed elsewhere): a list of tensors of any
       // shapes, read at run-time indices (`skips[i]`), as JAX keeps a Python list of activations.
-      if (uses.stacks[vd] == 0 && uses.allowed[vd] == uses.refs[vd] && uses.written[vd] == 0 && starts &&
-          uses.cats[vd] == 0) {
+      if (uses.stacks[vd] == 0 && uses.allowed[vd] == uses.refs[vd] && uses.written[vd] == 0 && (starts || filled) &&
+          uses.cats[vd] == 0) {  // (elements assigned whole, `v[i] = y;`, too)
         listed_.insert(vd);
         continue;
       }
-      if (uses.stacks[vd] == 0 || uses.allowed[vd] != uses.refs[vd] || uses.written[vd] != 0 || !starts ||
-          uses.passed[vd] != 0) {
+      if (uses.stacks[vd] == 0 || uses.allowed[vd] != uses.refs[vd] || uses.written[vd] + uses.sets[vd] != 0 ||
+          !starts || uses.passed[vd] != 0) {
         const clang::Stmt* at = uses.first_push[vd] != nullptr ? uses.first_push[vd] : static_cast<const clang::Stmt*>(init);
         const std::string name = vd->getNameAsString();
         const std::string why = !starts ? "it is not declared empty or with braces"
                                 : uses.written[vd] != 0
-                                    ? "an element of it is written (assigned, changed in place or bound to a "
-                                      "non-const reference); push_back the new value instead"
+                                    ? "an element of it is changed in place or bound to a non-const reference; "
+                                      "assign the new value (" + name + "[i] = y) instead"
+                                : uses.sets[vd] != 0
+                                    ? "it is both stacked and has elements assigned; stack a new vector of the "
+                                      "values instead"
                                 : uses.allowed[vd] != uses.refs[vd]
                                     ? "it is used in a way funcgen does not follow (iterators, assigned whole, passed "
                                       "by non-const reference, cleared or popped); index it (" + name + "[i]) or loop "
@@ -2119,10 +2131,35 @@ class FunctionLowerer {
                         (uses.pushes[vd] != 0 ? "push_back into '" : "the vector '") + name +
                         "' cannot be transformed: funcgen transforms a vector of tensors declared empty or with "
                         "braces and filled with push_back when the function then only reads its elements (" + name +
-                        "[i], back(), a range-for by const reference), sizes it or stacks it, but " + why);
+                        "[i], back(), a range-for by const reference), assigns them (" + name + "[i] = y), sizes it "
+                        "or stacks it, but " + why);
         continue;
       }
       stacked_[vd] = Stacked{};
+    }
+  }
+
+  // Whether the element `e` names is assigned a new tensor by a statement of its own (`v[i] = y;`).
+  bool element_assigned(const clang::Expr* e) const {
+    const clang::Expr* at = e;
+    while (true) {
+      const auto parents = context_.getParentMapContext().getParents(*at);
+      const auto* p = parents.empty() ? nullptr : parents[0].get<clang::Expr>();
+      if (p == nullptr) return false;
+      if (llvm::isa<clang::ImplicitCastExpr>(p) || llvm::isa<clang::ParenExpr>(p) || llvm::isa<clang::MaterializeTemporaryExpr>(p)) {
+        at = p;
+        continue;
+      }
+      const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(p);
+      if (oc == nullptr || oc->getOperator() != clang::OO_Equal || oc->getArg(0)->IgnoreParenImpCasts() != at->IgnoreParenImpCasts())
+        return false;
+      const auto up = context_.getParentMapContext().getParents(*oc);
+      const clang::Expr* above = up.empty() ? nullptr : up[0].get<clang::Expr>();
+      if (above != nullptr && llvm::isa<clang::ExprWithCleanups>(above)) {
+        const auto top = context_.getParentMapContext().getParents(*above);
+        above = top.empty() ? nullptr : top[0].get<clang::Expr>();
+      }
+      return above == nullptr && !up.empty();  // the assignment is a statement
     }
   }
 
@@ -2196,6 +2233,91 @@ class FunctionLowerer {
     d->expr = lower_expr(pushed);
     block->body.push_back(std::move(d));
     block->body.push_back(push_of(item));
+    return block;
+  }
+
+  // std::vector<fg::Tensor> h(n, value);  ->  std::vector<fg::Tensor> h; { const fg::Tensor h_item__ =
+  // value; for (int64_t h_index__ = 0; h_index__ < n; ++h_index__) h.push_back(h_item__); }
+  // (the elements share value's memory, as the copies the constructor makes do). False for other
+  // declarations.
+  bool filled_list(const clang::VarDecl* vd, const clang::DeclStmt* ds, std::vector<StmtPtr>& out) {
+    const auto* ctor = llvm::dyn_cast_or_null<clang::CXXConstructExpr>(vd->getInit() ? strip(vd->getInit()) : nullptr);
+    if (ctor == nullptr || ctor->getNumArgs() < 2 || !is_fg_tensor(ctor->getArg(1)->getType()) ||
+        !ctor->getArg(0)->getType()->isIntegerType())
+      return false;
+    StmtPtr d = make(StmtKind::Decl, ds);
+    d->var = add_var(vd, vd->getType());
+    out.push_back(std::move(d));
+    StmtPtr block = make(StmtKind::Block, ds);
+    const int item = generated_var(vd->getNameAsString() + "_item__", ir::Type::Tensor, "const fg::Tensor");
+    StmtPtr value = make(StmtKind::Decl, ds);
+    value->var = item;
+    value->expr = lower_expr(ctor->getArg(1));
+    block->body.push_back(std::move(value));
+    StmtPtr loop = make(StmtKind::For, ds);
+    const int index = generated_var(vd->getNameAsString() + "_index__", ir::Type::Int, "int64_t");
+    StmtPtr init = make(StmtKind::Decl, ds);
+    init->var = index;
+    init->expr = ir::opaque("0", ir::Type::Int);
+    loop->init.push_back(std::move(init));
+    const int count = generated_var(vd->getNameAsString() + "_count__", ir::Type::Int, "const int64_t");
+    StmtPtr counted = make(StmtKind::Decl, ds);
+    counted->var = count;
+    counted->expr = lower_expr(ctor->getArg(0));
+    block->body.push_back(std::move(counted));
+    loop->expr = ir::binary("<", ir::var_ref(f_, index), ir::var_ref(f_, count), ir::Type::Bool);
+    loop->step = ir::unary("++", ir::var_ref(f_, index), ir::Type::Int);
+    StmtPtr push = make(StmtKind::Eval, ds);
+    push->expr = ir::tape_op(f_, ir::kListPush, {vars_.at(vd), item}, ir::Type::Void);
+    loop->body.push_back(std::move(push));
+    block->body.push_back(std::move(loop));
+    out.push_back(std::move(block));
+    return true;
+  }
+
+  // v[i] = y; (also v.at(i), v.back(), v.front()) on a list  ->  { const fg::Tensor v_item__ = y;
+  // const int64_t v_at__ = i; v[v_at__] = v_item__; } (ir::kListSet); null for other statements.
+  StmtPtr assign_listed(const clang::Expr* e) {
+    const clang::Expr* lhs = nullptr;
+    const clang::Expr* rhs = nullptr;
+    std::string op;
+    if (listed_.empty() || !assignment_sides(e, lhs, rhs, op) || op != "=") return nullptr;
+    lhs = strip(lhs);
+    const clang::Expr* list = nullptr;
+    ExprPtr index;
+    if (const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(lhs); oc != nullptr && oc->getOperator() == clang::OO_Subscript) {
+      list = oc->getArg(0);
+      index = lower_expr(oc->getArg(1));
+    } else if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(lhs); mc != nullptr && mc->getMethodDecl() != nullptr) {
+      list = mc->getImplicitObjectArgument();
+      const std::string m = mc->getMethodDecl()->getNameAsString(), name = text_of(list);
+      if (m == "at") {
+        std::vector<ExprPtr> args;
+        args.push_back(ir::opaque(name + ".size()", ir::Type::Int));
+        args.push_back(lower_expr(mc->getArg(0)));
+        index = ir::external_call("fg::ad::checked_index", std::move(args), ir::Type::Int);
+      } else if (m == "back" || m == "front") {
+        index = ir::opaque(m == "front" ? "0" : "static_cast<int64_t>(" + name + ".size()) - 1", ir::Type::Int);
+      }
+    }
+    const auto* ref = list != nullptr ? llvm::dyn_cast<clang::DeclRefExpr>(strip(list)) : nullptr;
+    const auto* vd = ref != nullptr ? llvm::dyn_cast<clang::VarDecl>(ref->getDecl()) : nullptr;
+    if (vd == nullptr || listed_.count(vd) == 0 || !index || vars_.count(vd) == 0) return nullptr;
+    StmtPtr block = make(StmtKind::Block, e);
+    const int item = generated_var(vd->getNameAsString() + "_item__", ir::Type::Tensor, "const fg::Tensor");
+    StmtPtr value = make(StmtKind::Decl, e);
+    value->var = item;
+    value->expr = lower_expr(rhs);
+    block->body.push_back(std::move(value));
+    const int at = generated_var(vd->getNameAsString() + "_at__", ir::Type::Int, "const int64_t");
+    StmtPtr where = make(StmtKind::Decl, e);
+    where->var = at;
+    where->expr = std::move(index);
+    block->body.push_back(std::move(where));
+    StmtPtr set = make(StmtKind::Eval, e);
+    set->expr = ir::tape_op(f_, ir::kListSet, {vars_.at(vd), at, item}, ir::Type::Void);
+    set->expr->range = e->getSourceRange();
+    block->body.push_back(std::move(set));
     return block;
   }
 
@@ -2703,6 +2825,7 @@ class FunctionLowerer {
       if (listed_object(mc) != nullptr && mc->getMethodDecl()->getName() == "reserve")
         return opaque_stmt(e);  // kept: it only sizes the storage
     }
+    if (StmtPtr st = assign_listed(e)) return st;
     // var = expr / var op= expr on a local: an assignment, whatever the type.
     const clang::Expr* lhs = nullptr;
     const clang::Expr* rhs = nullptr;

@@ -155,6 +155,9 @@ ExprPtr tape_op(const Function& fn, const std::string& op, const std::vector<int
   ExprPtr x;
   if (op == kTapePush) x = opaque(names[0] + ".push_back(" + names[1] + ")", Type::Void);
   else if (op == kListPush) x = opaque(names[0] + ".push_back(" + names.back() + ")", Type::Void);
+  else if (op == kListSet) x = opaque(names[0] + "[" + names[1] + "] = " + names[2], Type::Void);
+  else if (op == kTapeTake) x = opaque("fg::ad::tape_take(" + names[0] + ", " + names[1] + ")", type);
+  else if (op == kTapeSet) x = opaque("fg::ad::tape_set(" + names[0] + ", " + names[1] + ", " + names[2] + ")", Type::Void);
   else if (op == kTapeAt) x = opaque(names[0] + "[" + names[1] + "]", type);
   else if (op == kTapeAdd) x = opaque("fg::ad::tape_add(" + names[0] + ", " + names[1] + ", " + names[2] + ")", Type::Void);
   else if (op == kTapeRead) x = opaque("fg::ad::tape_read(" + names[0] + ", " + names[1] + ")", type);
@@ -168,7 +171,8 @@ ExprPtr tape_op(const Function& fn, const std::string& op, const std::vector<int
 bool is_tape_op(const Expr& e) {
   if (e.kind != ExprKind::Opaque) return false;
   if (e.op == kTapePush || e.op == kTapeAt || e.op == kTapeRead) return e.reads.size() == 2;
-  if (e.op == kTapeAdd) return e.reads.size() == 3;
+  if (e.op == kTapeAdd || e.op == kListSet || e.op == kTapeSet) return e.reads.size() == 3;
+  if (e.op == kTapeTake) return e.reads.size() == 2;
   if (e.op == kListPush) return e.reads.size() == 2 || e.reads.size() == 3;
   return e.op == kTapePop && e.reads.size() == 1;
 }

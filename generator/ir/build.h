@@ -68,6 +68,12 @@ inline constexpr const char* kTapeRead = "tape_read";  // {tape, index}: tape[in
 // went ({list, index, value}; the lowering gives {list, value}), so that reverse mode reads the
 // value's gradient back from that entry (tape_read) rather than off the end (tape_pop).
 inline constexpr const char* kListPush = "list_push";  // {list, [index,] value}: list.push_back(value);
+// v[i] = value on such a list ({list, index, value}); reverse mode takes entry i of the list's
+// gradients off (kTapeTake: value's gradient, cleared for the value the entry held before), and
+// the reverse of that sets it (kTapeSet, which grows a list of gradients to hold entry i).
+inline constexpr const char* kListSet = "list_set";  // {list, index, value}: list[index] = value;
+inline constexpr const char* kTapeTake = "tape_take";  // {tape, index}: entry index, cleared
+inline constexpr const char* kTapeSet = "tape_set";    // {tape, index, value}: entry index = value
 // v.size() or v.empty() of a std::vector of tensors (Opaque, reads {v}): the same in every example.
 inline constexpr const char* kListSize = "list_size";
 // (The entries are tensors, or for a loop inside a loop, the inner loop's tapes.)

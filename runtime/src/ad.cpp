@@ -1,6 +1,7 @@
 #include "funcgen/runtime/ad.h"
 
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "funcgen/runtime/random.h"
@@ -237,6 +238,18 @@ Tensor tape_pop(std::vector<Tensor>& tape) {
 Tensor tape_read(const std::vector<Tensor>& tape, int64_t i) {
   if (i < 0) fail("ad::tape_read", "trip ", i, " of a tape (internal error of the generated code)");
   return i < static_cast<int64_t>(tape.size()) ? tape[static_cast<size_t>(i)] : Tensor();
+}
+
+Tensor tape_take(std::vector<Tensor>& tape, int64_t i) {
+  if (i < 0) fail("ad::tape_take", "entry ", i, " of a tape (internal error of the generated code)");
+  if (i >= static_cast<int64_t>(tape.size())) return Tensor();
+  return std::exchange(tape[static_cast<size_t>(i)], Tensor());
+}
+
+void tape_set(std::vector<Tensor>& tape, int64_t i, const Tensor& value) {
+  if (i < 0) fail("ad::tape_set", "entry ", i, " of a tape (internal error of the generated code)");
+  if (i >= static_cast<int64_t>(tape.size())) tape.resize(static_cast<size_t>(i) + 1);
+  tape[static_cast<size_t>(i)] = value;
 }
 
 RngState rng_state() { return {default_generator().seed(), default_generator().offset()}; }

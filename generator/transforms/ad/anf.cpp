@@ -182,9 +182,7 @@ class Normalizer {
         scope.vars[v.id] = kUnset;
         return;
       }
-      // (a name the lowering made, `v_item__`, without its mark: it is one value of the derivative code)
-      const bool made = v.name.size() > 2 && v.name.compare(v.name.size() - 2, 2, "__") == 0;
-      scope.vars[v.id] = value(*s.expr, scope, out, made ? v.name.substr(0, v.name.size() - 2) : v.name);
+      scope.vars[v.id] = value(*s.expr, scope, out, plain_name(v.name));
       return;
     }
     if (v.type == ir::Type::TensorTuple) {
@@ -219,7 +217,7 @@ class Normalizer {
     }
     // A scalar: kept, with the tensors it reads as their current versions.
     if (s.kind == StmtKind::Decl) {
-      const std::string name = claim(v.name);
+      const std::string name = claim(plain_name(v.name));
       if (name != v.name) scope.renames[v.name] = name;
       const int id = ir::add_var(*out_, name, v.type, v.cxx_type);
       out_->vars[static_cast<size_t>(id)].decl = v.decl;
@@ -251,6 +249,12 @@ class Normalizer {
                                size ? "const size_t" : "const bool");
     out.push_back(ir::decl(id, std::move(x)));
     return ir::var_ref(*out_, id);
+  }
+
+  // A name the lowering made (`v_item__`) without its mark: one value of the derivative code.
+  static std::string plain_name(const std::string& name) {
+    const bool made = name.size() > 2 && name.compare(name.size() - 2, 2, "__") == 0;
+    return made ? name.substr(0, name.size() - 2) : name;
   }
 
   // What a local list can start as: nothing, or a braced list of tensors.
@@ -360,6 +364,7 @@ class Normalizer {
           return;
         }
         ExprPtr e = scalar(*s.expr, scope, out);  // e.g. printing: kept, on the current versions
+        if (e->op == ir::kListSet && ir::is_tape_op(*e)) pushed_[e->reads.back()] = e->reads[0];
         StmtPtr st = ir::eval(std::move(e));
         st->range = s.range;
         st->ast = s.ast;

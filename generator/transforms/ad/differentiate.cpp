@@ -315,7 +315,8 @@ class Reverse {
         unused.erase(e.reads[0]);
         unused.erase(e.reads[2]);
       }
-      if (e.op == ir::kTapeRead) unused.erase(e.reads[0]);   // gradients pushed onto it are read back
+      if (e.op == ir::kTapeRead || e.op == ir::kTapeTake || e.op == ir::kTapeSet)
+        unused.erase(e.reads[0]);  // gradients pushed onto it are read back (or it is written)
       if (e.op == ir::kTapePush) unused.erase(e.reads[1]);   // a tape of gradients kept on an outer one
     });
     std::function<void(std::vector<ir::StmtPtr>&)> prune = [&](std::vector<ir::StmtPtr>& stmts) {
@@ -445,12 +446,14 @@ class Reverse {
     if (s.kind == ir::StmtKind::Eval && s.expr && ir::is_tape_op(*s.expr)) {
       if (s.expr->op == ir::kTapePush) tape_push_vjp(s, a, out);
       else if (s.expr->op == ir::kListPush) list_push_vjp(s, a, out);
+      else if (s.expr->op == ir::kListSet || s.expr->op == ir::kTapeSet) set_vjp(s, a, out);
       else tape_add_vjp(s, a, out);
       return;
     }
     if (Differentiator::tape_load(s) != nullptr) {
       if (d_.active_.count(s.var) == 0) return;
       if (s.expr->op == ir::kTapePop) tape_pop_vjp(s, a, out);
+      else if (s.expr->op == ir::kTapeTake) take_vjp(s, a, out);
       else if (auto g = a.of.find(s.var); g != a.of.end()) tape_at_vjp(s, *s.expr, g->second, a, out);
       return;
     }
@@ -604,14 +607,45 @@ class Reverse {
     read_entry(s, g->second, index, value, a, out);
   }
 
+  // The reverse of `list[index] = value` (and of tape_set): value's gradient is entry index of the
+  // list's gradients, taken off it (the reads before the assignment read the value it replaced).
+  void set_vjp(const ir::Stmt& s, Adjoints& a, std::vector<ir::StmtPtr>& out) {
+    const int list = s.expr->reads[0], index = s.expr->reads[1], value = s.expr->reads[2];
+    auto g = a.of.find(list);
+    if (g == a.of.end()) return;  // no read after it reached the outputs
+    const bool active = d_.active_.count(value) != 0 && d_.fn_->var(value).type == ir::Type::Tensor;
+    if (active) {
+      read_entry(s, g->second, index, value, a, out, ir::kTapeTake);
+      return;
+    }
+    const int dropped = d_.tensor_var("d_" + d_.fn_->var(value).name + "_dropped");
+    out.push_back(ir::decl(dropped, ir::tape_op(*d_.fn_, ir::kTapeTake, {g->second, index}, ir::Type::Tensor)));
+  }
+
+  // The reverse of `e = tape_take(list, index)`: entry index of the list's gradients is e's
+  // gradient (none where e has none), set where the take cleared it.
+  void take_vjp(const ir::Stmt& s, Adjoints& a, std::vector<ir::StmtPtr>& out) {
+    const int list = s.expr->reads[0], index = s.expr->reads[1];
+    if (a.of.count(list) == 0) new_accumulator(list, a, out);
+    int grad = -1;
+    if (auto it = a.of.find(s.var); it != a.of.end()) {
+      grad = it->second;
+    } else {
+      grad = d_.tensor_var("d_" + d_.fn_->var(s.var).name);
+      out.push_back(ir::decl(grad, nullptr));  // none: the entry gets no gradient
+    }
+    out.push_back(ir::eval(ir::tape_op(*d_.fn_, ir::kTapeSet, {a.of.at(list), index, grad}, ir::Type::Void)));
+  }
+
   // value's gradient += entry `index` of the tape of gradients `grads`, where it has one:
   // `d_x_entry = fg::ad::tape_read(grads, index); if (d_x_entry.defined()) d_x = d_x + d_x_entry;`
-  void read_entry(const ir::Stmt& s, int grads, int index, int value, Adjoints& a, std::vector<ir::StmtPtr>& out) {
+  void read_entry(const ir::Stmt& s, int grads, int index, int value, Adjoints& a, std::vector<ir::StmtPtr>& out,
+                  const char* load = ir::kTapeRead) {
     auto it = a.of.find(value);
     if (it == a.of.end() || a.accumulators.count(it->second) == 0) new_accumulator(value, a, out);
     const int acc = a.of.at(value);
     const int entry = d_.tensor_var("d_" + d_.fn_->var(value).name + "_entry");
-    out.push_back(ir::decl(entry, ir::tape_op(*d_.fn_, ir::kTapeRead, {grads, index}, ir::Type::Tensor)));
+    out.push_back(ir::decl(entry, ir::tape_op(*d_.fn_, load, {grads, index}, ir::Type::Tensor)));
     auto add = std::make_unique<ir::Stmt>();
     add->kind = ir::StmtKind::If;
     add->range = s.range;

@@ -224,7 +224,8 @@ ExprPtr Batcher::stored(const Expr& e, const ir::Var& v) {
 // as reading it back takes it: a list may get values the mapped inputs reach beside ones they do
 // not (a constant pushed, a zero tangent). Null when `e` is not such a store.
 ExprPtr Batcher::stored_entry(const Expr& e) {
-  const bool store = ir::is_tape_op(e) && (e.op == ir::kTapePush || e.op == ir::kListPush || e.op == ir::kTapeAdd);
+  const bool store = ir::is_tape_op(e) && (e.op == ir::kTapePush || e.op == ir::kListPush || e.op == ir::kTapeAdd ||
+                                           e.op == ir::kListSet || e.op == ir::kTapeSet);
   if (!store || fn_.var(e.reads.back()).type != ir::Type::Tensor) return nullptr;
   const Levels want = an_.var(e.reads[0]), have = an_.var(e.reads.back());
   if (want == have) return nullptr;

@@ -694,6 +694,36 @@ fg::Tensor listed(const fg::Tensor& x) {
   return total + (states[static_cast<size_t>(x.size(0))] * states[2]).sum();
 }
 
+// ---- elements of a vector of tensors assigned (`h[l] = ...`, at(), back()), as a stacked recurrent
+// net keeps one state per layer: a braced vector and one made of copies of a value, h(n, value)
+FUNCGEN("assigned_grad = grad(assigned)")
+FUNCGEN("assigned_jvp = jvp(assigned)")
+FUNCGEN("assigned_jacfwd = jacfwd(assigned)")
+FUNCGEN("assigned_hessian = hessian(assigned)")
+FUNCGEN("assigned_jacrev2 = jacrev(jacrev(assigned))")
+FUNCGEN("assigned_hvp = jvp(grad(assigned))")
+FUNCGEN("assigned_vmap = vmap(assigned)")
+FUNCGEN("assigned_psg = vmap(grad(assigned))")
+FUNCGEN("assigned_vjacrev = vmap(jacrev(assigned))")
+fg::Tensor assigned(const fg::Tensor& x) {
+  // a two-layer recurrent net over the rows of x, its layers' states in a vector
+  std::vector<fg::Tensor> h{x[0] * 0.1, x[1].sum(0, true) * 0.2};
+  std::vector<fg::Tensor> c(2, x[2] * 0.1);  // cells: copies of one value
+  fg::Tensor out = x.sum() * 0.0;
+  for (int64_t t = 0; t < x.size(0); ++t) {
+    fg::Tensor input = x[t];
+    for (size_t l = 0; l < h.size(); ++l) {
+      h[l] = (h[l] * 0.5 + input.sum() * 0.3).tanh();
+      c[l] = c[l] * 0.9 + h[l].sin();
+      input = h[l] + c[l] * 0.1;
+    }
+    out = out + h.back().sum() + h.front().sum() * 0.5;
+  }
+  h.at(0) = h[0] * 2.0;
+  c.back() = c.back() + h.front().sum();
+  return out + (h[0] * h[1]).sum() + (c[0] * c.back()).sum();
+}
+
 // ---- has_aux under vmap(jacrev) of a function whose derivative reads a shape int: the composed form
 FUNCGEN("shape_aux_vjacrev = vmap(jacrev(shape_aux, has_aux=True))")
 std::tuple<fg::Tensor, fg::Tensor> shape_aux(const fg::Tensor& x) {

@@ -16,17 +16,17 @@ FUNCGEN("g1 = grad(copied_start)")
 fg::Tensor copied_start(const fg::Tensor& x) {
   std::vector<fg::Tensor> parts(1, x);
   parts.push_back(x);
-// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:3: error: push_back into 'parts' cannot be transformed: funcgen transforms a vector of tensors declared empty or with braces and filled with push_back when the function then only reads its elements (parts[i], back(), a range-for by const reference), sizes it or stacks it, but it is not declared empty or with braces [funcgen-unsupported]
+// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:3: error: push_back into 'parts' cannot be transformed: funcgen transforms a vector of tensors declared empty or with braces and filled with push_back when the function then only reads its elements (parts[i], back(), a range-for by const reference), assigns them (parts[i] = y), sizes it or stacks it, but it is not declared empty or with braces [funcgen-unsupported]
   return fg::stack(parts).sum();
 }
 
-// An element of a pushed vector written.
+// An element of a pushed and stacked vector changed in place.
 FUNCGEN("g2 = grad(element_written)")
 fg::Tensor element_written(const fg::Tensor& x) {
   std::vector<fg::Tensor> v;
   v.push_back(x);
-// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:3: error: push_back into 'v' cannot be transformed: funcgen transforms a vector of tensors declared empty or with braces and filled with push_back when the function then only reads its elements (v[i], back(), a range-for by const reference), sizes it or stacks it, but an element of it is written (assigned, changed in place or bound to a non-const reference); push_back the new value instead [funcgen-unsupported]
-  v[0] = x * 2;
+// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:3: error: push_back into 'v' cannot be transformed: funcgen transforms a vector of tensors declared empty or with braces and filled with push_back when the function then only reads its elements (v[i], back(), a range-for by const reference), assigns them (v[i] = y), sizes it or stacks it, but an element of it is changed in place or bound to a non-const reference; assign the new value (v[i] = y) instead [funcgen-unsupported]
+  v[0].mul_(2);
   return fg::stack(v).sum();
 }
 
@@ -35,7 +35,7 @@ FUNCGEN("g2c = grad(concatenated)")
 fg::Tensor concatenated(const fg::Tensor& x) {
   std::vector<fg::Tensor> v;
   v.push_back(x);
-// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:3: error: push_back into 'v' cannot be transformed: funcgen transforms a vector of tensors declared empty or with braces and filled with push_back when the function then only reads its elements (v[i], back(), a range-for by const reference), sizes it or stacks it, but it is concatenated (fg::cat(v)) and not stacked; stack it, or cat its elements as they are made (y = fg::cat({y, h}, 1)) [funcgen-unsupported]
+// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:3: error: push_back into 'v' cannot be transformed: funcgen transforms a vector of tensors declared empty or with braces and filled with push_back when the function then only reads its elements (v[i], back(), a range-for by const reference), assigns them (v[i] = y), sizes it or stacks it, but it is concatenated (fg::cat(v)) and not stacked; stack it, or cat its elements as they are made (y = fg::cat({y, h}, 1)) [funcgen-unsupported]
   v.push_back(x.sum(0, true));
   return fg::cat(v).sum();
 }

@@ -102,6 +102,11 @@ Inner tape_pop(std::vector<Inner>& tape) {
 // back from it with tape_read: entry i, or none (an undefined tensor, an empty inner tape) where
 // the tape has none.
 Tensor tape_read(const std::vector<Tensor>& tape, int64_t i);
+// A list's element assigned (`v[i] = y`, ir::kListSet) in reverse mode: tape_take gives entry i's
+// gradient (y's) and clears it, so that the reads before the assignment fill it for the value it
+// held; tape_set is its reverse (and tape_take tape_set's), entry i set, the tape grown to hold it.
+Tensor tape_take(std::vector<Tensor>& tape, int64_t i);
+void tape_set(std::vector<Tensor>& tape, int64_t i, const Tensor& value);
 // The gradient of a list parameter (a std::vector<Tensor> read at run-time indices): entry k of
 // its list of gradients (tape_add added them where the list was read), zeros like element k where
 // no gradient reached it. Called by generated code only.
