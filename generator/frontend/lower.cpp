@@ -2227,13 +2227,21 @@ class FunctionLowerer {
       if (auto named = vars_.find(r->getDecl()); named != vars_.end() && f_.var(named->second).type == ir::Type::Tensor)
         return push_of(named->second);
     StmtPtr block = make(StmtKind::Block, mc);
-    const int item = generated_var(vd->getNameAsString() + "_item__", ir::Type::Tensor, "const fg::Tensor");
-    StmtPtr d = make(StmtKind::Decl, mc);
-    d->var = item;
-    d->expr = lower_expr(pushed);
-    block->body.push_back(std::move(d));
+    const int item = declare_made(block->body, mc, vd->getNameAsString() + "_item__", ir::Type::Tensor,
+                                  "const fg::Tensor", lower_expr(pushed));
     block->body.push_back(push_of(item));
     return block;
+  }
+
+  // `const <cxx> name = value;` of a variable the lowering makes, appended to `out`: its id.
+  int declare_made(std::vector<StmtPtr>& out, const clang::Stmt* at, const std::string& name, ir::Type type,
+                   const char* cxx, ExprPtr value) {
+    const int id = generated_var(name, type, cxx);
+    StmtPtr d = make(StmtKind::Decl, at);
+    d->var = id;
+    d->expr = std::move(value);
+    out.push_back(std::move(d));
+    return id;
   }
 
   // std::vector<fg::Tensor> h(n, value);  ->  std::vector<fg::Tensor> h; { const fg::Tensor h_item__ =
@@ -2249,22 +2257,13 @@ class FunctionLowerer {
     d->var = add_var(vd, vd->getType());
     out.push_back(std::move(d));
     StmtPtr block = make(StmtKind::Block, ds);
-    const int item = generated_var(vd->getNameAsString() + "_item__", ir::Type::Tensor, "const fg::Tensor");
-    StmtPtr value = make(StmtKind::Decl, ds);
-    value->var = item;
-    value->expr = lower_expr(ctor->getArg(1));
-    block->body.push_back(std::move(value));
+    const std::string name = vd->getNameAsString();
+    const int item = declare_made(block->body, ds, name + "_item__", ir::Type::Tensor, "const fg::Tensor",
+                                  lower_expr(ctor->getArg(1)));
+    const int count = declare_made(block->body, ds, name + "_count__", ir::Type::Int, "const int64_t",
+                                   lower_expr(ctor->getArg(0)));
     StmtPtr loop = make(StmtKind::For, ds);
-    const int index = generated_var(vd->getNameAsString() + "_index__", ir::Type::Int, "int64_t");
-    StmtPtr init = make(StmtKind::Decl, ds);
-    init->var = index;
-    init->expr = ir::opaque("0", ir::Type::Int);
-    loop->init.push_back(std::move(init));
-    const int count = generated_var(vd->getNameAsString() + "_count__", ir::Type::Int, "const int64_t");
-    StmtPtr counted = make(StmtKind::Decl, ds);
-    counted->var = count;
-    counted->expr = lower_expr(ctor->getArg(0));
-    block->body.push_back(std::move(counted));
+    const int index = declare_made(loop->init, ds, name + "_index__", ir::Type::Int, "int64_t", ir::opaque("0", ir::Type::Int));
     loop->expr = ir::binary("<", ir::var_ref(f_, index), ir::var_ref(f_, count), ir::Type::Bool);
     loop->step = ir::unary("++", ir::var_ref(f_, index), ir::Type::Int);
     StmtPtr push = make(StmtKind::Eval, ds);
@@ -2304,16 +2303,9 @@ class FunctionLowerer {
     const auto* vd = ref != nullptr ? llvm::dyn_cast<clang::VarDecl>(ref->getDecl()) : nullptr;
     if (vd == nullptr || listed_.count(vd) == 0 || !index || vars_.count(vd) == 0) return nullptr;
     StmtPtr block = make(StmtKind::Block, e);
-    const int item = generated_var(vd->getNameAsString() + "_item__", ir::Type::Tensor, "const fg::Tensor");
-    StmtPtr value = make(StmtKind::Decl, e);
-    value->var = item;
-    value->expr = lower_expr(rhs);
-    block->body.push_back(std::move(value));
-    const int at = generated_var(vd->getNameAsString() + "_at__", ir::Type::Int, "const int64_t");
-    StmtPtr where = make(StmtKind::Decl, e);
-    where->var = at;
-    where->expr = std::move(index);
-    block->body.push_back(std::move(where));
+    const std::string name = vd->getNameAsString();
+    const int item = declare_made(block->body, e, name + "_item__", ir::Type::Tensor, "const fg::Tensor", lower_expr(rhs));
+    const int at = declare_made(block->body, e, name + "_at__", ir::Type::Int, "const int64_t", std::move(index));
     StmtPtr set = make(StmtKind::Eval, e);
     set->expr = ir::tape_op(f_, ir::kListSet, {vars_.at(vd), at, item}, ir::Type::Void);
     set->expr->range = e->getSourceRange();
