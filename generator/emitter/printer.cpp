@@ -197,8 +197,8 @@ class Printer {
         if (u != nullptr && u->isPostfix()) return paren(a) + e.text;
         return "(" + e.text + paren(a) + ")";
       }
-      case ExprKind::Binary:
-        return "(" + expr(e.arg(0)) + " " + e.text + " " + expr(e.arg(1)) + ")";
+      case ExprKind::Binary:  // (an operand kept as text, `l + 1`, keeps the parentheses it stood in)
+        return "(" + paren(expr(e.arg(0))) + " " + e.text + " " + paren(expr(e.arg(1))) + ")";
       case ExprKind::Conditional:
         return "(" + expr(e.arg(0)) + " ? " + expr(e.arg(1)) + " : " + expr(e.arg(2)) + ")";
       case ExprKind::Cast:

@@ -1,5 +1,6 @@
 #include "frontend/lower.h"
 
+#include <algorithm>
 #include <functional>
 #include <iterator>
 #include <set>
@@ -1627,6 +1628,7 @@ class FunctionLowerer {
     // A label is only a goto's target (goto is reported); attributes ([[likely]]) are hints.
     if (const auto* l = llvm::dyn_cast<clang::LabelStmt>(s)) return append(out, l->getSubStmt());
     if (const auto* a = llvm::dyn_cast<clang::AttributedStmt>(s)) return append(out, a->getSubStmt());
+    if (llvm::isa<clang::DeclStmt>(s) || llvm::isa<clang::Expr>(s) || llvm::isa<clang::ReturnStmt>(s)) join_lists(out, s);
     if (const auto* ds = llvm::dyn_cast<clang::DeclStmt>(s)) {
       for (const clang::Decl* d : ds->decls()) lower_decl(out, d, ds);
       return;
@@ -2083,59 +2085,45 @@ class FunctionLowerer {
       }
       const auto* braces = llvm::dyn_cast_or_null<clang::InitListExpr>(init);
       const bool braced = braces != nullptr && braces->getNumInits() > 0;
-      // One built with braces is held stacked where it is stacked and only read, sized, looped over
-      // or concatenated along dim 0 or 1; otherwise vmap batches it as a list.
-      const auto* made = llvm::dyn_cast_or_null<clang::CXXConstructExpr>(init);
-      const bool filled = made != nullptr && made->getNumArgs() >= 2 && is_fg_tensor(made->getArg(1)->getType());
-      if (uses.pushes[vd] == 0) {
-        if (filled && uses.stacks[vd] + uses.cats[vd] == 0 && uses.written[vd] == 0 && uses.allowed[vd] == uses.refs[vd])
-          listed_.insert(vd);  // `std::vector<fg::Tensor> h(n, value);`
-        else if (braced && uses.stacks[vd] != 0 && uses.allowed[vd] == uses.refs[vd] && uses.written[vd] == 0 &&
-            uses.odd_dims[vd] == 0 && uses.passed[vd] == 0 && uses.sets[vd] == 0)
-          stacked_[vd] = Stacked{};
-        else if (braced && uses.sets[vd] != 0 && uses.stacks[vd] + uses.cats[vd] == 0 && uses.written[vd] == 0 &&
-                 uses.allowed[vd] == uses.refs[vd])
-          listed_.insert(vd);  // `v[i] = y;` on a braced list
-        continue;
-      }
       const auto* ctor = llvm::dyn_cast_or_null<clang::CXXConstructExpr>(init);
       const bool starts = init == nullptr || llvm::isa<clang::InitListExpr>(init) || (ctor != nullptr && ctor->getNumArgs() == 0);
-      // Pushed and not stacked (or stacked, but also passed elsewhere): a list of tensors of any
-      // shapes, read at run-time indices (`skips[i]`), as JAX keeps a Python list of activations.
-      if (uses.stacks[vd] == 0 && uses.allowed[vd] == uses.refs[vd] && uses.written[vd] == 0 && (starts || filled) &&
-          uses.cats[vd] == 0) {  // (elements assigned whole, `v[i] = y;`, too)
+      const bool filled = ctor != nullptr && ctor->getNumArgs() >= 2 && is_fg_tensor(ctor->getArg(1)->getType());
+      const bool follows = uses.allowed[vd] == uses.refs[vd] && uses.written[vd] == 0;  // every use is one of the above
+      // Held stacked where its elements have one shape: stacked, and otherwise only read, sized,
+      // looped over or concatenated (along dim 0 or 1 where built with braces).
+      const bool stackable = uses.stacks[vd] != 0 && follows && uses.sets[vd] == 0 && uses.passed[vd] == 0 &&
+                             starts && (uses.pushes[vd] != 0 || (braced && uses.odd_dims[vd] == 0));
+      if (stackable) {
+        stacked_[vd] = Stacked{};
+        continue;
+      }
+      // Otherwise a list of tensors of any shapes, read at run-time indices (`skips[i]`), as JAX keeps
+      // a Python list of activations: pushed to, its elements assigned (`h[l] = y;`), concatenated
+      // or stacked (join_lists), passed to helpers. One built with braces and only read is a list
+      // under AD (anf.cpp) and vmap batches it as it is.
+      if (uses.pushes[vd] == 0) {
+        if (follows && (filled || (braced && uses.sets[vd] + uses.cats[vd] + uses.stacks[vd] != 0))) listed_.insert(vd);
+        continue;
+      }
+      if (follows && (starts || filled)) {
         listed_.insert(vd);
         continue;
       }
-      if (uses.stacks[vd] == 0 || uses.allowed[vd] != uses.refs[vd] || uses.written[vd] + uses.sets[vd] != 0 ||
-          !starts || uses.passed[vd] != 0) {
-        const clang::Stmt* at = uses.first_push[vd] != nullptr ? uses.first_push[vd] : static_cast<const clang::Stmt*>(init);
-        const std::string name = vd->getNameAsString();
-        const std::string why = !starts ? "it is not declared empty or with braces"
-                                : uses.written[vd] != 0
-                                    ? "an element of it is changed in place or bound to a non-const reference; "
-                                      "assign the new value (" + name + "[i] = y) instead"
-                                : uses.sets[vd] != 0
-                                    ? "it is both stacked and has elements assigned; stack a new vector of the "
-                                      "values instead"
-                                : uses.allowed[vd] != uses.refs[vd]
-                                    ? "it is used in a way funcgen does not follow (iterators, assigned whole, passed "
-                                      "by non-const reference, cleared or popped); index it (" + name + "[i]) or loop "
-                                      "over it with a range-for"
-                                : uses.passed[vd] != 0
-                                    ? "it is both stacked and passed to a function; stack it after the call, or pass "
-                                      "the stacked tensor"
-                                    : "it is concatenated (fg::cat(" + name + ")) and not stacked; stack it, or cat "
-                                      "its elements as they are made (y = fg::cat({y, h}, 1))";
-        reject_variable(vd, at,
-                        (uses.pushes[vd] != 0 ? "push_back into '" : "the vector '") + name +
-                        "' cannot be transformed: funcgen transforms a vector of tensors declared empty or with "
-                        "braces and filled with push_back when the function then only reads its elements (" + name +
-                        "[i], back(), a range-for by const reference), assigns them (" + name + "[i] = y), sizes it "
-                        "or stacks it, but " + why);
-        continue;
-      }
-      stacked_[vd] = Stacked{};
+      const clang::Stmt* at = uses.first_push[vd] != nullptr ? uses.first_push[vd] : static_cast<const clang::Stmt*>(init);
+      const std::string name = vd->getNameAsString();
+      const std::string why = !(starts || filled) ? "it is not declared empty, with braces or as copies of one value"
+                              : uses.written[vd] != 0
+                                  ? "an element of it is changed in place or bound to a non-const reference; assign "
+                                    "the new value (" + name + "[i] = y) instead"
+                                  : "it is used in a way funcgen does not follow (iterators, assigned whole, passed by "
+                                    "non-const reference, cleared or popped); index it (" + name + "[i]) or loop over "
+                                    "it with a range-for";
+      reject_variable(vd, at,
+                      (uses.pushes[vd] != 0 ? "push_back into '" : "the vector '") + name +
+                      "' cannot be transformed: funcgen transforms a vector of tensors declared empty or with braces "
+                      "and filled with push_back when the function then only reads its elements (" + name +
+                      "[i], back(), a range-for by const reference), assigns them (" + name + "[i] = y), sizes, "
+                      "concatenates or stacks it, or passes it to a helper, but " + why);
     }
   }
 
@@ -2218,11 +2206,7 @@ class FunctionLowerer {
       p->expr->range = mc->getSourceRange();
       return p;
     };
-    const clang::Expr* pushed = strip(mc->getArg(0));
-    if (const auto* move = llvm::dyn_cast<clang::CallExpr>(pushed);  // v.push_back(std::move(h)): h
-        move != nullptr && move->getNumArgs() == 1 && move->getDirectCallee() != nullptr &&
-        move->getDirectCallee()->getQualifiedNameAsString() == "std::move")
-      pushed = strip(move->getArg(0));
+    const clang::Expr* pushed = unmoved(mc->getArg(0));
     if (const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(pushed))  // v.push_back(h)
       if (auto named = vars_.find(r->getDecl()); named != vars_.end() && f_.var(named->second).type == ir::Type::Tensor)
         return push_of(named->second);
@@ -2231,6 +2215,16 @@ class FunctionLowerer {
                                   "const fg::Tensor", lower_expr(pushed));
     block->body.push_back(push_of(item));
     return block;
+  }
+
+  // h of std::move(h) (what a list stores, a handle, is the same), else e; stripped.
+  const clang::Expr* unmoved(const clang::Expr* e) {
+    e = strip(e);
+    const auto* move = llvm::dyn_cast<clang::CallExpr>(e);
+    if (move != nullptr && move->getNumArgs() == 1 && move->getDirectCallee() != nullptr &&
+        move->getDirectCallee()->getQualifiedNameAsString() == "std::move")
+      return strip(move->getArg(0));
+    return e;
   }
 
   // `const <cxx> name = value;` of a variable the lowering makes, appended to `out`: its id.
@@ -2274,6 +2268,75 @@ class FunctionLowerer {
     return true;
   }
 
+  // fg::cat(v, d) or fg::stack(v, d) of a list in statement `s`, computed before it by a loop that
+  // concatenates its elements one by one (each transform goes through cat and element reads):
+  //   fg::Tensor v_joined__ = v[0] (.unsqueeze(d)); for (k = 1; k < v.size(); ++k) v_joined__ =
+  //   fg::cat({v_joined__, v[k] (.unsqueeze(d))}, d);
+  // The call then reads v_joined__. Not inside a lambda, or a part that C++ may not evaluate (a side
+  // of ?:, the right of && and ||): there it stays a call on the whole vector, reported.
+  void join_lists(std::vector<StmtPtr>& out, const clang::Stmt* s) {
+    if (listed_.empty() || s == nullptr || llvm::isa<clang::LambdaExpr>(s) ||
+        llvm::isa<clang::ConditionalOperator>(s) || llvm::isa<clang::BinaryConditionalOperator>(s))
+      return;
+    if (const auto* b = llvm::dyn_cast<clang::BinaryOperator>(s); b != nullptr && b->isLogicalOp()) {
+      join_lists(out, b->getLHS());
+      return;
+    }
+    for (const clang::Stmt* child : s->children()) join_lists(out, child);
+    const auto* call = llvm::dyn_cast<clang::CallExpr>(s);
+    const clang::FunctionDecl* f = call != nullptr ? call->getDirectCallee() : nullptr;
+    const std::string name = f != nullptr ? f->getQualifiedNameAsString() : "";
+    if ((name != "fg::cat" && name != "fg::stack") || call->getNumArgs() == 0) return;
+    const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(strip(call->getArg(0)));
+    const auto* vd = ref != nullptr ? llvm::dyn_cast<clang::VarDecl>(ref->getDecl()) : nullptr;
+    if (vd == nullptr || listed_.count(vd) == 0 || vars_.count(vd) == 0) return;
+    const bool stack = name == "fg::stack";
+    const clang::Expr* dim_arg = call->getNumArgs() > 1 && !llvm::isa<clang::CXXDefaultArgExpr>(call->getArg(1)) ? call->getArg(1) : nullptr;
+    const clang::CXXRecordDecl* tensor = bare(call->getType())->getAsCXXRecordDecl();
+    std::string list = vd->getNameAsString();  // (numbered from the second join of it in the function)
+    for (int n = 2; std::any_of(f_.vars.begin(), f_.vars.end(), [&](const ir::Var& v) { return v.name == list + "_joined__"; }); ++n)
+      list = vd->getNameAsString() + std::to_string(n);
+    const int dim = declare_made(out, call, list + "_dim__", ir::Type::Int, "const int64_t",
+                                 dim_arg != nullptr ? lower_expr(dim_arg) : ir::opaque("0", ir::Type::Int));
+    const auto element = [&](ExprPtr index) {  // v[index], unsqueezed at dim for a stack
+      ExprPtr x = ir::element(ir::var_ref(f_, vars_.at(vd)), std::move(index));
+      if (!stack) return x;
+      std::vector<ExprPtr> args;
+      args.push_back(std::move(x));
+      args.push_back(ir::var_ref(f_, dim));
+      return method_call(tensor, "unsqueeze", ir::Type::Tensor, std::move(args));
+    };
+    std::vector<ExprPtr> first;  // the first element, as std::vector::at would check it
+    first.push_back(ir::opaque(vd->getNameAsString() + ".size()", ir::Type::Int));
+    first.push_back(ir::opaque("0", ir::Type::Int));
+    const int joined = generated_var(list + "_joined__", ir::Type::Tensor, "fg::Tensor");
+    StmtPtr start = make(StmtKind::Decl, call);
+    start->var = joined;
+    start->expr = element(ir::external_call("fg::ad::checked_index", std::move(first), ir::Type::Int));
+    out.push_back(std::move(start));
+    StmtPtr loop = make(StmtKind::For, call);
+    const int k = declare_made(loop->init, call, list + "_index__", ir::Type::Int, "int64_t", ir::opaque("1", ir::Type::Int));
+    ExprPtr size = ir::opaque("static_cast<int64_t>(" + vd->getNameAsString() + ".size())", ir::Type::Int);
+    size->op = ir::kListSize;
+    size->reads = {vars_.at(vd)};
+    loop->expr = ir::binary("<", ir::var_ref(f_, k), std::move(size), ir::Type::Bool);
+    loop->step = ir::unary("++", ir::var_ref(f_, k), ir::Type::Int);
+    ExprPtr items = make_expr(ExprKind::List, call);
+    items->type = ir::Type::TensorList;
+    items->args.push_back(ir::var_ref(f_, joined));
+    items->args.push_back(element(ir::var_ref(f_, k)));
+    std::vector<ExprPtr> cat_args;
+    cat_args.push_back(std::move(items));
+    cat_args.push_back(ir::var_ref(f_, dim));
+    StmtPtr grow = make(StmtKind::Assign, call);
+    grow->var = joined;
+    grow->text = "=";
+    grow->expr = fg_call("cat", ir::Type::Tensor, std::move(cat_args), {"tensors", "dim"});
+    loop->body.push_back(std::move(grow));
+    out.push_back(std::move(loop));
+    joined_[call] = joined;
+  }
+
   // v[i] = y; (also v.at(i), v.back(), v.front()) on a list  ->  { const fg::Tensor v_item__ = y;
   // const int64_t v_at__ = i; v[v_at__] = v_item__; } (ir::kListSet); null for other statements.
   StmtPtr assign_listed(const clang::Expr* e) {
@@ -2304,7 +2367,8 @@ class FunctionLowerer {
     if (vd == nullptr || listed_.count(vd) == 0 || !index || vars_.count(vd) == 0) return nullptr;
     StmtPtr block = make(StmtKind::Block, e);
     const std::string name = vd->getNameAsString();
-    const int item = declare_made(block->body, e, name + "_item__", ir::Type::Tensor, "const fg::Tensor", lower_expr(rhs));
+    const int item = declare_made(block->body, e, name + "_item__", ir::Type::Tensor, "const fg::Tensor",
+                                  lower_expr(unmoved(rhs)));
     const int at = declare_made(block->body, e, name + "_at__", ir::Type::Int, "const int64_t", std::move(index));
     StmtPtr set = make(StmtKind::Eval, e);
     set->expr = ir::tape_op(f_, ir::kListSet, {vars_.at(vd), at, item}, ir::Type::Void);
@@ -2931,6 +2995,11 @@ class FunctionLowerer {
       if (const std::optional<bool> taken = presence_test(c->getCond()))  // `b ? *b : zero`
         return lower_expr(*taken ? c->getTrueExpr() : c->getFalseExpr());
     if (const pytree::Tree* t = resolve(e, false)) return node_value(*t, e);
+    if (auto j = joined_.find(e); j != joined_.end()) {  // join_lists computed it
+      ExprPtr x = ir::var_ref(f_, j->second);
+      x->range = e->getSourceRange();
+      return x;
+    }
     if (ExprPtr x = call_part(e)) return x;
     if (ExprPtr x = stacked_read(e)) return x;
     if ((!involves_tensors(e) && !helper_call(e)) || llvm::isa<clang::UnaryExprOrTypeTraitExpr>(e)) return opaque(e);
@@ -3544,6 +3613,7 @@ class FunctionLowerer {
   std::map<const clang::ValueDecl*, std::vector<int>> closure_vars_;  // a lambda parameter's captures (closure_parameter)
   std::map<const clang::ValueDecl*, Stacked> stacked_;  // vectors held stacked
   std::set<const clang::VarDecl*> listed_;  // vectors pushed to and read at run-time indices (ir::kListPush)
+  std::map<const clang::Expr*, int> joined_;  // fg::cat/fg::stack of a list -> the variable join_lists made
   size_t loops_ = 0;  // loops around the statement being lowered
   std::map<const clang::ValueDecl*, pytree::Tree> trees_;  // the structured parameters and locals
   std::set<const clang::ValueDecl*> local_trees_;          // those of trees_ that are locals (held leaf by leaf)

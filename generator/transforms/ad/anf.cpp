@@ -289,6 +289,7 @@ class Normalizer {
     pushed_[value] = list;
     StmtPtr p = ir::eval(ir::tape_op(*out_, ir::kListPush, {list, index, value}, ir::Type::Void));
     p->range = at.range;
+    p->expr->range = at.range;
     out.push_back(std::move(p));
   }
 
@@ -758,8 +759,9 @@ class Normalizer {
       }
       if (shares) {
         fail(at, "in-place '" + at.op + "' writes into a tensor that the vector '" + out_->var(list).name +
-                     "' holds (push_back shares its memory), which cannot be differentiated yet; push_back a "
-                     "clone(), or compute a new tensor (h = h * 2) instead of writing in place");
+                     "' holds (push_back and assigning an element share its memory), which cannot be "
+                     "differentiated yet; store a clone(), or compute a new tensor (h = h * 2) instead of writing "
+                     "in place");
         return;
       }
     }
@@ -1083,7 +1085,9 @@ class Normalizer {
         return ir::opaque("0", e.type);
       }
     }
-    return ir::tape_op(*out_, e.op, operands, e.type);
+    ExprPtr x = ir::tape_op(*out_, e.op, operands, e.type);
+    x->range = e.range;
+    return x;
   }
 
   // A non-tensor expression: copied, with the tensors it reads (x.size(0)) as their versions.

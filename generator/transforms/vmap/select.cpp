@@ -80,6 +80,14 @@ bool Batcher::side_effect_free(const std::vector<StmtPtr>& body, const std::vect
     if (!side_effect_free_stmt(*st)) return false;
   for (int v : vars)
     if (fn_.var(v).type != ir::Type::Tensor) {
+      if (fn_.var(v).decl == nullptr) {  // one that derivative code made: not the user's to name
+        ctx_.reporter->report("unsupported", fn_.decl != nullptr ? fn_.decl->getLocation() : clang::SourceLocation(),
+                              "control_flow='select' cannot select per example what the derivative code of '" +
+                                  (fn_.decl != nullptr ? fn_.decl->getNameAsString() : fn_.name) +
+                                  "' records in a branch on batched values (indices, lists); choose the values with "
+                                  "fg::where in place of the branch");
+        return false;
+      }
       ctx_.reporter->report("unsupported", fn_.var(v).decl->getLocation(),
                             "control_flow='select' can select tensors per example, not the C++ value '" + fn_.var(v).name +
                                 "' that a branch on batched values assigns");
@@ -91,16 +99,21 @@ bool Batcher::side_effect_free(const std::vector<StmtPtr>& body, const std::vect
 bool Batcher::side_effect_free_stmt(const Stmt& s) {
   bool ok = true;
   const auto check = [&](const Expr& e) {
-    if (ok && e.op == ir::kListPush && ir::is_tape_op(e)) {  // (the branch runs on a copy of the vector)
+    // (the branch runs on a copy of the vector)
+    if (ok && (e.op == ir::kListPush || e.op == ir::kListSet) && ir::is_tape_op(e)) {
       ok = false;
+      const std::string list = fn_.var(e.reads[0]).name;
       ctx_.reporter->report("unsupported", e.range.getBegin(),
-                            "control_flow='select' runs both branches, so they must be free of side effects; a "
-                            "push_back into '" + fn_.var(e.reads[0]).name + "' is not (its length would differ "
-                            "per example); push_back after the if, the value chosen with fg::where")
+                            "control_flow='select' runs both branches, so they must be free of side effects; " +
+                                (e.op == ir::kListPush ? "a push_back into '" + list + "' is not (its length would "
+                                                         "differ per example); push_back after the if"
+                                                       : "assigning an element of '" + list + "' is not; assign "
+                                                         "it after the if") +
+                                ", the value chosen with fg::where")
           << e.range;
       return;
     }
-    if (!ok || e.kind != ExprKind::Call) return;
+    if (!ok || e.kind != ExprKind::Call || ir::is_element(e)) return;  // (reading an element changes nothing)
     const clang::FunctionDecl* fn = e.callee;
     const bool changes_argument =  // a helper that takes a non-const reference (`accumulate(total, x)`)
         e.form == ir::CallForm::User && fn != nullptr &&

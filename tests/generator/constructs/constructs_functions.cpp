@@ -633,7 +633,8 @@ fg::Tensor lambdas_passed(const fg::Tensor& x) {
 // read back with back() while pushing, a list built in each trip of a loop, a push in a branch, a
 // braced list, a value read twice and one never read, a constant pushed beside mapped values,
 // range-for, front(), at(), size() and empty(); a helper with a list of its own (a pyramid of
-// halvings, its levels read mirrored) and one that reads a list it is passed
+// halvings, its levels read mirrored) and one that reads a list it is passed; a list concatenated
+// as it grows (DenseNet); indices in parentheses
 inline fg::Tensor pyramid(const fg::Tensor& x) {
   std::vector<fg::Tensor> levels;
   fg::Tensor h = x;
@@ -691,11 +692,17 @@ fg::Tensor listed(const fg::Tensor& x) {
   }
   if (x.size(1) == 4) kept.push_back(std::move(g));
   total = total + (kept[0] * kept.back()).sum() + kept[1].sum();
+  std::vector<fg::Tensor> features{x.sin()};  // each layer reads all before it concatenated (DenseNet)
+  for (int64_t i = 0; i < 2; ++i) features.push_back((fg::cat(features) * 0.5).tanh().narrow(0, i, 1));
+  total = total + (fg::cat(features, -2).cos() * 0.1).sum();
+  for (int64_t i = 0; i < x.size(0); ++i)  // indices in parentheses, computed from sizes
+    total = total + (x[i] * x[(i + 1) % x.size(0)]).sum() * 0.1 + states[(i + 1) % states.size()].sum() * 0.1;
   return total + (states[static_cast<size_t>(x.size(0))] * states[2]).sum();
 }
 
-// ---- elements of a vector of tensors assigned (`h[l] = ...`, at(), back()), as a stacked recurrent
-// net keeps one state per layer: a braced vector and one made of copies of a value, h(n, value)
+// ---- elements of a vector of tensors assigned (`h[l] = ...`, at(), back(), std::move), as a stacked
+// recurrent net keeps one state per layer: a braced vector and one made of copies of a value,
+// h(n, value), stacked after its elements were assigned
 FUNCGEN("assigned_grad = grad(assigned)")
 FUNCGEN("assigned_jvp = jvp(assigned)")
 FUNCGEN("assigned_jacfwd = jacfwd(assigned)")
@@ -721,7 +728,9 @@ fg::Tensor assigned(const fg::Tensor& x) {
   }
   h.at(0) = h[0] * 2.0;
   c.back() = c.back() + h.front().sum();
-  return out + (h[0] * h[1]).sum() + (c[0] * c.back()).sum();
+  fg::Tensor moved = c[1] * 0.5;
+  c[1] = std::move(moved);
+  return out + (h[0] * h[1]).sum() + (c[0] * c.back()).sum() + (fg::stack(c, 1) * fg::stack(c).sum()).sum();
 }
 
 // ---- has_aux under vmap(jacrev) of a function whose derivative reads a shape int: the composed form
