@@ -9,19 +9,21 @@ namespace deq {
 Params init(int64_t features, int64_t hidden, int64_t classes, fg::ScalarType dtype) {
   const fg::TensorOptions o = fg::TensorOptions().dtype(dtype);
   return {fg::randn({hidden, features}, o) * 0.5, fg::zeros({hidden}, o), fg::randn({hidden, hidden}, o) * 0.1,
-          fg::randn({classes, hidden}, o) * 0.5, fg::zeros({classes}, o)};
+          fg::randn({classes, 3 * hidden}, o) * 0.3, fg::zeros({classes}, o)};
 }
 
 fg::Tensor forward(const Params& p, const fg::Tensor& x) {
-  std::vector<fg::Tensor> activations;
-  const fg::Tensor h = (fg::matmul(p.w_in, x) + p.b_in).tanh();
-  activations.push_back(h);
+  std::vector<fg::Tensor> stages;
+  stages.push_back((fg::matmul(p.w_in, x) + p.b_in).tanh());
+  // The lambda captures the tensor, not `p`: funcgen passes a lambda's captured tensors to the
+  // helper that calls it, and does not take structures apart there yet.
   const fg::Tensor& w_z = p.w_z;
-  auto layer = [&](const fg::Tensor& z) { return (fg::matmul(w_z, z) + h).tanh(); };
-  activations.push_back(fixed_point(layer, h, 20));
-  fg::Tensor features = activations[0];
-  for (size_t i = 1; i < activations.size(); ++i) features = features + activations[i];
-  return fg::matmul(p.w_out, features) + p.b_out;
+  for (int stage = 0; stage < 2; ++stage) {
+    const fg::Tensor input = stages.back();
+    auto layer = [&](const fg::Tensor& z) { return (fg::matmul(w_z, z) + input).tanh(); };
+    stages.push_back(fixed_point(layer, input, 10));
+  }
+  return fg::matmul(p.w_out, fg::cat(stages)) + p.b_out;
 }
 
 // The gradient w.r.t. the parameters comes back as a Params; the per-sample gradients as a Params

@@ -1,5 +1,6 @@
-// The model: an input projection, an equilibrium layer z = tanh(W z + h) solved by fixed-point
-// iteration, and a head that reads both the projection and the equilibrium (a skip connection).
+// The model: an input projection, two equilibrium stages z = tanh(W z + input), each solved by
+// fixed-point iteration from the stage before, and a head that reads every stage concatenated
+// (a jumping-knowledge head).
 #pragma once
 
 #include <funcgen/funcgen.h>
@@ -9,7 +10,7 @@ namespace deq {
 struct Params {
   fg::Tensor w_in, b_in;    // [hidden, features], [hidden]
   fg::Tensor w_z;           // [hidden, hidden]
-  fg::Tensor w_out, b_out;  // [classes, hidden], [classes]
+  fg::Tensor w_out, b_out;  // [classes, 3 * hidden], [classes]
 };
 
 Params init(int64_t features, int64_t hidden, int64_t classes, fg::ScalarType dtype);

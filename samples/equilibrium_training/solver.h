@@ -1,5 +1,6 @@
-// A fixed-point iteration z <- f(z), as JAX's cookbook writes `fixed_point(f, z0)`; funcgen
-// differentiates through the iterations of the lambda it is given.
+// A fixed-point iteration z <- layer(z), a fixed number of times. funcgen differentiates through
+// the iterations of the lambda it is given (unrolled, as autograd would; a deep-equilibrium model
+// would differentiate implicitly, which a custom_vjp could express).
 #pragma once
 
 #include <funcgen/funcgen.h>
