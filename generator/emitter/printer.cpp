@@ -1,9 +1,13 @@
 #include "emitter/printer.h"
 
+#include <optional>
+#include <set>
+
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/Expr.h>
 #include <llvm/Support/ErrorHandling.h>
 
+#include "ir/build.h"
 #include "ir/cxx_text.h"
 
 namespace funcgen::emitter {
@@ -40,6 +44,24 @@ class Printer {
     for (const auto& s : body) stmt(*s, out, indent);
   }
 
+  // A list's size recorded for derivative code that ended up not reading it (the index of a push
+  // in a forward pass whose reverse runs elsewhere, or not at all): not printed.
+  bool unread_size(const Stmt& s) {
+    if (!s.expr || s.expr->kind != ExprKind::Opaque || s.expr->op != ir::kListSize || !ir::is_scalar(fn_.var(s.var).type))
+      return false;
+    if (!read_) {  // (a push_back's text does not name its index: only its reverse reads it)
+      read_.emplace();
+      ir::for_each_expr(fn_.body, [&](const Expr& e) {
+        if (e.kind == ExprKind::VarRef) read_->insert(e.var);
+        for (size_t i = 0; i < e.reads.size(); ++i)
+          if (!(e.op == ir::kListPush && e.reads.size() == 3 && i == 1)) read_->insert(e.reads[i]);
+      });
+      ir::for_each_stmt(fn_.body, [&](const Stmt& st) { read_->insert(st.reads.begin(), st.reads.end()); });
+    }
+    return read_->count(s.var) == 0;
+  }
+  std::optional<std::set<int>> read_;
+
   std::string var_decl(const ir::Var& v) const {
     const std::string& t = v.cxx_type;
     return t + (t.back() == '&' ? "" : " ") + v.name;
@@ -59,6 +81,7 @@ class Printer {
     indent_ = indent;
     switch (s.kind) {
       case StmtKind::Decl: {
+        if (unread_size(s)) return;
         const ir::Var& v = fn_.var(s.var);
         std::string text = (s.is_static_local ? "static " : "") + var_decl(v);
         if (s.expr) text += " = " + unparen(expr(*s.expr));

@@ -285,6 +285,7 @@ class Normalizer {
     if (!ok_) return;
     const int index = ir::add_var(*out_, claim(out_->var(list).name + "_at"), ir::Type::Int, "const int64_t");
     ExprPtr size = ir::opaque("static_cast<int64_t>(" + out_->var(list).name + ".size())", ir::Type::Int);
+    size->op = ir::kListSize;  // (no reads: the list's size here, not a value; unread, it is not printed)
     out.push_back(ir::decl(index, std::move(size)));
     pushed_[value] = list;
     StmtPtr p = ir::eval(ir::tape_op(*out_, ir::kListPush, {list, index, value}, ir::Type::Void));
