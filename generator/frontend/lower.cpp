@@ -1628,9 +1628,12 @@ class FunctionLowerer {
     // A label is only a goto's target (goto is reported); attributes ([[likely]]) are hints.
     if (const auto* l = llvm::dyn_cast<clang::LabelStmt>(s)) return append(out, l->getSubStmt());
     if (const auto* a = llvm::dyn_cast<clang::AttributedStmt>(s)) return append(out, a->getSubStmt());
-    if (llvm::isa<clang::DeclStmt>(s) || llvm::isa<clang::Expr>(s) || llvm::isa<clang::ReturnStmt>(s)) join_lists(out, s);
+    if (llvm::isa<clang::Expr>(s) || llvm::isa<clang::ReturnStmt>(s)) join_lists(out, s);
     if (const auto* ds = llvm::dyn_cast<clang::DeclStmt>(s)) {
-      for (const clang::Decl* d : ds->decls()) lower_decl(out, d, ds);
+      for (const clang::Decl* d : ds->decls()) {
+        if (const auto* vd = llvm::dyn_cast<clang::VarDecl>(d)) join_lists(out, vd->getInit());  // (each in turn)
+        lower_decl(out, d, ds);
+      }
       return;
     }
     if (const auto* e = llvm::dyn_cast<clang::Expr>(s); e != nullptr && assign_structure(out, e)) return;

@@ -44,6 +44,8 @@ std::string paren(const std::string& s) {
       return "(" + s + ")";
     }
   }
+  // A '<' after a name that no '>' closed was a comparison or a shift (`i<1`, `i<<1`), not a template's.
+  if (open.find('<') != std::string::npos) return "(" + s + ")";
   return s;
 }
 

@@ -64,6 +64,15 @@ void add_identifiers(const std::string& text, std::set<std::string>& out) {
 
 }  // namespace
 
+std::set<std::string> names_in(const Function& fn, const Expr& e) {
+  std::set<std::string> out;
+  for_each_expr(e, [&](const Expr& x) {
+    add_identifiers(x.text, out);
+    if (x.kind == ExprKind::VarRef && x.var >= 0) out.insert(fn.var(x.var).name);
+  });
+  return out;
+}
+
 std::set<std::string> text_names(const Function& fn) {
   std::set<std::string> out;
   for_each_stmt(fn.body, [&](const Stmt& s) { add_identifiers(s.text, out); });

@@ -212,6 +212,8 @@ void for_each_stmt(const std::vector<StmtPtr>& body, const std::function<void(co
 // of other code) uses, its locals' included: a name the transforms introduce must be none of
 // them, or it would hide the global or function the text means.
 std::set<std::string> text_names(const Function& fn);
+// The names `e` (an expression of fn) reads: its variables and the identifiers of its C++ text.
+std::set<std::string> names_in(const Function& fn, const Expr& e);
 
 // A switch body's statements in order, with the blocks that the lowering makes of `case x: stmt`
 // opened: Case labels and the statements after them, side by side.

@@ -955,7 +955,7 @@ class Normalizer {
       }
     ExprPtr call = ir::clone(e);
     call->args.clear();
-    for (const auto& a : e.args) call->args.push_back(atom(*a, scope, out));
+    for (const auto& a : e.args) call->args.push_back(argument(*a, scope, out));
     if (!ok_) return 0;
     const int self = !call->args.empty() && call->args[0]->kind == ExprKind::VarRef ? call->args[0]->var : -1;
     const int id = new_tensor(name.empty() ? "t" : name);
@@ -1054,6 +1054,79 @@ class Normalizer {
     if (!ok_) return {};
     return {values, indices};
   }
+
+  // An argument of an op: atom(), and a number that reads a variable the function changes (`x[k + 1]`
+  // in `while (k < n) { ...; ++k; }`) in a variable of its own, as it is here: the derivative code
+  // reads it later (per trip of a loop's reverse pass, or after the function changed it).
+  ExprPtr argument(const Expr& e, Scope& scope, std::vector<ir::StmtPtr>& out) {
+    ExprPtr x = atom(e, scope, out);
+    if (!ok_ || !ir::is_scalar(e.type) || e.type == ir::Type::Other) return x;
+    const std::set<std::string>& changed = changed_names(*scope.fn);
+    std::string name;
+    for (const std::string& n : ir::names_in(*scope.fn, e))
+      if (changed.count(n) != 0) name = n;
+    if (name.empty()) return x;
+    const char* cxx = e.type == ir::Type::Int ? "const int64_t" : e.type == ir::Type::Float ? "const double" : "const bool";
+    const int id = ir::add_var(*out_, claim(plain_name(name) + "_value"), e.type, cxx);
+    out.push_back(ir::decl(id, std::move(x)));
+    return ir::var_ref(*out_, id);
+  }
+
+  // The numbers `fn` changes after their declaration (assigned, incremented, written by C++ kept as
+  // text), but a for loop's own counter stepped by its header (the reverse pass stores it per trip).
+  const std::set<std::string>& changed_names(const ir::Function& fn) {
+    auto it = changed_.find(&fn);
+    if (it != changed_.end()) return it->second;
+    std::set<std::string>& names = changed_[&fn];
+    const auto writes = [&](const Expr& e) {
+      ir::for_each_expr(e, [&](const Expr& x) {
+        for (int w : x.writes) names.insert(fn.var(w).name);
+        const bool steps = x.kind == ExprKind::Unary && (x.text == "++" || x.text == "--");
+        const bool assigns = x.kind == ExprKind::Binary && !x.text.empty() && x.text.back() == '=' &&
+                             x.text != "==" && x.text != "!=" && x.text != "<=" && x.text != ">=";
+        if ((steps || assigns) && !x.args.empty()) {
+          const std::set<std::string> target = ir::names_in(fn, x.arg(0));
+          names.insert(target.begin(), target.end());
+        }
+        if (x.kind == ExprKind::Opaque && (x.text.find("++") != std::string::npos || x.text.find("--") != std::string::npos ||
+                                           x.text.find('=') != std::string::npos)) {
+          const std::set<std::string> all = ir::names_in(fn, x);  // (conservative: every name of the text)
+          names.insert(all.begin(), all.end());
+        }
+      });
+    };
+    std::function<void(const std::vector<ir::StmtPtr>&)> walk = [&](const std::vector<ir::StmtPtr>& body) {
+      for (const auto& st : body) {
+        if (st->kind == StmtKind::Assign && st->var >= 0 && ir::is_scalar(fn.var(st->var).type))
+          names.insert(fn.var(st->var).name);
+        for (int w : st->writes) names.insert(fn.var(w).name);
+        if (st->kind == StmtKind::Opaque) {  // C++ kept as text may change any name it mentions
+          Expr text;
+          text.kind = ExprKind::Opaque;
+          text.text = st->text;
+          const std::set<std::string> all = ir::names_in(fn, text);
+          names.insert(all.begin(), all.end());
+        }
+        if (st->expr) writes(*st->expr);
+        if (st->step && st->kind != StmtKind::For) writes(*st->step);
+        if (st->step && st->kind == StmtKind::For) {  // its own counter is stored per trip; others not
+          std::set<std::string> own;
+          for (const auto& i : st->init)
+            if (i->var >= 0) own.insert(fn.var(i->var).name);
+          const std::set<std::string> before = names;
+          writes(*st->step);
+          for (const std::string& n : own)
+            if (before.count(n) == 0) names.erase(n);
+        }
+        walk(st->init);
+        walk(st->body);
+        walk(st->else_body);
+      }
+    };
+    walk(fn.body);
+    return names;
+  }
+  std::map<const ir::Function*, std::set<std::string>> changed_;
 
   // An argument: tensors become the VarRef of their version, everything else is kept.
   ExprPtr atom(const Expr& e, Scope& scope, std::vector<ir::StmtPtr>& out) {

@@ -733,6 +733,41 @@ fg::Tensor assigned(const fg::Tensor& x) {
   return out + (h[0] * h[1]).sum() + (c[0] * c.back()).sum() + (fg::stack(c, 1) * fg::stack(c).sum()).sum();
 }
 
+// ---- numbers the body changes read by ops (a while loop's counter declared before it, one
+// incremented before its read, one in a for body, one assigned after an op read it), and indices
+// written without spaces (i<1): the derivative code reads each as it was at the op
+FUNCGEN("counters_grad = grad(counters)")
+FUNCGEN("counters_jvp = jvp(counters)")
+FUNCGEN("counters_jacfwd = jacfwd(counters)")
+FUNCGEN("counters_hessian = hessian(counters)")
+FUNCGEN("counters_jacrev2 = jacrev(jacrev(counters))")
+FUNCGEN("counters_hvp = jvp(grad(counters))")
+FUNCGEN("counters_vmap = vmap(counters)")
+FUNCGEN("counters_psg = vmap(grad(counters))")
+FUNCGEN("counters_vjacrev = vmap(jacrev(counters))")
+fg::Tensor counters(const fg::Tensor& x) {
+  fg::Tensor h = x[0];
+  int64_t k = 0;
+  while (k < 2) {
+    h = h.tanh() * x[k + 1];
+    ++k;
+  }
+  int64_t j = 0;
+  do {
+    ++j;
+    h = h + x[j].sin() * 0.5;
+  } while (j < 2);
+  for (int64_t i = 0; i < 3; ++i) {
+    int64_t m = i;
+    m += 1;
+    h = h * x[m % 3].cos() + x[(i<1) + x.size(0) - 3].sum() * 0.1;
+  }
+  k = 0;
+  const fg::Tensor y = x[k] * 2.0;
+  k = 2;
+  return (h * y).sum() + x[k].sum() + x[(k<<1) % x.size(0)].sum();
+}
+
 // ---- has_aux under vmap(jacrev) of a function whose derivative reads a shape int: the composed form
 FUNCGEN("shape_aux_vjacrev = vmap(jacrev(shape_aux, has_aux=True))")
 std::tuple<fg::Tensor, fg::Tensor> shape_aux(const fg::Tensor& x) {
