@@ -1629,6 +1629,8 @@ class FunctionLowerer {
     if (const auto* l = llvm::dyn_cast<clang::LabelStmt>(s)) return append(out, l->getSubStmt());
     if (const auto* a = llvm::dyn_cast<clang::AttributedStmt>(s)) return append(out, a->getSubStmt());
     if (llvm::isa<clang::Expr>(s) || llvm::isa<clang::ReturnStmt>(s)) join_lists(out, s);
+    if (const auto* i = llvm::dyn_cast<clang::IfStmt>(s); i != nullptr && i->getInit() == nullptr)
+      join_lists(out, i->getCond());  // (run once, before either branch)
     if (const auto* ds = llvm::dyn_cast<clang::DeclStmt>(s)) {
       for (const clang::Decl* d : ds->decls()) {
         if (const auto* vd = llvm::dyn_cast<clang::VarDecl>(d)) join_lists(out, vd->getInit());  // (each in turn)
@@ -2095,7 +2097,7 @@ class FunctionLowerer {
       // Held stacked where its elements have one shape: stacked, and otherwise only read, sized,
       // looped over or concatenated (along dim 0 or 1 where built with braces).
       const bool stackable = uses.stacks[vd] != 0 && follows && uses.sets[vd] == 0 && uses.passed[vd] == 0 &&
-                             starts && (uses.pushes[vd] != 0 || (braced && uses.odd_dims[vd] == 0));
+                             starts && uses.odd_dims[vd] == 0 && (uses.pushes[vd] != 0 || braced);
       if (stackable) {
         stacked_[vd] = Stacked{};
         continue;
@@ -2271,6 +2273,18 @@ class FunctionLowerer {
     return true;
   }
 
+  // The list that `e`, fg::cat(v, ...) or fg::stack(v, ...), joins; null for other expressions.
+  const clang::VarDecl* joined_list(const clang::Expr* e) const {
+    const auto* call = llvm::dyn_cast<clang::CallExpr>(e);
+    const clang::FunctionDecl* f = call != nullptr ? call->getDirectCallee() : nullptr;
+    if (f == nullptr || call->getNumArgs() == 0 || listed_.empty()) return nullptr;
+    const std::string name = f->getQualifiedNameAsString();
+    if (name != "fg::cat" && name != "fg::stack") return nullptr;
+    const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(call->getArg(0)->IgnoreParenImpCasts());
+    const auto* vd = ref != nullptr ? llvm::dyn_cast<clang::VarDecl>(ref->getDecl()) : nullptr;
+    return vd != nullptr && listed_.count(vd) != 0 ? vd : nullptr;
+  }
+
   // fg::cat(v, d) or fg::stack(v, d) of a list in statement `s`, computed before it by a loop that
   // concatenates its elements one by one (each transform goes through cat and element reads):
   //   fg::Tensor v_joined__ = v[0] (.unsqueeze(d)); for (k = 1; k < v.size(); ++k) v_joined__ =
@@ -2278,22 +2292,20 @@ class FunctionLowerer {
   // The call then reads v_joined__. Not inside a lambda, or a part that C++ may not evaluate (a side
   // of ?:, the right of && and ||): there it stays a call on the whole vector, reported.
   void join_lists(std::vector<StmtPtr>& out, const clang::Stmt* s) {
-    if (listed_.empty() || s == nullptr || llvm::isa<clang::LambdaExpr>(s) ||
-        llvm::isa<clang::ConditionalOperator>(s) || llvm::isa<clang::BinaryConditionalOperator>(s))
+    if (listed_.empty() || s == nullptr || llvm::isa<clang::LambdaExpr>(s)) return;
+    if (const auto* c = llvm::dyn_cast<clang::AbstractConditionalOperator>(s)) {  // its condition always runs
+      join_lists(out, c->getCond());
       return;
+    }
     if (const auto* b = llvm::dyn_cast<clang::BinaryOperator>(s); b != nullptr && b->isLogicalOp()) {
       join_lists(out, b->getLHS());
       return;
     }
     for (const clang::Stmt* child : s->children()) join_lists(out, child);
     const auto* call = llvm::dyn_cast<clang::CallExpr>(s);
-    const clang::FunctionDecl* f = call != nullptr ? call->getDirectCallee() : nullptr;
-    const std::string name = f != nullptr ? f->getQualifiedNameAsString() : "";
-    if ((name != "fg::cat" && name != "fg::stack") || call->getNumArgs() == 0) return;
-    const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(strip(call->getArg(0)));
-    const auto* vd = ref != nullptr ? llvm::dyn_cast<clang::VarDecl>(ref->getDecl()) : nullptr;
-    if (vd == nullptr || listed_.count(vd) == 0 || vars_.count(vd) == 0) return;
-    const bool stack = name == "fg::stack";
+    const clang::VarDecl* vd = call != nullptr ? joined_list(call) : nullptr;
+    if (vd == nullptr || vars_.count(vd) == 0) return;
+    const bool stack = call->getDirectCallee()->getName() == "stack";
     const clang::Expr* dim_arg = call->getNumArgs() > 1 && !llvm::isa<clang::CXXDefaultArgExpr>(call->getArg(1)) ? call->getArg(1) : nullptr;
     const clang::CXXRecordDecl* tensor = bare(call->getType())->getAsCXXRecordDecl();
     std::string list = vd->getNameAsString();  // (numbered from the second join of it in the function)
@@ -2316,6 +2328,15 @@ class FunctionLowerer {
     StmtPtr start = make(StmtKind::Decl, call);
     start->var = joined;
     start->expr = element(ir::external_call("fg::ad::checked_index", std::move(first), ir::Type::Int));
+    if (!stack) {  // fg::cat({v[0]}, d): one element is checked as cat checks it (its dim, not 0-dim)
+      ExprPtr one = make_expr(ExprKind::List, call);
+      one->type = ir::Type::TensorList;
+      one->args.push_back(std::move(start->expr));
+      std::vector<ExprPtr> args;
+      args.push_back(std::move(one));
+      args.push_back(ir::var_ref(f_, dim));
+      start->expr = fg_call("cat", ir::Type::Tensor, std::move(args), {"tensors", "dim"});
+    }
     out.push_back(std::move(start));
     StmtPtr loop = make(StmtKind::For, call);
     const int k = declare_made(loop->init, call, list + "_index__", ir::Type::Int, "int64_t", ir::opaque("1", ir::Type::Int));
@@ -3002,6 +3023,12 @@ class FunctionLowerer {
       ExprPtr x = ir::var_ref(f_, j->second);
       x->range = e->getSourceRange();
       return x;
+    }
+    if (const clang::VarDecl* list = joined_list(e)) {  // where join_lists does not go
+      unsupported(e, "concatenating or stacking the list '" + list->getNameAsString() + "' here cannot be transformed: "
+                     "funcgen joins a vector of tensors in a statement of its own or an if's condition (not a "
+                     "loop's, a side of ?:, the right of && or ||, or a lambda); compute it into a variable before this");
+      return ir::opaque("fg::Tensor()", ir::Type::Tensor);
     }
     if (ExprPtr x = call_part(e)) return x;
     if (ExprPtr x = stacked_read(e)) return x;

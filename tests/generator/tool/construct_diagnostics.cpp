@@ -75,6 +75,15 @@ fg::Tensor selected_push(const fg::Tensor& x) {
   return w.back().sum();
 }
 
+// A list concatenated in a loop's condition (evaluated on every trip).
+FUNCGEN("g2h = grad(joined_in_condition)")
+fg::Tensor joined_in_condition(const fg::Tensor& x) {
+  std::vector<fg::Tensor> v{x};
+  while (fg::cat(v).size(0) < 12) v.push_back(v.back().sin());
+// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:10: error: concatenating or stacking the list 'v' here cannot be transformed: funcgen joins a vector of tensors in a statement of its own or an if's condition (not a loop's, a side of ?:, the right of && or ||, or a lambda); compute it into a variable before this [funcgen-unsupported]
+  return v.back().sum();
+}
+
 // A lambda's copy of a variable that the function assigns afterwards.
 FUNCGEN("g3 = grad(late_copy)")
 fg::Tensor late_copy(const fg::Tensor& x) {
@@ -185,5 +194,5 @@ fg::Tensor hidden_break(const fg::Tensor& x) {
   return y.sum();
 }
 
-// CHECK: 18 errors generated.
+// CHECK: 19 errors generated.
 }  // namespace diag
