@@ -2222,6 +2222,20 @@ class FunctionLowerer {
     return block;
   }
 
+  // fg::cat({items...}, dim), for the code the lowering writes (`at`: where it stands for).
+  ExprPtr cat_of(const clang::Expr* at, std::vector<ExprPtr> items, ExprPtr dim) {
+    ExprPtr list = make_expr(ExprKind::List, at);
+    list->type = ir::Type::TensorList;
+    list->args = std::move(items);
+    return fg_call("cat", ir::Type::Tensor, exprs_of(std::move(list), std::move(dim)), {"tensors", "dim"});
+  }
+  template <class... E>
+  static std::vector<ExprPtr> exprs_of(E... e) {
+    std::vector<ExprPtr> out;
+    (out.push_back(std::move(e)), ...);
+    return out;
+  }
+
   // h of std::move(h) (what a list stores, a handle, is the same), else e; stripped.
   const clang::Expr* unmoved(const clang::Expr* e) {
     e = strip(e);
@@ -2328,15 +2342,8 @@ class FunctionLowerer {
     StmtPtr start = make(StmtKind::Decl, call);
     start->var = joined;
     start->expr = element(ir::external_call("fg::ad::checked_index", std::move(first), ir::Type::Int));
-    if (!stack) {  // fg::cat({v[0]}, d): one element is checked as cat checks it (its dim, not 0-dim)
-      ExprPtr one = make_expr(ExprKind::List, call);
-      one->type = ir::Type::TensorList;
-      one->args.push_back(std::move(start->expr));
-      std::vector<ExprPtr> args;
-      args.push_back(std::move(one));
-      args.push_back(ir::var_ref(f_, dim));
-      start->expr = fg_call("cat", ir::Type::Tensor, std::move(args), {"tensors", "dim"});
-    }
+    if (!stack)  // fg::cat({v[0]}, d): one element is checked as cat checks it (its dim, not 0-dim)
+      start->expr = cat_of(call, exprs_of(std::move(start->expr)), ir::var_ref(f_, dim));
     out.push_back(std::move(start));
     StmtPtr loop = make(StmtKind::For, call);
     const int k = declare_made(loop->init, call, list + "_index__", ir::Type::Int, "int64_t", ir::opaque("1", ir::Type::Int));
@@ -2345,17 +2352,10 @@ class FunctionLowerer {
     size->reads = {vars_.at(vd)};
     loop->expr = ir::binary("<", ir::var_ref(f_, k), std::move(size), ir::Type::Bool);
     loop->step = ir::unary("++", ir::var_ref(f_, k), ir::Type::Int);
-    ExprPtr items = make_expr(ExprKind::List, call);
-    items->type = ir::Type::TensorList;
-    items->args.push_back(ir::var_ref(f_, joined));
-    items->args.push_back(element(ir::var_ref(f_, k)));
-    std::vector<ExprPtr> cat_args;
-    cat_args.push_back(std::move(items));
-    cat_args.push_back(ir::var_ref(f_, dim));
     StmtPtr grow = make(StmtKind::Assign, call);
     grow->var = joined;
     grow->text = "=";
-    grow->expr = fg_call("cat", ir::Type::Tensor, std::move(cat_args), {"tensors", "dim"});
+    grow->expr = cat_of(call, exprs_of(ir::var_ref(f_, joined), element(ir::var_ref(f_, k))), ir::var_ref(f_, dim));
     loop->body.push_back(std::move(grow));
     out.push_back(std::move(loop));
     joined_[call] = joined;
@@ -2468,14 +2468,7 @@ class FunctionLowerer {
       return a;
     };
     const auto appended = [&] {
-      ExprPtr items = make_expr(ExprKind::List, mc);
-      items->type = ir::Type::TensorList;
-      items->args.push_back(ir::var_ref(f_, v.var));
-      items->args.push_back(ir::var_ref(f_, item));
-      std::vector<ExprPtr> cat_args;
-      cat_args.push_back(std::move(items));
-      cat_args.push_back(ir::opaque("0", ir::Type::Int));
-      return fg_call("cat", ir::Type::Tensor, std::move(cat_args), {"tensors", "dim"});
+      return cat_of(mc, exprs_of(ir::var_ref(f_, v.var), ir::var_ref(f_, item)), ir::opaque("0", ir::Type::Int));
     };
     if (!v.pushed && loops_ == v.loops) {
       block->body.push_back(assign(ir::var_ref(f_, item)));  // the first element

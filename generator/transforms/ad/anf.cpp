@@ -245,10 +245,26 @@ class Normalizer {
     x->text = cxx::replace_identifiers(x->text, scope.renames);
     if (x->reads.size() != 1 || lists_.count(x->reads[0]) == 0) return x;
     const bool size = x->type != ir::Type::Bool;
-    const int id = ir::add_var(*out_, claim(out_->var(x->reads[0]).name + (size ? "_size" : "_empty")), x->type,
-                               size ? "const size_t" : "const bool");
-    out.push_back(ir::decl(id, std::move(x)));
-    return ir::var_ref(*out_, id);
+    const std::string base = out_->var(x->reads[0]).name + (size ? "_size" : "_empty");
+    const ir::Type type = x->type;
+    return ir::var_ref(*out_, held(std::move(x), base, type, size ? "const size_t" : "const bool", out));
+  }
+
+  // `const <cxx> base = value;` appended to `out`: a number as it is here, which derivative code
+  // reads later (per trip of a loop's reverse pass, or after the function changed it). Its id.
+  int held(ExprPtr value, const std::string& base, ir::Type type, const std::string& cxx, std::vector<ir::StmtPtr>& out) {
+    const int id = ir::add_var(*out_, claim(base), type, cxx);
+    out.push_back(ir::decl(id, std::move(value)));
+    return id;
+  }
+
+  // The error for an in-place write into a tensor a list holds (`list`: its name, "" when not known).
+  static std::string held_by_list(const std::string& op, const std::string& list) {
+    return "in-place '" + op + "' writes into a tensor that " + (list.empty() ? "a vector of tensors took on an earlier "
+                                                                                "trip of this loop"
+                                                                              : "the vector '" + list + "' holds") +
+           " (push_back and assigning an element share its memory), which cannot be differentiated yet; store a "
+           "clone(), or compute a new tensor (h = h * 2) instead of writing in place";
   }
 
   // A name the lowering made (`v_item__`) without its mark: one value of the derivative code.
@@ -283,10 +299,9 @@ class Normalizer {
   // list.push_back(value), with the index it lands at, for reverse mode to read its gradient from.
   void push_list(int list, int value, const Expr& at, std::vector<ir::StmtPtr>& out) {
     if (!ok_) return;
-    const int index = ir::add_var(*out_, claim(out_->var(list).name + "_at"), ir::Type::Int, "const int64_t");
     ExprPtr size = ir::opaque("static_cast<int64_t>(" + out_->var(list).name + ".size())", ir::Type::Int);
     size->op = ir::kListSize;  // (no reads: the list's size here, not a value; unread, it is not printed)
-    out.push_back(ir::decl(index, std::move(size)));
+    const int index = held(std::move(size), out_->var(list).name + "_at", ir::Type::Int, "const int64_t", out);
     pushed_[value] = list;
     StmtPtr p = ir::eval(ir::tape_op(*out_, ir::kListPush, {list, index, value}, ir::Type::Void));
     p->range = at.range;
@@ -587,9 +602,7 @@ class Normalizer {
         return;
       }
     if (const Expr* w = written_after_push(s.body)) {
-      fail(*w, "in-place '" + w->op + "' writes into a tensor that a vector of tensors took on an earlier trip of "
-               "this loop (push_back shares its memory), which cannot be differentiated yet; push_back a clone(), "
-               "or compute a new tensor (h = h * 2) instead of writing in place");
+      fail(*w, held_by_list(w->op, ""));
       return;
     }
     std::set<int> assigned;
@@ -759,10 +772,7 @@ class Normalizer {
         b = up->second;
       }
       if (shares) {
-        fail(at, "in-place '" + at.op + "' writes into a tensor that the vector '" + out_->var(list).name +
-                     "' holds (push_back and assigning an element share its memory), which cannot be "
-                     "differentiated yet; store a clone(), or compute a new tensor (h = h * 2) instead of writing "
-                     "in place");
+        fail(at, held_by_list(at.op, out_->var(list).name));
         return;
       }
     }
@@ -986,8 +996,7 @@ class Normalizer {
     }
     // The index as it is now, in a variable of its own: the reverse pass reads it back per trip
     // (a counter declared outside the loop, or changed after the read, has moved on by then).
-    const int at = ir::add_var(*out_, claim("index"), ir::Type::Int, "const int64_t");
-    out.push_back(ir::decl(at, scalar(e.arg(1), scope, out)));
+    const int at = held(scalar(e.arg(1), scope, out), "index", ir::Type::Int, "const int64_t", out);
     const int id = new_tensor(name.empty() ? out_->var(list->second).name + "_item" : name);
     from_list_.insert(id);
     StmtPtr d = ir::decl(id, ir::tape_op(*out_, ir::kTapeAt, {list->second, at}, ir::Type::Tensor));
@@ -1067,9 +1076,7 @@ class Normalizer {
       if (changed.count(n) != 0) name = n;
     if (name.empty()) return x;
     const char* cxx = e.type == ir::Type::Int ? "const int64_t" : e.type == ir::Type::Float ? "const double" : "const bool";
-    const int id = ir::add_var(*out_, claim(plain_name(name) + "_value"), e.type, cxx);
-    out.push_back(ir::decl(id, std::move(x)));
-    return ir::var_ref(*out_, id);
+    return ir::var_ref(*out_, held(std::move(x), plain_name(name) + "_value", e.type, cxx, out));
   }
 
   // The numbers `fn` changes after their declaration (assigned, incremented, written by C++ kept as

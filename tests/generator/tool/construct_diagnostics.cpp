@@ -59,7 +59,7 @@ fg::Tensor accumulated(const fg::Tensor& x) {
   fg::Tensor acc = x[0] * 1.0;
   for (int64_t i = 0; i < x.size(0); ++i) {
     acc.add_(x[i].sin());
-// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:5: error: in-place 'add_' writes into a tensor that a vector of tensors took on an earlier trip of this loop (push_back shares its memory), which cannot be differentiated yet; push_back a clone(), or compute a new tensor (h = h * 2) instead of writing in place [funcgen-unsupported]
+// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:5: error: in-place 'add_' writes into a tensor that a vector of tensors took on an earlier trip of this loop (push_back and assigning an element share its memory), which cannot be differentiated yet; store a clone(), or compute a new tensor (h = h * 2) instead of writing in place [funcgen-unsupported]
     v.push_back(acc);
   }
   return (v[0] * v[1]).sum();
