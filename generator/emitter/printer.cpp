@@ -1,5 +1,6 @@
 #include "emitter/printer.h"
 
+#include <map>
 #include <optional>
 #include <set>
 
@@ -62,6 +63,45 @@ class Printer {
   }
   std::optional<std::set<int>> read_;
 
+  // A copy of a number that nothing reads (a leaf of a structure passed through inlined helpers
+  // that do not read it), and the copies only such copies read: not printed.
+  bool unread_copy(const Stmt& s) {
+    if (!unread_copies_) find_unread_copies();
+    return unread_copies_->count(&s) != 0;
+  }
+  void find_unread_copies() {
+    unread_copies_.emplace();
+    std::map<int, int> reads;
+    std::vector<const Stmt*> copies;
+    ir::for_each_expr(fn_.body, [&](const Expr& e) {
+      if (e.kind == ExprKind::VarRef) ++reads[e.var];
+      for (int r : e.reads) ++reads[r];
+    });
+    ir::for_each_stmt(fn_.body, [&](const Stmt& st) {
+      for (int r : st.reads) ++reads[r];
+      if (copied(st) >= 0) copies.push_back(&st);
+    });
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (const Stmt* c : copies)
+        if (reads[c->var] == 0 && unread_copies_->insert(c).second) {
+          --reads[copied(*c)];
+          changed = true;
+        }
+    }
+  }
+  // The variable `const T name = other;` copies (-1 for any other statement).
+  int copied(const Stmt& s) const {
+    if (s.kind != StmtKind::Decl || !s.expr || s.var < 0 || !ir::is_scalar(fn_.var(s.var).type) ||
+        fn_.var(s.var).cxx_type.rfind("const ", 0) != 0)
+      return -1;
+    const Expr& e = *s.expr;
+    if (e.kind == ExprKind::VarRef) return e.var;
+    if (e.kind == ExprKind::Opaque && e.reads.size() == 1 && e.text == fn_.var(e.reads[0]).name) return e.reads[0];
+    return -1;
+  }
+  std::optional<std::set<const Stmt*>> unread_copies_;
+
   std::string var_decl(const ir::Var& v) const {
     const std::string& t = v.cxx_type;
     return t + (t.back() == '&' ? "" : " ") + v.name;
@@ -81,7 +121,7 @@ class Printer {
     indent_ = indent;
     switch (s.kind) {
       case StmtKind::Decl: {
-        if (unread_size(s)) return;
+        if (unread_size(s) || unread_copy(s)) return;
         const ir::Var& v = fn_.var(s.var);
         std::string text = (s.is_static_local ? "static " : "") + var_decl(v);
         if (s.expr) text += " = " + unparen(expr(*s.expr));
@@ -268,24 +308,37 @@ class Printer {
             e.text != ">=")
           return args[0] + " " + e.text + " " + args[1];
         return "(" + paren(args[0]) + " " + e.text + " " + paren(args[1]) + ")";  // x * (i + 1)
-      case ir::CallForm::User: {
-        std::vector<std::string> given = packed(e, args);
-        if (const auto* m = llvm::dyn_cast<clang::CXXMethodDecl>(e.callee); m != nullptr && m->getParent()->isLambda()) {
-          given.erase(given.begin(), given.begin() + e.index);  // the captured values: the lambda holds them
-          return e.text + "(" + join_args(given) + ")";
-        }
-        if (const auto* m = llvm::dyn_cast<clang::CXXMethodDecl>(e.callee); m != nullptr && !m->isStatic()) {
-          const std::string object = given.front();  // the rebuilt object: Net{w1, b1}.forward(x)
-          given.erase(given.begin());
-          if (m->getOverloadedOperator() == clang::OO_Call) return object + "(" + join_args(given) + ")";  // Net{w1, b1}(x)
-          return object + "." + e.op + e.template_args + "(" + join_args(given) + ")";
-        }
-        return e.callee->getQualifiedNameAsString() + e.template_args + "(" + join_args(given) + ")";
-      }
+      case ir::CallForm::User:
+        return structured_result(e, user_call(e, args));
       case ir::CallForm::Vmapped:
         break;
     }
     llvm_unreachable("vmapped calls are rewritten by the vmap transform before printing");
+  }
+
+  // A call of the user's function, as written.
+  static std::string user_call(const Expr& e, const std::vector<std::string>& args) {
+    std::vector<std::string> given = packed(e, args);
+    if (const auto* m = llvm::dyn_cast<clang::CXXMethodDecl>(e.callee); m != nullptr && m->getParent()->isLambda()) {
+      given.erase(given.begin(), given.begin() + e.index);  // the captured values: the lambda holds them
+      return e.text + "(" + join_args(given) + ")";
+    }
+    if (const auto* m = llvm::dyn_cast<clang::CXXMethodDecl>(e.callee); m != nullptr && !m->isStatic()) {
+      const std::string object = given.front();  // the rebuilt object: Net{w1, b1}.forward(x)
+      given.erase(given.begin());
+      if (m->getOverloadedOperator() == clang::OO_Call) return object + "(" + join_args(given) + ")";  // Net{w1, b1}(x)
+      return object + "." + e.op + e.template_args + "(" + join_args(given) + ")";
+    }
+    return e.callee->getQualifiedNameAsString() + e.template_args + "(" + join_args(given) + ")";
+  }
+
+  // `call` of a function that returns a structure stands for the tensors of its result that the IR
+  // reads (one, or their tuple).
+  static std::string structured_result(const Expr& e, const std::string& call) {
+    if (e.result_leaves.empty()) return call;
+    const std::string leaves =
+        e.result_leaves.size() == 1 ? e.result_leaves[0] : "std::make_tuple(" + join(e.result_leaves) + ")";
+    return "[&] { const auto result = " + call + "; return " + leaves + "; }()";  // (clang-format lays it out)
   }
 
   // The arguments of a call of a function that takes structures, rebuilt from their leaves.

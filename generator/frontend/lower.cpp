@@ -55,12 +55,28 @@ std::vector<const clang::ValueDecl*> captured(const clang::CXXRecordDecl* closur
   return out;
 }
 
-// Whether `t` is a lambda that captures tensors (or lambdas that do).
+// Whether a value of type `t` holds tensors: a tensor, a container or structure of them.
+bool holds_tensors(clang::QualType t, int depth = 0) {
+  if (ir::is_tensor_like(ir_type_of(t))) return true;
+  const clang::CXXRecordDecl* r = t.getNonReferenceType()->getAsCXXRecordDecl();
+  if (r == nullptr || depth > 8) return false;
+  const auto holds = [&](const clang::TemplateArgument& a) {
+    return a.getKind() == clang::TemplateArgument::Type && holds_tensors(a.getAsType(), depth + 1);
+  };
+  if (const auto* spec = llvm::dyn_cast<clang::ClassTemplateSpecializationDecl>(r))
+    for (const clang::TemplateArgument& a : spec->getTemplateArgs().asArray())
+      if (a.getKind() == clang::TemplateArgument::Pack ? std::any_of(a.pack_begin(), a.pack_end(), holds) : holds(a)) return true;
+  if (!r->hasDefinition() || r->isInStdNamespace()) return false;
+  return std::any_of(r->field_begin(), r->field_end(),
+                     [&](const clang::FieldDecl* f) { return holds_tensors(f->getType(), depth + 1); });
+}
+
+// Whether `t` is a lambda that captures tensors (or structures or lambdas that hold them).
 bool captures_tensors(clang::QualType t) {
   const clang::CXXRecordDecl* closure = closure_of(t);
   if (closure == nullptr) return false;
   for (const clang::ValueDecl* v : captured(closure))
-    if (ir::is_tensor_like(ir_type_of(v->getType())) || captures_tensors(v->getType())) return true;
+    if (holds_tensors(v->getType()) || captures_tensors(v->getType())) return true;
   return false;
 }
 
@@ -151,6 +167,12 @@ class FunctionLowerer {
     f_.qualified_name = decl->getQualifiedNameAsString();
     // The generated code is free functions: a template's parameters and a member function's
     // members would be undeclared there.
+    if (decl->isDependentContext() && is_lambda(decl)) {
+      unsupported_at(decl->getLocation(), "a generic lambda ('auto' parameters) that is passed to a helper or "
+                                          "captured, and called with arguments of different types, cannot be "
+                                          "transformed yet; give its parameters types (const fg::Tensor& z)");
+      return false;
+    }
     if (decl->isDependentContext()) {
       unsupported_at(decl->getLocation(), "'" + f_.name + "' is a template, which cannot be transformed; annotate a "
                                           "function that calls the instance it needs (" + f_.name + "<...>(x))");
@@ -188,7 +210,12 @@ class FunctionLowerer {
     }
     if (!trees_.empty() && !flatten_parameters(decl)) return false;
     f_.return_type = ir_type_of(decl->getReturnType());
-    f_.return_cxx_type = cxx_spelling(without_user_aliases(decl->getReturnType(), context_), context_);
+    // A deduced result (`auto`, a lambda's) as the type it is: std::make_tuple's spells the library's
+    // internals.
+    const clang::QualType result = decl->getReturnType()->getContainedDeducedType() != nullptr
+                                       ? decl->getReturnType().getCanonicalType()
+                                       : decl->getReturnType();
+    f_.return_cxx_type = cxx_spelling(without_user_aliases(result, context_), context_);
     if (!structured_result(decl)) return false;
     if (result_) {
       sig_.result = result_;
@@ -307,13 +334,9 @@ class FunctionLowerer {
     f_.name = f_.qualified_name = "lambda";
     for (const clang::LambdaCapture& c : llvm::cast<clang::CXXMethodDecl>(decl)->getParent()->captures())
       if (c.capturesThis()) {
-        unsupported_at(c.getLocation(), "a lambda that captures 'this' cannot be transformed; capture the members it reads");
-        return false;
-      }
-    for (const clang::ParmVarDecl* p : decl->parameters())
-      if (is_structured_type(p->getType())) {
-        unsupported_at(p->getLocation(), "a lambda that takes the structure '" + p->getNameAsString() +
-                                             "' cannot be transformed yet; write it as a function");
+        unsupported_at(c.getLocation(), "a lambda that captures 'this' cannot be transformed; bind the members it "
+                                               "reads to references before it (const auto& fc1 = this->fc1;) and "
+                                               "capture those");
         return false;
       }
     if (const clang::DeclRefExpr* r = uncaptured_local(decl->getBody(), decl)) {
@@ -324,7 +347,12 @@ class FunctionLowerer {
     }
     const auto* closure = llvm::cast<clang::CXXMethodDecl>(decl)->getParent();
     for (const clang::LambdaCapture& c : closure->captures()) {
-      if (!c.capturesVariable() || c.getCaptureKind() != clang::LCK_ByCopy) continue;
+      if (!c.capturesVariable()) continue;
+      if (const std::string why = uncapturable(c); !why.empty()) {
+        unsupported_at(c.getLocation(), why);
+        return false;
+      }
+      if (c.getCaptureKind() != clang::LCK_ByCopy) continue;
       // A copy holds the value where the lambda is defined: the helper is given the value at the
       // call, the same only while nothing assigns the variable after the definition.
       const clang::Stmt* around = llvm::cast<clang::FunctionDecl>(closure->getDeclContext())->getBody();
@@ -335,40 +363,75 @@ class FunctionLowerer {
       }
     }
     for (const clang::ValueDecl* v : captured(decl)) {
-      if (is_structured_type(v->getType())) {
-        unsupported_at(decl->getLocation(), "a lambda that captures the structure '" + v->getNameAsString() +
-                                            "' cannot be transformed yet; pass it as a parameter");
-        return false;
-      }
       if (const clang::Stmt* w = assignment_to(decl->getBody(), v)) {
         unsupported(w, "a lambda that assigns the variable '" + v->getNameAsString() + "' it captures cannot be "
                        "transformed; return the new value from the lambda instead");
         return false;
       }
+      if (const clang::CXXRecordDecl* closure = closure_of(v->getType())) {  // a lambda it calls
+        if (!closure_parameter(v, closure)) return false;
+        continue;
+      }
       sig_.params.emplace_back();
-      const int id = add_var(v, v->getType().getNonReferenceType());
+      // A captured structure is passed leaf by leaf (flatten_parameters); a vector of tensors is a list.
+      if (std::optional<pytree::Tree> tree = is_tensor_vector(v->getType()) ? std::nullopt : pytree::tree_of(v->getType(), context_)) {
+        trees_[v] = std::move(*tree);
+        continue;
+      }
+      const int id = add_var(v, captured_type(v));
       f_.vars[static_cast<size_t>(id)].param_index = static_cast<int>(f_.params.size());
       f_.params.push_back(id);
     }
     return true;
   }
 
-  // A lambda a helper template is passed (`template <class F> fg::Tensor twice(F f, x)`): the
-  // variables it captures are the helper's parameters in its place (the caller passes them:
-  // pass_lambda), and its calls are calls of the lambda's own helper (lower_lambda_call).
-  bool closure_parameter(const clang::ParmVarDecl* p, const clang::CXXRecordDecl* closure) {
+  // A lambda a helper template is passed (`template <class F> fg::Tensor twice(F f, x)`), or one a
+  // lambda captures: the variables it captures are the helper's parameters in its place (the caller
+  // passes them: pass_captures), and its calls are calls of the lambda's own helper
+  // (lower_lambda_call).
+  bool closure_parameter(const clang::ValueDecl* p, const clang::CXXRecordDecl* closure) {
     if (!names_collected_) collect_names(f_.decl);
     names_collected_ = true;
     sig_.params.emplace_back();
     lambdas_.insert(p);
-    std::vector<int>& held = closure_vars_[p];
+    textless_.insert(p);
+    std::vector<int> held;
+    if (!hold_captures(p->getNameAsString(), closure, held)) return false;
+    closure_vars_[p] = held;
+    return true;
+  }
+
+  // Parameters for what `closure` captures, named after `prefix` (a structure leaf by leaf, as the
+  // lambda reads it; a lambda by what it captures), in the order pass_captures passes them.
+  bool hold_captures(const std::string& prefix, const clang::CXXRecordDecl* closure, std::vector<int>& held) {
+    size_t k = 0;
     for (const clang::ValueDecl* v : funcgen::captured(closure)) {  // ('this' is reported where the lambda is transformed)
-      if (const std::string why = uncapturable(v, f_.name); !why.empty()) {
-        unsupported_at(p->getLocation(), why);
-        return false;
+      const size_t index = k++;
+      const std::string name = prefix + "_" + v->getNameAsString();
+      if (const clang::CXXRecordDecl* inner = closure_of(v->getType())) {
+        const size_t first = held.size();
+        if (!hold_captures(name, inner, held)) return false;
+        closure_vars_[v] = std::vector<int>(held.begin() + static_cast<std::ptrdiff_t>(first), held.end());
+        lambdas_.insert(v);
+        textless_.insert(v);
+        continue;
       }
-      const int id = add_var(v, v->getType().getNonReferenceType());
-      f_.vars[static_cast<size_t>(id)].name = fresh_name(p->getNameAsString() + "_" + v->getNameAsString());
+      if (is_structured_type(v->getType()) && !is_tensor_vector(v->getType())) {
+        const pytree::Tree* read = signature_tree(call_operator(closure), index, {});
+        if (read == nullptr) return false;
+        pytree::Tree tree = *read;
+        std::vector<pytree::Tree*> leaves;
+        tree.leaves(leaves);
+        const std::vector<std::string> written = pytree::leaf_accesses(tree, v->getNameAsString());
+        std::vector<std::string> names;
+        leaf_names(tree, name, names);
+        std::vector<int>& ids = captured_leaves_[v] = {};
+        for (size_t i = 0; i < leaves.size(); ++i) ids.push_back(leaf_parameter(*leaves[i], names[i], written[i], v));
+        held.insert(held.end(), ids.begin(), ids.end());
+        continue;
+      }
+      const int id = add_var(v, captured_type(v));
+      f_.vars[static_cast<size_t>(id)].name = fresh_name(name);
       f_.vars[static_cast<size_t>(id)].param_index = static_cast<int>(f_.params.size());
       f_.params.push_back(id);
       held.push_back(id);
@@ -376,14 +439,38 @@ class FunctionLowerer {
     return true;
   }
 
-  // Why a lambda passed to `helper` that captures `v` cannot be transformed ("" if it can).
-  std::string uncapturable(const clang::ValueDecl* v, const std::string& helper) const {
-    if (closure_of(v->getType()) != nullptr)
-      return "the lambda passed to '" + helper + "' captures the lambda '" + v->getNameAsString() + "', which cannot "
-             "be transformed yet; write the two as one lambda";
-    if (!is_structured_type(v->getType())) return "";
-    return "the lambda passed to '" + helper + "' captures the structure '" + v->getNameAsString() + "', which cannot "
-           "be transformed yet; copy the tensors it reads into variables of their own and capture those";
+  // Why a lambda's capture cannot be transformed yet ("" where it can).
+  std::string uncapturable(const clang::LambdaCapture& c) const {
+    const auto* v = llvm::dyn_cast<clang::VarDecl>(c.getCapturedVar());
+    if (v != nullptr && v->isInitCapture() && c.getCaptureKind() == clang::LCK_ByRef)
+      return "the lambda's init-capture '&" + v->getNameAsString() + "' is a reference, which cannot be transformed "
+             "yet; declare the reference before the lambda (const auto& " + v->getNameAsString() + " = ...;) and "
+             "capture that";
+    std::function<bool(const pytree::Tree&)> optional = [&](const pytree::Tree& t) {
+      return t.kind == pytree::Tree::Kind::Optional || std::any_of(t.children.begin(), t.children.end(), optional);
+    };
+    if (const std::optional<pytree::Tree> tree = pytree::tree_of(c.getCapturedVar()->getType(), context_); tree && optional(*tree))
+      return "the lambda captures '" + c.getCapturedVar()->getNameAsString() + "', which holds a std::optional, and "
+             "cannot be transformed yet; read the tensors it needs into variables before the lambda and capture those";
+    return "";
+  }
+
+  // A lambda's call operator: of a generic lambda, the instance the program calls (the pattern
+  // where it calls several, which is reported where it is transformed).
+  static const clang::FunctionDecl* call_operator(const clang::CXXRecordDecl* closure) {
+    const clang::CXXMethodDecl* op = closure->getLambdaCallOperator();
+    if (const clang::FunctionTemplateDecl* t = op->getDescribedFunctionTemplate()) {
+      const auto instances = t->specializations();
+      if (std::distance(instances.begin(), instances.end()) == 1) return *instances.begin();
+    }
+    return op;
+  }
+
+  // The type of a lambda's parameter for a variable it captures (an init-capture's as deduced).
+  clang::QualType captured_type(const clang::ValueDecl* v) const {
+    const clang::QualType t = v->getType().getNonReferenceType();
+    const auto* vd = llvm::dyn_cast<clang::VarDecl>(v);
+    return vd != nullptr && vd->isInitCapture() ? t.getDesugaredType(context_) : t;
   }
 
   // Why a variable a lambda captures is not one funcgen follows.
@@ -413,7 +500,7 @@ class FunctionLowerer {
     if (const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(s)) {
       const auto* vd = llvm::dyn_cast<clang::VarDecl>(r->getDecl());
       if (vd != nullptr && vd->isLocalVarDeclOrParm() && vd->getParentFunctionOrMethod() != op &&
-          !r->refersToEnclosingVariableOrCapture())
+          !op->Encloses(vd->getDeclContext()) && !r->refersToEnclosingVariableOrCapture())  // (a nested lambda's own)
         return r;
     }
     for (const clang::Stmt* c : s->children())
@@ -432,10 +519,15 @@ class FunctionLowerer {
   }
 
   // An assignment (or increment) of `v` in `s`.
-  static const clang::Stmt* assignment_to(const clang::Stmt* s, const clang::ValueDecl* v) {
+  // (Of a part of a structure `v`, too: `m.weight = w`, `h[1] = y` of a vector.)
+  const clang::Stmt* assignment_to(const clang::Stmt* s, const clang::ValueDecl* v) const {
     if (s == nullptr) return nullptr;
     const auto names = [&](const clang::Expr* e) {
-      const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(e->IgnoreParenImpCasts());
+      e = e->IgnoreParenImpCasts();
+      for (const clang::Expr* base = base_of_part(e); base != nullptr && is_structured_type(base->getType());
+           base = base_of_part(e))
+        e = base->IgnoreParenImpCasts();
+      const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(e);
       return r != nullptr && r->getDecl() == v;
     };
     if (const auto* b = llvm::dyn_cast<clang::BinaryOperator>(s); b != nullptr && b->isAssignmentOp() && names(b->getLHS()))
@@ -445,6 +537,10 @@ class FunctionLowerer {
     if (const auto* o = llvm::dyn_cast<clang::CXXOperatorCallExpr>(s);
         o != nullptr && o->isAssignmentOp() && o->getNumArgs() > 0 && names(o->getArg(0)))
       return s;
+    if (const auto* call = llvm::dyn_cast<clang::CallExpr>(s); call != nullptr && !llvm::isa<clang::CXXOperatorCallExpr>(s))
+      if (const clang::FunctionDecl* f = call->getDirectCallee())  // `advance(state, x)` of a `State&`
+        for (unsigned i = 0; i < call->getNumArgs() && i < f->getNumParams(); ++i)
+          if (non_const_reference(f->getParamDecl(i)->getType()) && names(call->getArg(i))) return s;
     for (const clang::Stmt* c : s->children())
       if (const clang::Stmt* w = assignment_to(c, v)) return w;
     return nullptr;
@@ -525,30 +621,33 @@ class FunctionLowerer {
       const std::vector<std::string> written = pytree::leaf_accesses(it->second, name);
       std::vector<std::string> names;
       leaf_names(it->second, name, names);
-      for (size_t i = 0; i < leaves.size(); ++i) {
-        pytree::Tree& leaf = *leaves[i];
-        ir::Var v;
-        v.id = static_cast<int>(f_.vars.size());
-        v.name = fresh_name(names[i]);
-        v.written = written[i];
-        v.decl = p;
-        if (leaf.kind == pytree::Tree::Kind::Tensor) {
-          v.type = ir::Type::Tensor;
-          v.cxx_type = "const fg::Tensor&";
-        } else {
-          v.type = leaf.scalar_type;
-          v.cxx_type = ir::is_scalar(leaf.scalar_type) ? leaf.cxx_type : "const " + leaf.cxx_type + "&";
-          leaf.source = written[i];
-        }
-        v.param_index = static_cast<int>(f_.params.size());
-        leaf.var = v.id;
-        f_.vars.push_back(v);
-        f_.params.push_back(v.id);
-      }
+      for (size_t i = 0; i < leaves.size(); ++i) leaf_parameter(*leaves[i], names[i], written[i], p);
       sig_.params[index] = it->second;
     }
     for (size_t i = 0; i < f_.params.size(); ++i) f_.vars[static_cast<size_t>(f_.params[i])].param_index = static_cast<int>(i);
     return true;
+  }
+
+  // A parameter of the flat function for a leaf of a structure (`written` is how the body reads it).
+  int leaf_parameter(pytree::Tree& leaf, const std::string& name, const std::string& written, const clang::ValueDecl* of) {
+    ir::Var v;
+    v.id = static_cast<int>(f_.vars.size());
+    v.name = fresh_name(name);
+    v.written = written;
+    v.decl = of;
+    if (leaf.kind == pytree::Tree::Kind::Tensor) {
+      v.type = ir::Type::Tensor;
+      v.cxx_type = "const fg::Tensor&";
+    } else {
+      v.type = leaf.scalar_type;
+      v.cxx_type = ir::is_scalar(leaf.scalar_type) ? leaf.cxx_type : "const " + leaf.cxx_type + "&";
+      leaf.source = written;
+    }
+    v.param_index = static_cast<int>(f_.params.size());
+    leaf.var = v.id;
+    f_.vars.push_back(v);
+    f_.params.push_back(v.id);
+    return v.id;
   }
 
   // The optionals of the parameters that hold no tensor in this specialization lose their leaf.
@@ -750,7 +849,7 @@ class FunctionLowerer {
   // The tree of a helper's parameter `i`, as the helper's lowering found it (a member function's
   // object comes before its parameters: object_tree).
   const pytree::Tree* callee_tree(const clang::FunctionDecl* callee, unsigned i, const std::vector<std::string>& absent) {
-    if (is_lambda(callee)) return nullptr;  // a lambda takes no structures (capture_parameters)
+    if (is_lambda(callee)) return signature_tree(callee, i + captured(callee).size(), absent);  // (captures first)
     return signature_tree(callee, i + (is_instance_method(callee) ? 1 : 0), absent);
   }
   const pytree::Tree* object_tree(const clang::FunctionDecl* callee, const std::vector<std::string>& absent) {
@@ -831,11 +930,7 @@ class FunctionLowerer {
   pytree::Tree* resolve(const clang::Expr* e, bool discovering) {
     if (trees_.empty() || e == nullptr) return nullptr;
     e = strip(e);
-    if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(e)) {
-      if (auto a = aliases_.find(ref->getDecl()); a != aliases_.end()) return resolve(a->second, discovering);
-      auto it = trees_.find(ref->getDecl());
-      return it != trees_.end() ? &it->second : nullptr;
-    }
+    if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(e)) return resolve_decl(ref->getDecl(), discovering);
     if (llvm::isa<clang::CXXThisExpr>(e)) {  // a member function's object
       auto it = trees_.find(f_.decl);
       return it != trees_.end() ? &it->second : nullptr;
@@ -889,6 +984,37 @@ class FunctionLowerer {
     const auto k = static_cast<size_t>(i->getZExtValue());
     if (base->kind == pytree::Tree::Kind::Array) return k < base->children.size() ? &base->children[k] : nullptr;
     return &vector_child(*base, k, discovering);
+  }
+
+  // The text that builds a structure of the flat function's leaves (`Linear{net_l1_weight,
+  // net_l1_bias}`); none for one whose leaves the function does not hold all of (a vector, a map, an
+  // optional).
+  std::optional<std::string> rebuilt(const pytree::Tree& t, std::vector<int>& reads) const {
+    std::function<bool(const pytree::Tree&)> closed = [&](const pytree::Tree& n) {
+      if (n.kind == pytree::Tree::Kind::Map || n.kind == pytree::Tree::Kind::Vector || n.kind == pytree::Tree::Kind::Optional)
+        return false;
+      if (n.is_leaf()) return n.var >= 0;
+      return std::all_of(n.children.begin(), n.children.end(), closed);
+    };
+    if (!closed(t)) return std::nullopt;
+    pytree::Tree copy = t;
+    std::vector<pytree::Tree*> leaves;
+    copy.leaves(leaves);
+    std::vector<std::string> names;
+    for (pytree::Tree* l : leaves) {
+      l->source.clear();
+      names.push_back(f_.var(l->var).name);
+      reads.push_back(l->var);
+    }
+    size_t next = 0;
+    return pytree::build(copy, names, next);
+  }
+
+  // The structure the variable `d` is, or names (an alias of a part of one).
+  pytree::Tree* resolve_decl(const clang::ValueDecl* d, bool discovering = false) {
+    if (auto a = aliases_.find(d); a != aliases_.end()) return resolve(a->second, discovering);
+    auto it = trees_.find(d);
+    return it != trees_.end() ? &it->second : nullptr;
   }
 
   pytree::Tree* not_constant(const clang::Expr* e, const pytree::Tree& base) {
@@ -1250,6 +1376,15 @@ class FunctionLowerer {
   }
 
   // A call of a function of this file (which takes structures of tensors, maybe only those).
+  // Whether `s` must be lowered op by op: it involves tensors, or names a lambda that the generated
+  // code cannot name (textless_: its calls are calls of its helper).
+  bool needs_ir(const clang::Stmt* s) const { return involves_tensors(s) || names_textless(s); }
+  bool names_textless(const clang::Stmt* s) const {
+    if (textless_.empty() || s == nullptr) return false;
+    if (const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(s); r != nullptr && textless_.count(r->getDecl()) != 0) return true;
+    return std::any_of(s->child_begin(), s->child_end(), [&](const clang::Stmt* c) { return names_textless(c); });
+  }
+
   bool helper_call(const clang::Expr* e) const {
     const auto* call = llvm::dyn_cast<clang::CallExpr>(e->IgnoreImplicit());
     return call != nullptr && is_user_function(llvm::dyn_cast_or_null<clang::FunctionDecl>(call->getCalleeDecl()));
@@ -1437,6 +1572,7 @@ class FunctionLowerer {
     std::vector<std::pair<clang::SourceRange, std::string>> edits;
     if (!trees_.empty()) find_leaves(node, edits, reads);
     const size_t leaf_edits = edits.size();
+    find_init_captures(node, edits, reads);
     find_unqualified(node, edits);
     if (edits.empty()) return text;
     const clang::LangOptions& lo = context_.getLangOpts();
@@ -1461,9 +1597,52 @@ class FunctionLowerer {
     return cxx::replace_identifiers(text, template_values_);
   }
 
+  // A lambda's init-captures that hoist_init_captures declared: their variables.
+  void find_init_captures(const clang::Stmt* s, std::vector<std::pair<clang::SourceRange, std::string>>& edits,
+                          std::vector<int>& reads) {
+    if (s == nullptr) return;
+    if (const auto* l = llvm::dyn_cast<clang::LambdaExpr>(s))
+      for (const clang::LambdaCapture& c : l->captures())
+        if (const auto* v = c.capturesVariable() ? llvm::dyn_cast<clang::VarDecl>(c.getCapturedVar()) : nullptr;
+            v != nullptr && v->isInitCapture() && vars_.count(v) != 0) {
+          edits.emplace_back(v->getInit()->getSourceRange(), f_.var(vars_.at(v)).name);
+          reads.push_back(vars_.at(v));
+        }
+    for (const clang::Stmt* child : s->children()) find_init_captures(child, edits, reads);
+  }
+
   void find_leaves(const clang::Stmt* s, std::vector<std::pair<clang::SourceRange, std::string>>& edits,
                    std::vector<int>& reads) {
     if (s == nullptr) return;
+    if (const auto* l = llvm::dyn_cast<clang::LambdaExpr>(s)) {
+      // It captures the leaves its body reads: a structure named in its captures is not there. (A
+      // copy may be a reference: what it copies is not assigned after it, capture_parameters.)
+      const auto init_capture = [](const clang::LambdaCapture& c) {
+        const auto* v = c.capturesVariable() ? llvm::dyn_cast<clang::VarDecl>(c.getCapturedVar()) : nullptr;
+        return v != nullptr && v->isInitCapture() ? v : nullptr;
+      };
+      for (const clang::LambdaCapture& c : l->captures())  // (reported before what its body reads)
+        if (const std::string why = c.capturesVariable() ? uncapturable(c) : ""; !why.empty()) {
+          unsupported_at(c.getLocation(), why);
+          return;
+        }
+      const bool initialized = std::any_of(l->capture_begin(), l->capture_end(), init_capture);
+      for (const clang::LambdaCapture& c : l->explicit_captures())
+        if (c.capturesVariable() && resolve_decl(c.getCapturedVar()) != nullptr) {
+          if (initialized) {
+            unsupported_at(c.getLocation(), "a lambda that names the structure '" + c.getCapturedVar()->getNameAsString() +
+                                                 "' in its captures beside an init-capture cannot be transformed yet; "
+                                                 "capture it with [&] or [=]");
+            break;
+          }
+          edits.emplace_back(l->getIntroducerRange(), "[&]");
+          break;
+        }
+      for (const clang::LambdaCapture& c : l->captures())  // `[l = p.layer]`: the leaves
+        if (const clang::VarDecl* v = init_capture(c); v != nullptr && vars_.count(v) == 0) find_leaves(v->getInit(), edits, reads);
+      find_leaves(l->getBody(), edits, reads);
+      return;
+    }
     if (const auto* e = llvm::dyn_cast<clang::Expr>(s)) {
       if (const std::optional<bool> known = presence_test(e)) {  // `const bool has_bias = b.has_value();`
         edits.emplace_back(e->getSourceRange(), *known ? "true" : "false");
@@ -1481,6 +1660,8 @@ class FunctionLowerer {
         if (t->is_leaf()) {
           edits.emplace_back(e->getSourceRange(), f_.var(t->var).name);
           reads.push_back(t->var);
+        } else if (std::optional<std::string> whole = rebuilt(*t, reads)) {  // `dense(net.l1, z)` in a lambda kept as text
+          edits.emplace_back(e->getSourceRange(), *whole);
         } else {
           unsupported(e, "a structure of tensors used as a whole can only be passed to a function of this file; read "
                          "its fields here");
@@ -1628,6 +1809,8 @@ class FunctionLowerer {
     // A label is only a goto's target (goto is reported); attributes ([[likely]]) are hints.
     if (const auto* l = llvm::dyn_cast<clang::LabelStmt>(s)) return append(out, l->getSubStmt());
     if (const auto* a = llvm::dyn_cast<clang::AttributedStmt>(s)) return append(out, a->getSubStmt());
+    if (llvm::isa<clang::Expr>(s) || llvm::isa<clang::ReturnStmt>(s) || llvm::isa<clang::DeclStmt>(s))
+      hoist_init_captures(out, s);
     if (llvm::isa<clang::Expr>(s) || llvm::isa<clang::ReturnStmt>(s)) join_lists(out, s);
     if (const auto* i = llvm::dyn_cast<clang::IfStmt>(s); i != nullptr && i->getInit() == nullptr)
       join_lists(out, i->getCond());  // (run once, before either branch)
@@ -1816,12 +1999,20 @@ class FunctionLowerer {
       return;
     }
     if (listed_.count(vd) != 0 && filled_list(vd, ds, out)) return;
-    if (vd->getInit() != nullptr && llvm::isa<clang::LambdaExpr>(strip(vd->getInit()))) {
+    if (const auto* lambda = vd->getInit() != nullptr ? llvm::dyn_cast<clang::LambdaExpr>(strip(vd->getInit())) : nullptr) {
       // Its calls are helper calls (lower_lambda_call); the definition stays for the generated
-      // code that calls it as it is (unbatched), which may not.
+      // code that calls it as it is (unbatched), which may not. One that calls a lambda this helper
+      // was passed cannot be written there: its calls are always transformed.
+      lambdas_.insert(vd);
+      for (const clang::ValueDecl* v : funcgen::captured(lambda->getLambdaClass()))
+        if (textless_.count(v) != 0) {
+          textless_.insert(vd);
+          return;
+        }
       StmtPtr st = opaque_stmt(ds);
       st->text = "[[maybe_unused]] " + st->text;
-      lambdas_.insert(vd);
+      // (AD inlines the calls of one on tensors; one on numbers only is called as written.)
+      st->lambda_definition = is_user_function(lambda->getCallOperator());
       out.push_back(std::move(st));
       return;
     }
@@ -1880,7 +2071,7 @@ class FunctionLowerer {
     }
     if (const auto* i = llvm::dyn_cast<clang::IfStmt>(s)) {
       if (i->getInit() != nullptr || i->getConditionVariable() != nullptr || i->isConstexpr()) {
-        if (!involves_tensors(s)) return opaque_stmt(s);
+        if (!needs_ir(s)) return opaque_stmt(s);
         unsupported(s, "an if with an initializer, a condition variable or constexpr cannot be transformed; "
                        "declare the variable before the if");
         return nullptr;
@@ -1963,7 +2154,7 @@ class FunctionLowerer {
       unsupported(s, "goto cannot be transformed; use if, a loop with break or continue, or return instead");
       return nullptr;
     }
-    if (!involves_tensors(s)) return opaque_stmt(s);
+    if (!needs_ir(s)) return opaque_stmt(s);
     if (const auto* rs = llvm::dyn_cast<clang::CXXForRangeStmt>(s))
       if (StmtPtr st = lower_range_for(rs)) return st;
     if (!ok_) return nullptr;
@@ -2248,7 +2439,7 @@ class FunctionLowerer {
 
   // `const <cxx> name = value;` of a variable the lowering makes, appended to `out`: its id.
   int declare_made(std::vector<StmtPtr>& out, const clang::Stmt* at, const std::string& name, ir::Type type,
-                   const char* cxx, ExprPtr value) {
+                   const std::string& cxx, ExprPtr value) {
     const int id = generated_var(name, type, cxx);
     StmtPtr d = make(StmtKind::Decl, at);
     d->var = id;
@@ -2299,6 +2490,32 @@ class FunctionLowerer {
     return vd != nullptr && listed_.count(vd) != 0 ? vd : nullptr;
   }
 
+  // A lambda's init-captures of tensors and numbers (`[s = w * 2]`) in statement `s`, declared before
+  // it (`const fg::Tensor s_capture__ = w * 2;`): the lambda's helper is passed that variable. Not
+  // in a part that C++ may not evaluate (a side of ?:, the right of && and ||), nor in a lambda's
+  // body (its own lowering declares them).
+  void hoist_init_captures(std::vector<StmtPtr>& out, const clang::Stmt* s) {
+    if (s == nullptr) return;
+    if (const auto* c = llvm::dyn_cast<clang::AbstractConditionalOperator>(s)) return hoist_init_captures(out, c->getCond());
+    if (const auto* b = llvm::dyn_cast<clang::BinaryOperator>(s); b != nullptr && b->isLogicalOp())
+      return hoist_init_captures(out, b->getLHS());
+    if (const auto* l = llvm::dyn_cast<clang::LambdaExpr>(s)) {
+      for (const clang::LambdaCapture& c : l->captures()) {
+        const auto* v = c.capturesVariable() ? llvm::dyn_cast<clang::VarDecl>(c.getCapturedVar()) : nullptr;
+        if (v == nullptr || !v->isInitCapture() || v->getInit() == nullptr || vars_.count(v) != 0) continue;
+        const clang::QualType t = v->getType().getNonReferenceType();
+        if (!is_fg_tensor(t) && !t->isArithmeticType()) continue;  // (reported where it is passed)
+        hoist_init_captures(out, v->getInit());
+        const int id = declare_made(out, v->getInit(), numbered(v->getNameAsString(), "_capture__") + "_capture__", ir_type_of(t),
+                                    is_fg_tensor(t) ? "const fg::Tensor" : "const " + cxx_spelling(t.getUnqualifiedType(), context_),
+                                    lower_expr(v->getInit()));
+        vars_[v] = id;
+      }
+      return;
+    }
+    for (const clang::Stmt* child : s->children()) hoist_init_captures(out, child);
+  }
+
   // fg::cat(v, d) or fg::stack(v, d) of a list in statement `s`, computed before it by a loop that
   // concatenates its elements one by one (each transform goes through cat and element reads):
   //   fg::Tensor v_joined__ = v[0] (.unsqueeze(d)); for (k = 1; k < v.size(); ++k) v_joined__ =
@@ -2322,9 +2539,7 @@ class FunctionLowerer {
     const bool stack = call->getDirectCallee()->getName() == "stack";
     const clang::Expr* dim_arg = call->getNumArgs() > 1 && !llvm::isa<clang::CXXDefaultArgExpr>(call->getArg(1)) ? call->getArg(1) : nullptr;
     const clang::CXXRecordDecl* tensor = bare(call->getType())->getAsCXXRecordDecl();
-    std::string list = vd->getNameAsString();  // (numbered from the second join of it in the function)
-    for (int n = 2; std::any_of(f_.vars.begin(), f_.vars.end(), [&](const ir::Var& v) { return v.name == list + "_joined__"; }); ++n)
-      list = vd->getNameAsString() + std::to_string(n);
+    const std::string list = numbered(vd->getNameAsString(), "_joined__");  // (from the second join of it)
     const int dim = declare_made(out, call, list + "_dim__", ir::Type::Int, "const int64_t",
                                  dim_arg != nullptr ? lower_expr(dim_arg) : ir::opaque("0", ir::Type::Int));
     const auto element = [&](ExprPtr index) {  // v[index], unsqueezed at dim for a stack
@@ -2755,6 +2970,14 @@ class FunctionLowerer {
     });
   }
 
+  // `base` + `suffix`, numbered after `base` where the function has a variable of that name already.
+  std::string numbered(const std::string& base, const std::string& suffix) const {
+    std::string name = base;
+    for (int n = 2; std::any_of(f_.vars.begin(), f_.vars.end(), [&](const ir::Var& v) { return v.name == name + suffix; }); ++n)
+      name = base + std::to_string(n);
+    return name;
+  }
+
   int generated_var(const std::string& name, ir::Type type, const std::string& cxx_type) {
     return ir::add_var(f_, name, type, cxx_type);
   }
@@ -2935,7 +3158,7 @@ class FunctionLowerer {
                        "in separate variables");
         return nullptr;
       }
-    if (!helper_call(e) && !involves_tensors(e)) return opaque_stmt(e);
+    if (!helper_call(e) && !needs_ir(e)) return opaque_stmt(e);
     StmtPtr st = make(StmtKind::Eval, e);
     st->expr = lower_expr(e);
     return st;
@@ -3025,7 +3248,7 @@ class FunctionLowerer {
     }
     if (ExprPtr x = call_part(e)) return x;
     if (ExprPtr x = stacked_read(e)) return x;
-    if ((!involves_tensors(e) && !helper_call(e)) || llvm::isa<clang::UnaryExprOrTypeTraitExpr>(e)) return opaque(e);
+    if ((!needs_ir(e) && !helper_call(e)) || llvm::isa<clang::UnaryExprOrTypeTraitExpr>(e)) return opaque(e);
 
     if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(e)) {
       if (auto it = vars_.find(ref->getDecl()); it != vars_.end()) {
@@ -3231,23 +3454,71 @@ class FunctionLowerer {
                        "of this function ('auto name = [...](...) { ... };') to be transformed");
       return "";
     }
-    std::string pack = std::string(1, ir::kLambdaArg) + text_of(arg);
-    for (const clang::ValueDecl* v : funcgen::captured(closure)) {
-      if (const std::string why = uncapturable(v, callee->getNameAsString()); !why.empty()) {
-        unsupported(arg, why);
-        return "";
+    const std::optional<size_t> held = pass_captures(call_operator(closure), lambda_expr_of(given), arg, call);
+    if (!held) return "";
+    return std::string(1, ir::kLambdaArg) + text_of(arg) + std::string(*held, ir::kHeldLeaf);
+  }
+
+  // The variables a lambda captures, passed to its helper `op` in its place (a structure leaf by
+  // leaf, as `op` reads it). `lambda` is its definition: nullptr in a helper the lambda was passed
+  // to, whose parameters hold them (closure_parameter). How many arguments were added; nullopt
+  // where a capture cannot be passed (reported at `at`).
+  std::optional<size_t> pass_captures(const clang::FunctionDecl* op, const clang::LambdaExpr* lambda, const clang::Expr* at,
+                                      ir::Expr& call) {
+    const size_t before = call.args.size();
+    size_t k = 0;
+    for (const clang::ValueDecl* v : captured(op)) {
+      const size_t index = k++;
+      std::vector<int> ids;
+      bool held = true;
+      if (auto lambda_held = closure_vars_.find(v); lambda_held != closure_vars_.end()) ids = lambda_held->second;
+      else if (auto leaves = captured_leaves_.find(v); leaves != captured_leaves_.end()) ids = leaves->second;
+      else if (auto it = vars_.find(v); it != vars_.end()) ids = {it->second};
+      else held = false;
+      for (int id : ids) {
+        call.args.push_back(ir::var_ref(f_, id));
+        call.params.push_back(v->getNameAsString());
+        call.param_types.push_back(f_.var(id).type);
       }
-      auto it = vars_.find(v);
-      if (it == vars_.end()) {
-        unsupported(arg, unfollowed_capture(v));
-        return "";
+      if (held) continue;
+      if (const clang::CXXRecordDecl* inner = closure_of(v->getType())) {  // a lambda it calls: what that captures
+        const auto* vd = llvm::dyn_cast<clang::VarDecl>(v);
+        const clang::LambdaExpr* defined = vd != nullptr && vd->getInit() != nullptr ? lambda_expr_of(strip(vd->getInit())) : nullptr;
+        if (!pass_captures(call_operator(inner), defined, at, call)) return std::nullopt;
+        continue;
       }
-      call.args.push_back(ir::var_ref(f_, it->second));
-      call.params.push_back(v->getNameAsString());
-      call.param_types.push_back(f_.var(it->second).type);
-      pack += ir::kHeldLeaf;
+      const clang::Expr* init = lambda != nullptr ? capture_init(*lambda, v) : nullptr;
+      pytree::Tree* given = init != nullptr ? resolve(init, false) : nullptr;
+      const pytree::Tree* wanted = given != nullptr ? signature_tree(op, index, {}) : nullptr;
+      if (wanted == nullptr) {
+        if (ok_) unsupported(at, unfollowed_capture(v));
+        ok_ = false;
+        return std::nullopt;
+      }
+      pass_leaves(*given, *wanted, init, call);
     }
-    return pack;
+    return call.args.size() - before;
+  }
+
+  // The lambda `e` is: written there, or the variable defined as one.
+  const clang::LambdaExpr* lambda_expr_of(const clang::Expr* e) {
+    if (const auto* l = llvm::dyn_cast<clang::LambdaExpr>(e)) return l;
+    const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(e);
+    const auto* vd = r != nullptr ? llvm::dyn_cast<clang::VarDecl>(r->getDecl()) : nullptr;
+    return vd != nullptr && vd->getInit() != nullptr ? llvm::dyn_cast<clang::LambdaExpr>(strip(vd->getInit())) : nullptr;
+  }
+
+  // What `lambda` captures as `v` (the variable itself, or a copy of it).
+  const clang::Expr* capture_init(const clang::LambdaExpr& lambda, const clang::ValueDecl* v) {
+    auto init = lambda.capture_init_begin();
+    for (auto c = lambda.capture_begin(); c != lambda.capture_end(); ++c, ++init) {
+      if (!c->capturesVariable() || c->getCapturedVar() != v || *init == nullptr) continue;
+      const clang::Expr* e = strip(*init);
+      if (const auto* copy = llvm::dyn_cast<clang::CXXConstructExpr>(e); copy != nullptr && copy->getNumArgs() == 1)
+        e = strip(copy->getArg(0));
+      return e;
+    }
+    return nullptr;
   }
 
   // A braced list of tensors passed to a helper's vector parameter: its elements are the leaves
@@ -3379,6 +3650,11 @@ class FunctionLowerer {
       return false;
     }
     x.type = t->tensors() == 1 ? ir::Type::Tensor : ir::Type::TensorTuple;
+    std::vector<const pytree::Tree*> leaves;
+    t->leaves(leaves);
+    const std::vector<std::string> reads = pytree::leaf_accesses(*t, "result");
+    for (size_t i = 0; i < leaves.size() && i < reads.size(); ++i)
+      if (leaves[i]->kind == pytree::Tree::Kind::Tensor) x.result_leaves.push_back(reads[i]);
     return true;
   }
 
@@ -3475,12 +3751,6 @@ class FunctionLowerer {
   // `square(x)` of a lambda variable of the body: a helper call, the captured variables passed first.
   ExprPtr lower_lambda_call(const clang::CXXOperatorCallExpr* oc, const clang::FunctionDecl* op) {
     const auto* object = llvm::dyn_cast<clang::DeclRefExpr>(forwarded(oc->getArg(0)));
-    if (object != nullptr && object->refersToEnclosingVariableOrCapture() && closure_of(object->getType())) {
-      unsupported(oc, "a lambda that calls the lambda '" + object->getDecl()->getNameAsString() + "' it captures "
-                      "cannot be transformed yet; call '" + object->getDecl()->getNameAsString() + "' outside it, or "
-                      "write the two as one lambda");
-      return opaque(oc);
-    }
     if (object == nullptr || lambdas_.count(object->getDecl()) == 0) {
       unsupported(oc, "a lambda called where it is not a variable of this function cannot be transformed; define it "
                       "with 'auto name = [...](...) { ... };' and call it by its name");
@@ -3506,28 +3776,20 @@ class FunctionLowerer {
     x->op = "lambda";
     // A lambda this helper was passed is not in scope where the call may be printed: no text
     // (ir::passes_lambda: the transforms never print it).
-    x->text = llvm::isa<clang::ParmVarDecl>(object->getDecl()) ? "" : text_of(object);
-    const std::vector<const clang::ValueDecl*> captures = captured(callee);
-    for (const clang::ValueDecl* v : captures) {
-      auto it = vars_.find(v);
-      if (it == vars_.end()) {
-        unsupported(oc, unfollowed_capture(v));
-        return opaque(oc);
-      }
-      x->args.push_back(ir::var_ref(f_, it->second));
-      x->params.push_back(v->getNameAsString());
-      x->param_types.push_back(f_.var(it->second).type);
-    }
-    x->index = static_cast<int>(captures.size());  // the arguments that the lambda object holds
+    x->text = textless_.count(object->getDecl()) != 0 ? "" : text_of(object);
+    const std::optional<size_t> held = pass_captures(callee, lambda_expr_of(object), oc, *x);
+    if (!held) return reported(oc);
+    x->index = static_cast<int>(*held);  // the arguments that the lambda object holds
     std::vector<const clang::Expr*> args(oc->arg_begin() + 1, oc->arg_end());
     add_args(*x, callee, args, true);
-    if (!x->packing.empty()) x->packing.insert(x->packing.begin(), captures.size(), "");
+    if (!x->packing.empty()) x->packing.insert(x->packing.begin(), *held, "");
     return x;
   }
 
   ExprPtr lower_operator_call(const clang::CXXOperatorCallExpr* oc) {
     const auto* callee = llvm::dyn_cast_or_null<clang::FunctionDecl>(oc->getCalleeDecl());
-    if (callee != nullptr && is_lambda(callee) && is_user_function(callee)) return lower_lambda_call(oc, callee);
+    if (callee != nullptr && is_lambda(callee) && (is_user_function(callee) || names_textless(oc->getArg(0))))
+      return lower_lambda_call(oc, callee);  // (one that holds no tensors where it cannot be named too)
     if (oc->getOperator() == clang::OO_Equal) assigns_optional(oc, oc->getArg(0));
     // `layer(x)` on a structured parameter (or part) whose class has an operator(): a member function call.
     if (callee != nullptr && oc->getOperator() == clang::OO_Call && is_instance_method(callee) && is_user_function(callee))
@@ -3633,6 +3895,9 @@ class FunctionLowerer {
   std::map<std::string, std::string> template_values_;
   std::set<const clang::ValueDecl*> rejected_;  // reported where they are declared
   std::set<const clang::ValueDecl*> lambdas_;   // variables holding lambdas of the body, parameters passed one
+  // Lambdas that no generated code can name: one a helper was passed or a lambda captures, and one
+  // that captures such (ir::passes_lambda: their calls are always transformed).
+  std::set<const clang::ValueDecl*> textless_;
   std::map<const clang::ValueDecl*, std::vector<int>> closure_vars_;  // a lambda parameter's captures (closure_parameter)
   std::map<const clang::ValueDecl*, Stacked> stacked_;  // vectors held stacked
   std::set<const clang::VarDecl*> listed_;  // vectors pushed to and read at run-time indices (ir::kListPush)
@@ -3640,6 +3905,8 @@ class FunctionLowerer {
   size_t loops_ = 0;  // loops around the statement being lowered
   std::map<const clang::ValueDecl*, pytree::Tree> trees_;  // the structured parameters and locals
   std::set<const clang::ValueDecl*> local_trees_;          // those of trees_ that are locals (held leaf by leaf)
+  // The leaves of a structure that a lambda this helper was passed captures (closure_parameter).
+  std::map<const clang::ValueDecl*, std::vector<int>> captured_leaves_;
   bool names_collected_ = false;
   bool open_result_ = false;    // the result holds a map or vector: its keys or length come from the returns
   bool result_shaped_ = false;  // (by the first return lowered)

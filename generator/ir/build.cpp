@@ -30,6 +30,7 @@ ExprPtr copy_node(const Expr& e, const std::function<int(int)>& remap) {
   x->template_args = e.template_args;
   x->packing = e.packing;
   x->absent = e.absent;
+  x->result_leaves = e.result_leaves;
   x->reads = mapped(remap, e.reads);
   x->writes = mapped(remap, e.writes);
   x->vmapped = e.vmapped;
@@ -61,6 +62,7 @@ StmtPtr copy_node(const Stmt& s, const std::function<int(int)>& remap) {
   x->reads = mapped(remap, s.reads);
   x->writes = mapped(remap, s.writes);
   x->is_static_local = s.is_static_local;
+  x->lambda_definition = s.lambda_definition;
   x->comment = s.comment;
   return x;
 }

@@ -43,7 +43,6 @@ struct Var {
   std::string cxx_type;  // as it is spelled in generated code
   int param_index = -1;  // >= 0 for parameters
   const clang::ValueDecl* decl = nullptr;
-  bool unnamed_if_unused = false;  // a generated parameter: printed without its name where unused
   std::string written;  // how the user writes it where that is not `name` (a structure's leaf: "p.w1")
 };
 
@@ -107,6 +106,9 @@ struct Expr {
   // Call of form User: the callee's std::optional parameters that hold no tensor here (the callee is
   // lowered once per such pattern: Lowering::lower).
   std::vector<std::string> absent;
+  // Call of form User whose callee returns a structure: the tensors of its result `result`
+  // ("result.weight"), which the call stands for (one, or their tuple) where printed as written.
+  std::vector<std::string> result_leaves;
   std::vector<int> reads;       // Opaque: the locals it reads
   std::vector<int> writes;      // Opaque: the locals it assigns or increments
   // Call of form Vmapped: the function mapped (shared by the copies of the call), the batch dim of
@@ -181,6 +183,7 @@ struct Stmt {
   std::vector<int> reads;          // Opaque: the locals it reads
   std::vector<int> writes;         // Opaque: the locals it assigns or increments
   bool is_static_local = false;    // Decl of a `static` local (state that outlives the call)
+  bool lambda_definition = false;  // Opaque: a lambda's, kept for the calls printed as written
   std::string comment;             // printed after the statement, for readers of generated code
 };
 

@@ -26,7 +26,8 @@ std::string signature(const Function& fn, const std::string& name, const std::st
   for (int id : fn.params) {
     const Var& v = fn.var(id);
     const std::string& type = v.cxx_type;
-    const bool unnamed = v.unnamed_if_unused && body != nullptr && !uses_name(*body, v.name);
+    // Unused (a structure's leaf the function does not read, a batch size): no name, no warning.
+    const bool unnamed = body != nullptr && !uses_name(*body, v.name);
     const std::string shown = unnamed ? "/*" + v.name + "*/" : v.name;
     params.push_back(type + (type.back() == '&' ? "" : " ") + shown);
   }

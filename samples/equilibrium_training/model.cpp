@@ -15,12 +15,9 @@ Params init(int64_t features, int64_t hidden, int64_t classes, fg::ScalarType dt
 fg::Tensor forward(const Params& p, const fg::Tensor& x) {
   std::vector<fg::Tensor> stages;
   stages.push_back((fg::matmul(p.w_in, x) + p.b_in).tanh());
-  // The lambda captures the tensor, not `p`: funcgen passes a lambda's captured tensors to the
-  // helper that calls it, and does not take structures apart there yet.
-  const fg::Tensor& w_z = p.w_z;
   for (int stage = 0; stage < 2; ++stage) {
     const fg::Tensor input = stages.back();
-    auto layer = [&](const fg::Tensor& z) { return (fg::matmul(w_z, z) + input).tanh(); };
+    auto layer = [&](const fg::Tensor& z) { return (fg::matmul(p.w_z, z) + input).tanh(); };
     stages.push_back(fixed_point(layer, input, 10));
   }
   return fg::matmul(p.w_out, fg::cat(stages)) + p.b_out;

@@ -395,6 +395,8 @@ class Normalizer {
         body(s.body, scope, out);
         return;
       case StmtKind::Opaque: {
+        // A lambda's definition: AD inlines its calls (must_inline), so nothing here calls it.
+        if (s.lambda_definition) return;
         if (scope.helper && has_return(s.ast)) {  // C++ text that would return from the caller
           fail(s.range.getBegin(), "a return inside code without tensors in '" + scope.fn->name + "', which is "
                                    "inlined into its caller to be differentiated, cannot be differentiated yet; "

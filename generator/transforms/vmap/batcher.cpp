@@ -97,7 +97,6 @@ std::unique_ptr<ir::Function> Batcher::run(const std::string& name) {
   out_->outputs = fn_.outputs;
   for (int k = 0; k < ctx_.nlevels; ++k) {
     const int id = ir::add_var(*out_, batch_name(k), ir::Type::Int, "int64_t");
-    out_->vars[static_cast<size_t>(id)].unnamed_if_unused = true;
     out_->params.push_back(id);
     batch_vars_.push_back(id);
     names_.insert(batch_name(k));

@@ -784,4 +784,51 @@ FUNCGEN("defaults_grad = grad(defaults)")
 FUNCGEN("defaults_vmap = vmap(defaults, in_dims=(0, None, None))")
 fg::Tensor defaults(const fg::Tensor& x, double scale = 2.0, int64_t power = 3) { return (x * scale).pow(power).sum(); }
 
+
+// ---- lambdas that capture structures and other lambdas: a local structure captured by reference,
+// by copy and through a reference to a part of it, passed whole to a lambda that takes a
+// structure; a lambda that calls another it captures, in the body and passed to a helper; a helper
+// whose own lambda calls the lambda it is passed, and passes that on; init-captures
+template <typename F, typename G>
+fg::Tensor apply_both(F f, G g, const fg::Tensor& z) { return f(g(z)) * 0.5; }
+template <typename F>
+fg::Tensor doubled(F f, const fg::Tensor& z) {
+  auto h = [&](const fg::Tensor& t) { return f(t) * 2; };
+  return h(z) + apply_both(h, f, z.sin());
+}
+FUNCGEN("captures_grad = grad(captures)")
+FUNCGEN("captures_jvp = jvp(captures)")
+FUNCGEN("captures_jacfwd = jacfwd(captures)")
+FUNCGEN("captures_hessian = hessian(captures)")
+FUNCGEN("captures_jacrev2 = jacrev(jacrev(captures))")
+FUNCGEN("captures_hvp = jvp(grad(captures))")
+FUNCGEN("captures_vmap = vmap(captures)")
+FUNCGEN("captures_psg = vmap(grad(captures))")
+FUNCGEN("captures_vjacrev = vmap(jacrev(captures))")
+fg::Tensor captures(const fg::Tensor& x) {
+  const Carry carry{CellState{x[0].cos(), x[1] * 0.5}, x[2].sum() * 0.1, 2};
+  const CellState& state = carry.state;
+  auto cell = [](const CellState& s, const fg::Tensor& z) { return (z * s.h + s.c).tanh(); };
+  auto step = [&](const fg::Tensor& z) { return cell(carry.state, z) * carry.total + z * double(carry.steps); };
+  auto copied = [state, cell](const fg::Tensor& z) { return cell(state, z.sin()) + state.h; };
+  auto by_part = [&state](const fg::Tensor& z) { return z * state.c; };
+  auto twice = [&](const fg::Tensor& z) { return copied(step(z)) + by_part(z); };
+  fg::Tensor y = twice(x[1]) + doubled(step, x[2]) + doubled(twice, x[0]);
+  y = y + doubled([&](const fg::Tensor& z) { return by_part(z).sin() * carry.total; }, x[1]);
+  // init-captures (a tensor computed there, a number, a copy of a structure), a lambda of numbers
+  // called from another, a lambda defined inside a lambda, one that returns a tuple
+  auto scaled = [s = x[2].cos() * 2, k = 0.5, c = carry.state](const fg::Tensor& z) { return (z * s).sin() * k + c.h; };
+  const double base = 0.75;
+  auto factor = [&] { return base * 2; };
+  auto nested = [&](const fg::Tensor& z) {
+    auto inner = [&](const fg::Tensor& v) { return (v * state.h).tanh() * factor(); };
+    return inner(z) + inner(z * 0.5);
+  };
+  auto halves = [&](const fg::Tensor& z) { return std::make_tuple(z * 0.5, z.exp() * 0.1); };
+  const auto [lo, hi] = halves(nested(x[0]));
+  y = y + scaled(y) + doubled([r = x[1].sum()](const fg::Tensor& z) { return z * r; }, lo) + hi;
+  y = y + doubled([&](const auto& z) { return (z * state.c).cos(); }, x[2]);  // generic, called with tensors
+  return y.pow(2).sum();
+}
+
 }  // namespace cs

@@ -36,6 +36,7 @@ fg::Tensor lambdas_passed(const fg::Tensor& x);
 fg::Tensor listed(const fg::Tensor& x);
 fg::Tensor assigned(const fg::Tensor& x);
 fg::Tensor counters(const fg::Tensor& x);
+fg::Tensor captures(const fg::Tensor& x);
 fg::Tensor defaults(const fg::Tensor& x, double scale, int64_t power);
 std::tuple<fg::Tensor, fg::Tensor> shape_aux(const fg::Tensor& x);
 }  // namespace cs
@@ -66,7 +67,8 @@ std::vector<Construct> constructs() {
           CONSTRUCT(last_trip), CONSTRUCT(header_helpers), CONSTRUCT(range_for), CONSTRUCT(lambdas),
           CONSTRUCT(shape_ints), CONSTRUCT(bindings), CONSTRUCT(pushed), CONSTRUCT(slices),
           CONSTRUCT(switch_breaks), CONSTRUCT(braced), CONSTRUCT(local_structs), CONSTRUCT(out_params), CONSTRUCT(passed_on),
-          CONSTRUCT(lambdas_passed), CONSTRUCT(listed), CONSTRUCT(assigned), CONSTRUCT(counters)};
+          CONSTRUCT(lambdas_passed), CONSTRUCT(listed), CONSTRUCT(assigned), CONSTRUCT(counters),
+          CONSTRUCT(captures)};
 }
 
 // d f(x) / d x by central differences: shape out.shape + x.shape.

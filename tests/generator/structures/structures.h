@@ -89,5 +89,8 @@ std::vector<fg::Tensor> listed(const fg::Tensor& x);
 
 enum class Mode : int { Scale, Keep };
 fg::Tensor case_loss(const fg::Tensor& x, const std::optional<fg::Tensor>& b, Mode mode, bool twice);
+fg::Tensor captured_loss(const Scaled& s, const fg::Tensor& x);
+fg::Tensor captured_dict_loss(const ParamDict& p, const fg::Tensor& x);
+fg::Tensor merged_loss(const Scaled& s, const fg::Tensor& x);
 
 }  // namespace structured

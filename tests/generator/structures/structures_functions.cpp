@@ -261,4 +261,47 @@ FUNCGEN("listed_vmap = vmap(listed)")
 FUNCGEN("listed_jacrev = jacrev(listed)")
 std::vector<fg::Tensor> listed(const fg::Tensor& x) { return {x.sin(), x.cos() * 2, x.sum()}; }
 
+
+// Lambdas over the parameters, as a training script writes them: one that captures the model by
+// reference (passed to a helper template that applies it twice), one that captures a copy, one that
+// captures a part through a reference and calls its member function, one that takes a layer; a map
+// of named parameters captured whole.
+template <typename F>
+fg::Tensor applied_twice(F f, const fg::Tensor& x) {
+  return f(f(x));
+}
+
+FUNCGEN("captured_grad = grad(captured_loss, argnums=(0, 1))")
+FUNCGEN("captured_psg = vmap(grad(captured_loss), in_dims=(None, 0))")
+FUNCGEN("captured_hessian = hessian(captured_loss, argnums=1)")
+fg::Tensor captured_loss(const Scaled& s, const fg::Tensor& x) {
+  auto dense = [](const Linear& l, const fg::Tensor& z) { return fg::tanh(fg::linear(z, l.weight, l.bias)); };
+  const Linear& layer = s.layer;
+  auto step = [&](const fg::Tensor& z) { return dense(s.layer, z) * s.scale + z; };
+  auto copied = [s](const fg::Tensor& z) { return fg::linear(z, s.layer.weight, s.layer.bias) * s.scale; };
+  auto by_part = [&layer](const fg::Tensor& z) { return layer.forward(z).sin(); };
+  return (applied_twice(step, x) + copied(x) + by_part(x)).pow(2).sum();
+}
+
+FUNCGEN("captured_dict_grad = grad(captured_dict_loss)")
+FUNCGEN("captured_dict_psg = vmap(grad(captured_dict_loss), in_dims=(None, 0))")
+fg::Tensor captured_dict_loss(const ParamDict& p, const fg::Tensor& x) {
+  auto layer = [&](const fg::Tensor& z) { return fg::linear(z, p.at("fc1.weight"), p.at("fc1.bias")).tanh(); };
+  return applied_twice(layer, x).pow(2).sum();
+}
+
+
+// A structure that a helper and a lambda build and return, kept in a local: under vmap they run
+// unbatched (nothing they read is mapped), and their tensors are read off the structure.
+inline Linear merged(const Scaled& s) { return Linear{s.layer.weight * s.scale, s.layer.bias.sin()}; }
+FUNCGEN("merged_vmap = vmap(merged_loss, in_dims=(None, 0))")
+FUNCGEN("merged_psg = vmap(grad(merged_loss), in_dims=(None, 0))")
+FUNCGEN("merged_grad = grad(merged_loss)")
+fg::Tensor merged_loss(const Scaled& s, const fg::Tensor& x) {
+  const Linear m = merged(s);
+  auto shifted = [&](double by) { return Linear{s.layer.weight + by, s.layer.bias}; };
+  const Linear n = shifted(0.5);
+  return m.forward(x).tanh().pow(2).sum() + n.forward(x).sum();
+}
+
 }  // namespace structured

@@ -478,6 +478,53 @@ TEST(Structures, LayersCalledAsFunctors) {
   }
 }
 
+TEST(Structures, LambdasThatCaptureTheParameters) {
+  structured::Scaled s{Linear{input({4, 4}, 1), input({4}, 2)}, 0.7};
+  const fg::Tensor x = input({4}, 3);
+  auto f = [&] { return structured::captured_loss(s, x).item<double>(); };
+  const auto [g, gx] = structured::captured_grad(s, x);
+  EXPECT_EQ(g.scale, 0.7);
+  expect_close(g.layer.weight, numeric_grad(f, s.layer.weight));
+  expect_close(g.layer.bias, numeric_grad(f, s.layer.bias));
+  expect_close(gx, numeric_grad(f, x));
+  const fg::Tensor h = structured::captured_hessian(s, x);
+  for (int64_t i = 0; i < 4; ++i) {  // each row the finite differences of the gradient's entry
+    auto gi = [&] { return std::get<1>(structured::captured_grad(s, x))[i].item<double>(); };
+    expect_close(h[i], numeric_grad(gi, x));
+  }
+  const fg::Tensor xs = input({3, 4}, 4);
+  const structured::Scaled per = structured::captured_psg(s, xs);
+  for (int64_t i = 0; i < 3; ++i) {
+    const structured::Scaled gi = std::get<0>(structured::captured_grad(s, xs[i]));
+    expect_close(per.layer.weight[i], gi.layer.weight);
+    expect_close(per.layer.bias[i], gi.layer.bias);
+  }
+
+  structured::ParamDict p{{"fc1.weight", input({4, 4}, 5)}, {"fc1.bias", input({4}, 6)}};
+  auto fd = [&] { return structured::captured_dict_loss(p, x).item<double>(); };
+  const structured::ParamDict gd = structured::captured_dict_grad(p, x);
+  expect_close(gd.at("fc1.weight"), numeric_grad(fd, p.at("fc1.weight")));
+  expect_close(gd.at("fc1.bias"), numeric_grad(fd, p.at("fc1.bias")));
+  const structured::ParamDict pd = structured::captured_dict_psg(p, xs);
+  for (int64_t i = 0; i < 3; ++i)
+    expect_close(pd.at("fc1.bias")[i], structured::captured_dict_grad(p, xs[i]).at("fc1.bias"));
+}
+
+TEST(Structures, StructuresBuiltByHelpersUnderVmap) {
+  structured::Scaled s{Linear{input({4, 4}, 1), input({4}, 2)}, 0.7};
+  const fg::Tensor xs = input({3, 4}, 4);
+  const fg::Tensor v = structured::merged_vmap(s, xs);
+  const structured::Scaled per = structured::merged_psg(s, xs);
+  for (int64_t i = 0; i < 3; ++i) {
+    expect_close(v[i], structured::merged_loss(s, xs[i]));
+    const structured::Scaled g = structured::merged_grad(s, xs[i]);
+    expect_close(per.layer.weight[i], g.layer.weight);
+    expect_close(per.layer.bias[i], g.layer.bias);
+  }
+  auto f = [&] { return structured::merged_loss(s, xs[0]).item<double>(); };
+  expect_close(structured::merged_grad(s, xs[0]).layer.weight, numeric_grad(f, s.layer.weight));
+}
+
 TEST(Structures, HasAuxWithParametersInAStruct) {
   Mlp p{input({HID, IN}, 1), input({HID}, 2), input({OUT, HID}, 3), input({OUT}, 4)};
   const fg::Tensor x = input({IN}, 5);

@@ -4,24 +4,14 @@
 #include <funcgen/funcgen.h>
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 namespace diag {
 
-struct Params {
-  fg::Tensor w;
-};
-
 template <typename F>
 fg::Tensor apply(const F& f, const fg::Tensor& x) {
   return f(x);
-}
-
-// A lambda that captures a structure, passed to a helper.
-FUNCGEN("g1 = grad(captures_structure)")
-fg::Tensor captures_structure(const fg::Tensor& x, const Params& p) {
-  return apply([&](const fg::Tensor& t) { return t * p.w; }, x).sum();
-// CHECK: lambda_diagnostics.cpp:[[@LINE-1]]:16: error: the lambda passed to 'apply' captures the structure 'p', which cannot be transformed yet; copy the tensors it reads into variables of their own and capture those [funcgen-unsupported]
 }
 
 // A helper that copies the lambda it is passed.
@@ -38,26 +28,51 @@ fg::Tensor copies(const fg::Tensor& x) {
   return copied(f, x).sum();
 }
 
-// A helper's lambda that calls the lambda the helper is passed.
-template <typename F>
-fg::Tensor doubled(F f, const fg::Tensor& z) {
-  auto h = [&](const fg::Tensor& t) { return f(t) * 2; };
-// CHECK: lambda_diagnostics.cpp:[[@LINE-1]]:46: error: a lambda that calls the lambda 'f' it captures cannot be transformed yet; call 'f' outside it, or write the two as one lambda [funcgen-unsupported]
-  return h(z);
-}
-FUNCGEN("g3 = grad(calls_captured)")
-fg::Tensor calls_captured(const fg::Tensor& x) {
-  const fg::Tensor w = x.cos();
-  auto f = [&](const fg::Tensor& t) { return t * w; };
-  return doubled(f, x).sum();
-}
-
-// A lambda with an init-capture, passed to a helper.
+// A lambda with an init-capture by reference (one by copy goes through).
 FUNCGEN("g4 = grad(init_capture)")
 fg::Tensor init_capture(const fg::Tensor& x) {
   const fg::Tensor w = x.cos();
-  return apply([s = w * 2](const fg::Tensor& t) { return t * s; }, x).sum();
-// CHECK: lambda_diagnostics.cpp:[[@LINE-1]]:16: error: the lambda's init-capture 's' cannot be transformed yet; declare it as a variable before the lambda and capture that [funcgen-unsupported]
+  return apply([&s = w](const fg::Tensor& t) { return t * s; }, x).sum();
+// CHECK: lambda_diagnostics.cpp:[[@LINE-1]]:18: error: the lambda's init-capture '&s' is a reference, which cannot be transformed yet; declare the reference before the lambda (const auto& s = ...;) and capture that [funcgen-unsupported]
+}
+
+// A lambda that captures a structure holding an optional tensor.
+struct Dense {
+  fg::Tensor w;
+  std::optional<fg::Tensor> b;
+};
+FUNCGEN("g10 = grad(captures_optional)")
+fg::Tensor captures_optional(const Dense& d, const fg::Tensor& x) {
+  auto f = [&](const fg::Tensor& t) { return fg::matmul(d.w, t).tanh(); };
+// CHECK: lambda_diagnostics.cpp:[[@LINE-1]]:57: error: the lambda captures 'd', which holds a std::optional, and cannot be transformed yet; read the tensors it needs into variables before the lambda and capture those [funcgen-unsupported]
+  return f(x).sum();
+}
+
+// A copy of a structure captured, then a field of the structure assigned (the lambda would read
+// the new value).
+struct Layer {
+  fg::Tensor w;
+};
+FUNCGEN("g11 = grad(copy_then_assigned)")
+fg::Tensor copy_then_assigned(const fg::Tensor& x) {
+  Layer m{x.cos()};
+  auto f = [m](const fg::Tensor& t) { return t * m.w; };
+  m.w = m.w * 3;
+// CHECK: lambda_diagnostics.cpp:[[@LINE-1]]:3: error: 'm' is assigned after a lambda captured a copy of it, which cannot be transformed; capture it by reference or pass it as a parameter [funcgen-unsupported]
+  return f(x).sum();
+}
+
+// A generic lambda that captures a structure, passed to a helper that calls it with a tensor and
+// with a number.
+template <typename F>
+fg::Tensor both_kinds(F f, const fg::Tensor& x) {
+  return f(x) + f(x.sum().item<double>()) * x;
+}
+FUNCGEN("g12 = grad(generic_twice)")
+fg::Tensor generic_twice(const Layer& l, const fg::Tensor& x) {
+  auto f = [&](const auto& z) { return (z * l.w.sum()).sin(); };
+// CHECK: lambda_diagnostics.cpp:[[@LINE-1]]:12: error: a generic lambda ('auto' parameters) that is passed to a helper or captured, and called with arguments of different types, cannot be transformed yet; give its parameters types (const fg::Tensor& z) [funcgen-unsupported]
+  return both_kinds(f, x).sum();
 }
 
 // A lambda made by another lambda, passed to a helper.
@@ -99,4 +114,4 @@ fg::Tensor recursive(const fg::Tensor& x) {
 }
 
 }  // namespace diag
-// CHECK: 8 errors generated.
+// CHECK: 9 errors generated.
