@@ -10,6 +10,7 @@
 
 #include "ir/build.h"
 #include "ir/cxx_text.h"
+#include "ir/program.h"
 
 namespace funcgen::emitter {
 
@@ -81,6 +82,9 @@ class Printer {
       for (int r : st.reads) ++reads[r];
       if (copied(st) >= 0) copies.push_back(&st);
     });
+    for (const ir::Var& v : fn_.vars)  // a name in a type (std::array<double, n>) is read too
+      for (const Stmt* c : copies)
+        if (ir::uses_name(v.cxx_type, fn_.var(c->var).name)) ++reads[c->var];
     for (bool changed = true; changed;) {
       changed = false;
       for (const Stmt* c : copies)
@@ -338,7 +342,7 @@ class Printer {
     if (e.result_leaves.empty()) return call;
     const std::string leaves =
         e.result_leaves.size() == 1 ? e.result_leaves[0] : "std::make_tuple(" + join(e.result_leaves) + ")";
-    return "[&] { const auto result = " + call + "; return " + leaves + "; }()";  // (clang-format lays it out)
+    return "[&] { const auto result__ = " + call + "; return " + leaves + "; }()";  // (clang-format lays it out)
   }
 
   // The arguments of a call of a function that takes structures, rebuilt from their leaves.

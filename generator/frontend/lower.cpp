@@ -353,11 +353,12 @@ class FunctionLowerer {
         return false;
       }
       if (c.getCaptureKind() != clang::LCK_ByCopy) continue;
+      const clang::ValueDecl* copied = copied_variable(c);
       // A copy holds the value where the lambda is defined: the helper is given the value at the
       // call, the same only while nothing assigns the variable after the definition.
       const clang::Stmt* around = llvm::cast<clang::FunctionDecl>(closure->getDeclContext())->getBody();
-      if (const clang::Stmt* w = assignment_after(around, c.getCapturedVar(), closure->getEndLoc())) {
-        unsupported(w, "'" + c.getCapturedVar()->getNameAsString() + "' is assigned after a lambda captured a copy of "
+      if (const clang::Stmt* w = copied != nullptr ? assignment_after(around, copied, closure->getEndLoc()) : nullptr) {
+        unsupported(w, "'" + copied->getNameAsString() + "' is assigned after a lambda captured a copy of "
                        "it, which cannot be transformed; capture it by reference or pass it as a parameter");
         return false;
       }
@@ -437,6 +438,21 @@ class FunctionLowerer {
       held.push_back(id);
     }
     return true;
+  }
+
+  // The variable a copy captures: itself, or what an init-capture of a structure copies (`[l = m]`,
+  // `[l = m.layer]`; passed leaf by leaf where the lambda is called). nullptr for other init-captures
+  // (declared where the lambda is: hoist_init_captures).
+  const clang::ValueDecl* copied_variable(const clang::LambdaCapture& c) const {
+    const auto* v = llvm::dyn_cast<clang::VarDecl>(c.getCapturedVar());
+    if (v == nullptr || !v->isInitCapture()) return c.getCapturedVar();
+    if (!is_structured_type(v->getType()) || v->getInit() == nullptr) return nullptr;
+    const clang::Expr* e = v->getInit()->IgnoreImplicit();
+    if (const auto* copy = llvm::dyn_cast<clang::CXXConstructExpr>(e); copy != nullptr && copy->getNumArgs() == 1)
+      e = copy->getArg(0)->IgnoreImplicit();
+    for (const clang::Expr* base = base_of_part(e); base != nullptr; base = base_of_part(e)) e = base->IgnoreImplicit();
+    const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(e->IgnoreParenImpCasts());
+    return r != nullptr ? r->getDecl() : nullptr;
   }
 
   // Why a lambda's capture cannot be transformed yet ("" where it can).
@@ -1605,7 +1621,9 @@ class FunctionLowerer {
       for (const clang::LambdaCapture& c : l->captures())
         if (const auto* v = c.capturesVariable() ? llvm::dyn_cast<clang::VarDecl>(c.getCapturedVar()) : nullptr;
             v != nullptr && v->isInitCapture() && vars_.count(v) != 0) {
-          edits.emplace_back(v->getInit()->getSourceRange(), f_.var(vars_.at(v)).name);
+          const bool braced = llvm::isa<clang::InitListExpr>(v->getInit()->IgnoreImplicit());  // `[k{0.5}]`
+          const std::string& name = f_.var(vars_.at(v)).name;
+          edits.emplace_back(v->getInit()->getSourceRange(), braced ? "{" + name + "}" : name);
           reads.push_back(vars_.at(v));
         }
     for (const clang::Stmt* child : s->children()) find_init_captures(child, edits, reads);
@@ -1809,14 +1827,16 @@ class FunctionLowerer {
     // A label is only a goto's target (goto is reported); attributes ([[likely]]) are hints.
     if (const auto* l = llvm::dyn_cast<clang::LabelStmt>(s)) return append(out, l->getSubStmt());
     if (const auto* a = llvm::dyn_cast<clang::AttributedStmt>(s)) return append(out, a->getSubStmt());
-    if (llvm::isa<clang::Expr>(s) || llvm::isa<clang::ReturnStmt>(s) || llvm::isa<clang::DeclStmt>(s))
-      hoist_init_captures(out, s);
+    if (llvm::isa<clang::Expr>(s) || llvm::isa<clang::ReturnStmt>(s)) hoist_init_captures(out, s);
     if (llvm::isa<clang::Expr>(s) || llvm::isa<clang::ReturnStmt>(s)) join_lists(out, s);
     if (const auto* i = llvm::dyn_cast<clang::IfStmt>(s); i != nullptr && i->getInit() == nullptr)
       join_lists(out, i->getCond());  // (run once, before either branch)
     if (const auto* ds = llvm::dyn_cast<clang::DeclStmt>(s)) {
       for (const clang::Decl* d : ds->decls()) {
-        if (const auto* vd = llvm::dyn_cast<clang::VarDecl>(d)) join_lists(out, vd->getInit());  // (each in turn)
+        if (const auto* vd = llvm::dyn_cast<clang::VarDecl>(d)) {  // (each in turn)
+          hoist_init_captures(out, vd->getInit());
+          join_lists(out, vd->getInit());
+        }
         lower_decl(out, d, ds);
       }
       return;
@@ -2507,7 +2527,8 @@ class FunctionLowerer {
         if (!is_fg_tensor(t) && !t->isArithmeticType()) continue;  // (reported where it is passed)
         hoist_init_captures(out, v->getInit());
         const int id = declare_made(out, v->getInit(), numbered(v->getNameAsString(), "_capture__") + "_capture__", ir_type_of(t),
-                                    is_fg_tensor(t) ? "const fg::Tensor" : "const " + cxx_spelling(t.getUnqualifiedType(), context_),
+                                    is_fg_tensor(t) ? "const fg::Tensor"
+                                                    : "const " + cxx_spelling(t.getCanonicalType().getUnqualifiedType(), context_),
                                     lower_expr(v->getInit()));
         vars_[v] = id;
       }
@@ -3650,9 +3671,10 @@ class FunctionLowerer {
       return false;
     }
     x.type = t->tensors() == 1 ? ir::Type::Tensor : ir::Type::TensorTuple;
+    if (!pytree::is_structured(*t)) return true;  // (a flat tuple of tensors is what the IR reads)
     std::vector<const pytree::Tree*> leaves;
     t->leaves(leaves);
-    const std::vector<std::string> reads = pytree::leaf_accesses(*t, "result");
+    const std::vector<std::string> reads = pytree::leaf_accesses(*t, "result__");
     for (size_t i = 0; i < leaves.size() && i < reads.size(); ++i)
       if (leaves[i]->kind == pytree::Tree::Kind::Tensor) x.result_leaves.push_back(reads[i]);
     return true;

@@ -828,6 +828,12 @@ fg::Tensor captures(const fg::Tensor& x) {
   const auto [lo, hi] = halves(nested(x[0]));
   y = y + scaled(y) + doubled([r = x[1].sum()](const fg::Tensor& z) { return z * r; }, lo) + hi;
   y = y + doubled([&](const auto& z) { return (z * state.c).cos(); }, x[2]);  // generic, called with tensors
+  const std::vector<double> weights{0.5, 1.5};  // init-captures in the second of two declarations, braced
+  fg::Tensor a = x[0].sin(), b = doubled([w = weights[1], k{0.25}](const fg::Tensor& z) { return z * w * k; }, a);
+  constexpr int kinds = 2;
+  constexpr int count = kinds;  // a copy read only in a type
+  const std::array<double, count> mix{0.25, 0.75};
+  y = y * mix[0] + y.sin() * mix[1] + b;
   return y.pow(2).sum();
 }
 

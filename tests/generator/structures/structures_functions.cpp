@@ -300,7 +300,8 @@ FUNCGEN("merged_grad = grad(merged_loss)")
 fg::Tensor merged_loss(const Scaled& s, const fg::Tensor& x) {
   const Linear m = merged(s);
   auto shifted = [&](double by) { return Linear{s.layer.weight + by, s.layer.bias}; };
-  const Linear n = shifted(0.5);
+  const double result = 0.5;  // (the name generated code reading a returned structure must not hide)
+  const Linear n = shifted(result);
   return m.forward(x).tanh().pow(2).sum() + n.forward(x).sum();
 }
 

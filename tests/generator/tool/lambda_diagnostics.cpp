@@ -61,6 +61,14 @@ fg::Tensor copy_then_assigned(const fg::Tensor& x) {
 // CHECK: lambda_diagnostics.cpp:[[@LINE-1]]:3: error: 'm' is assigned after a lambda captured a copy of it, which cannot be transformed; capture it by reference or pass it as a parameter [funcgen-unsupported]
   return f(x).sum();
 }
+FUNCGEN("g13 = grad(init_copy_then_assigned)")
+fg::Tensor init_copy_then_assigned(const fg::Tensor& x) {
+  Layer m{x.cos()};
+  auto f = [l = m](const fg::Tensor& t) { return t * l.w; };
+  m = Layer{x.sin()};
+// CHECK: lambda_diagnostics.cpp:[[@LINE-1]]:3: error: 'm' is assigned after a lambda captured a copy of it, which cannot be transformed; capture it by reference or pass it as a parameter [funcgen-unsupported]
+  return f(x).sum();
+}
 
 // A generic lambda that captures a structure, passed to a helper that calls it with a tensor and
 // with a number.
@@ -114,4 +122,4 @@ fg::Tensor recursive(const fg::Tensor& x) {
 }
 
 }  // namespace diag
-// CHECK: 9 errors generated.
+// CHECK: 10 errors generated.
