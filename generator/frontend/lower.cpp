@@ -443,22 +443,21 @@ class FunctionLowerer {
   // The variable a copy captures: itself, or what an init-capture of a structure copies (`[l = m]`,
   // `[l = m.layer]`; passed leaf by leaf where the lambda is called). nullptr for other init-captures
   // (declared where the lambda is: hoist_init_captures).
-  const clang::ValueDecl* copied_variable(const clang::LambdaCapture& c) const {
-    const auto* v = llvm::dyn_cast<clang::VarDecl>(c.getCapturedVar());
-    if (v == nullptr || !v->isInitCapture()) return c.getCapturedVar();
-    if (!is_structured_type(v->getType()) || v->getInit() == nullptr) return nullptr;
-    const clang::Expr* e = v->getInit()->IgnoreImplicit();
-    if (const auto* copy = llvm::dyn_cast<clang::CXXConstructExpr>(e); copy != nullptr && copy->getNumArgs() == 1)
-      e = copy->getArg(0)->IgnoreImplicit();
-    for (const clang::Expr* base = base_of_part(e); base != nullptr; base = base_of_part(e)) e = base->IgnoreImplicit();
-    const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(e->IgnoreParenImpCasts());
-    return r != nullptr ? r->getDecl() : nullptr;
+  const clang::ValueDecl* copied_variable(const clang::LambdaCapture& c) {
+    const clang::VarDecl* v = init_capture(c);
+    if (v == nullptr) return c.getCapturedVar();
+    return is_structured_type(v->getType()) && v->getInit() != nullptr ? root_decl(v->getInit()) : nullptr;
+  }
+
+  // The variable an init-capture declares (`s` of `[s = w * 2]`), or nullptr for another capture.
+  static const clang::VarDecl* init_capture(const clang::LambdaCapture& c) {
+    const auto* v = c.capturesVariable() ? llvm::dyn_cast<clang::VarDecl>(c.getCapturedVar()) : nullptr;
+    return v != nullptr && v->isInitCapture() ? v : nullptr;
   }
 
   // Why a lambda's capture cannot be transformed yet ("" where it can).
   std::string uncapturable(const clang::LambdaCapture& c) const {
-    const auto* v = llvm::dyn_cast<clang::VarDecl>(c.getCapturedVar());
-    if (v != nullptr && v->isInitCapture() && c.getCaptureKind() == clang::LCK_ByRef)
+    if (const clang::VarDecl* v = init_capture(c); v != nullptr && c.getCaptureKind() == clang::LCK_ByRef)
       return "the lambda's init-capture '&" + v->getNameAsString() + "' is a reference, which cannot be transformed "
              "yet; declare the reference before the lambda (const auto& " + v->getNameAsString() + " = ...;) and "
              "capture that";
@@ -1619,8 +1618,7 @@ class FunctionLowerer {
     if (s == nullptr) return;
     if (const auto* l = llvm::dyn_cast<clang::LambdaExpr>(s))
       for (const clang::LambdaCapture& c : l->captures())
-        if (const auto* v = c.capturesVariable() ? llvm::dyn_cast<clang::VarDecl>(c.getCapturedVar()) : nullptr;
-            v != nullptr && v->isInitCapture() && vars_.count(v) != 0) {
+        if (const clang::VarDecl* v = init_capture(c); v != nullptr && vars_.count(v) != 0) {
           const bool braced = llvm::isa<clang::InitListExpr>(v->getInit()->IgnoreImplicit());  // `[k{0.5}]`
           const std::string& name = f_.var(vars_.at(v)).name;
           edits.emplace_back(v->getInit()->getSourceRange(), braced ? "{" + name + "}" : name);
@@ -1635,10 +1633,6 @@ class FunctionLowerer {
     if (const auto* l = llvm::dyn_cast<clang::LambdaExpr>(s)) {
       // It captures the leaves its body reads: a structure named in its captures is not there. (A
       // copy may be a reference: what it copies is not assigned after it, capture_parameters.)
-      const auto init_capture = [](const clang::LambdaCapture& c) {
-        const auto* v = c.capturesVariable() ? llvm::dyn_cast<clang::VarDecl>(c.getCapturedVar()) : nullptr;
-        return v != nullptr && v->isInitCapture() ? v : nullptr;
-      };
       for (const clang::LambdaCapture& c : l->captures())  // (reported before what its body reads)
         if (const std::string why = c.capturesVariable() ? uncapturable(c) : ""; !why.empty()) {
           unsupported_at(c.getLocation(), why);
@@ -2521,8 +2515,8 @@ class FunctionLowerer {
       return hoist_init_captures(out, b->getLHS());
     if (const auto* l = llvm::dyn_cast<clang::LambdaExpr>(s)) {
       for (const clang::LambdaCapture& c : l->captures()) {
-        const auto* v = c.capturesVariable() ? llvm::dyn_cast<clang::VarDecl>(c.getCapturedVar()) : nullptr;
-        if (v == nullptr || !v->isInitCapture() || v->getInit() == nullptr || vars_.count(v) != 0) continue;
+        const clang::VarDecl* v = init_capture(c);
+        if (v == nullptr || v->getInit() == nullptr || vars_.count(v) != 0) continue;
         const clang::QualType t = v->getType().getNonReferenceType();
         if (!is_fg_tensor(t) && !t->isArithmeticType()) continue;  // (reported where it is passed)
         hoist_init_captures(out, v->getInit());
@@ -3533,11 +3527,7 @@ class FunctionLowerer {
   const clang::Expr* capture_init(const clang::LambdaExpr& lambda, const clang::ValueDecl* v) {
     auto init = lambda.capture_init_begin();
     for (auto c = lambda.capture_begin(); c != lambda.capture_end(); ++c, ++init) {
-      if (!c->capturesVariable() || c->getCapturedVar() != v || *init == nullptr) continue;
-      const clang::Expr* e = strip(*init);
-      if (const auto* copy = llvm::dyn_cast<clang::CXXConstructExpr>(e); copy != nullptr && copy->getNumArgs() == 1)
-        e = strip(copy->getArg(0));
-      return e;
+      if (c->capturesVariable() && c->getCapturedVar() == v && *init != nullptr) return strip(*init);  // (a copy stripped)
     }
     return nullptr;
   }
