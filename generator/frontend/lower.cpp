@@ -932,7 +932,7 @@ class FunctionLowerer {
   // A function whose body funcgen sees (in this file or a header it includes, not a system header)
   // and transforms with its callers; not the runtime's fg:: ops.
   bool is_user_function(const clang::FunctionDecl* callee) const {
-    if (callee == nullptr) return false;
+    if (callee == nullptr || callee->isImplicit()) return false;  // (a struct's own `m = p.l2`: copied leaf by leaf)
     const clang::NamespaceDecl* outermost = nullptr;
     for (const clang::DeclContext* dc = callee->getDeclContext(); dc != nullptr; dc = dc->getParent())
       if (const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(dc)) outermost = ns;
@@ -1093,6 +1093,11 @@ class FunctionLowerer {
 
   // A structured result: returned as the flat tuple of its tensors.
   bool structured_result(const clang::FunctionDecl* decl) {
+    if (returns_list(decl)) {  // a vector of tensors built in the body: a list of the flat function
+      f_.return_type = ir::Type::TensorList;
+      f_.return_cxx_type = "std::vector<fg::Tensor>";
+      return true;
+    }
     std::string why;
     std::optional<pytree::Tree> tree = pytree::tree_of(decl->getReturnType(), context_, &why);
     if (!why.empty() || (tree && !returnable(*tree, why))) {
@@ -1104,6 +1109,28 @@ class FunctionLowerer {
     result_ = std::move(tree);
     open_result_ = has_open_node(*result_);
     set_outputs();
+    return true;
+  }
+
+  // Whether every return of `decl` returns a local std::vector of tensors by name (`return outs;`):
+  // its length is known only at run time, so it is returned as a list, as a vector parameter is taken.
+  bool returns_list(const clang::FunctionDecl* decl) {
+    if (!is_tensor_vector(decl->getReturnType()) || decl->getBody() == nullptr) return false;
+    struct Returns : clang::RecursiveASTVisitor<Returns> {
+      std::vector<const clang::ReturnStmt*> all;
+      bool TraverseLambdaExpr(clang::LambdaExpr*) { return true; }  // a lambda's returns are its own
+      bool VisitReturnStmt(clang::ReturnStmt* r) {
+        all.push_back(r);
+        return true;
+      }
+    } returns;
+    returns.TraverseStmt(decl->getBody());
+    if (returns.all.empty()) return false;
+    for (const clang::ReturnStmt* r : returns.all) {
+      const auto* ref = r->getRetValue() != nullptr ? llvm::dyn_cast<clang::DeclRefExpr>(unmoved(r->getRetValue())) : nullptr;
+      const auto* vd = ref != nullptr ? llvm::dyn_cast<clang::VarDecl>(ref->getDecl()) : nullptr;
+      if (vd == nullptr || !vd->isLocalVarDecl() || !is_tensor_vector(vd->getType())) return false;
+    }
     return true;
   }
 
@@ -1298,6 +1325,7 @@ class FunctionLowerer {
   }
 
   ExprPtr lower_result(const clang::Expr* e) {
+    if (f_.return_type == ir::Type::TensorList) return lower_expr(unmoved(e));  // `return std::move(out);`: the list
     if (!result_ || structured_callee(strip(e)) != nullptr) return lower_expr(e);  // (a call: already flat)
     if (open_result_ && !shape_result(*result_, e, !result_shaped_)) return opaque(e);
     result_shaped_ = true;
@@ -2207,7 +2235,7 @@ class FunctionLowerer {
   void find_stacked(const clang::Stmt* body) {
     struct Uses : clang::RecursiveASTVisitor<Uses> {
       FunctionLowerer* self;
-      std::map<const clang::VarDecl*, int> refs, allowed, pushes, stacks, cats, passed, written, sets, odd_dims;
+      std::map<const clang::VarDecl*, int> refs, allowed, pushes, stacks, cats, passed, written, sets, odd_dims, returned;
       std::map<const clang::VarDecl*, const clang::Stmt*> first_push;
       std::vector<const clang::VarDecl*> order;
       const clang::VarDecl* local(const clang::Expr* e) {
@@ -2261,6 +2289,11 @@ class FunctionLowerer {
         }
         return true;
       }
+      bool VisitReturnStmt(clang::ReturnStmt* r) {
+        if (const clang::VarDecl* vd = r->getRetValue() != nullptr ? local(self->unmoved(r->getRetValue())) : nullptr)
+          ++allowed[vd], ++returned[vd];
+        return true;
+      }
       bool VisitCXXForRangeStmt(clang::CXXForRangeStmt* rs) {
         if (const clang::VarDecl* vd = local(rs->getRangeInit())) {
           ++allowed[vd];
@@ -2279,7 +2312,7 @@ class FunctionLowerer {
       if (const clang::Expr* x = init != nullptr ? unbound(init, slice_dim) : nullptr) {
         // Its elements have one shape: it may be read, sized, looped over and stacked, and grown by
         // push_back only where it is stacked (pushing another shape is for the stack to refuse).
-        if (uses.allowed[vd] != uses.refs[vd] || uses.written[vd] + uses.sets[vd] != 0 || uses.passed[vd] != 0 ||
+        if (uses.allowed[vd] != uses.refs[vd] || uses.written[vd] + uses.sets[vd] + uses.returned[vd] != 0 || uses.passed[vd] != 0 ||
             (uses.pushes[vd] != 0 && uses.stacks[vd] == 0)) {
           reject_variable(vd, init,
                           "the slices of a tensor in '" + vd->getNameAsString() + "' cannot be transformed: funcgen "
@@ -2296,12 +2329,15 @@ class FunctionLowerer {
       const auto* braces = llvm::dyn_cast_or_null<clang::InitListExpr>(init);
       const bool braced = braces != nullptr && braces->getNumInits() > 0;
       const auto* ctor = llvm::dyn_cast_or_null<clang::CXXConstructExpr>(init);
-      const bool starts = init == nullptr || llvm::isa<clang::InitListExpr>(init) || (ctor != nullptr && ctor->getNumArgs() == 0);
-      const bool filled = ctor != nullptr && ctor->getNumArgs() >= 2 && is_fg_tensor(ctor->getArg(1)->getType());
+      const auto* call = llvm::dyn_cast_or_null<clang::CallExpr>(init);
+      const bool made = call != nullptr && call->getDirectCallee() != nullptr && is_user_function(call->getDirectCallee()) &&
+                        returns_list(call->getDirectCallee());  // `hs = states(x, n)`: the list a helper built
+      const bool starts = init == nullptr || llvm::isa<clang::InitListExpr>(init) || (ctor != nullptr && ctor->getNumArgs() == 0) || made;
+      const bool filled = filled_with(ctor) != nullptr;
       const bool follows = uses.allowed[vd] == uses.refs[vd] && uses.written[vd] == 0;  // every use is one of the above
       // Held stacked where its elements have one shape: stacked, and otherwise only read, sized,
       // looped over or concatenated (along dim 0 or 1 where built with braces).
-      const bool stackable = uses.stacks[vd] != 0 && follows && uses.sets[vd] == 0 && uses.passed[vd] == 0 &&
+      const bool stackable = uses.stacks[vd] != 0 && follows && uses.sets[vd] == 0 && uses.passed[vd] + uses.returned[vd] == 0 && !made &&
                              starts && uses.odd_dims[vd] == 0 && (uses.pushes[vd] != 0 || braced);
       if (stackable) {
         stacked_[vd] = Stacked{};
@@ -2312,7 +2348,8 @@ class FunctionLowerer {
       // or stacked (join_lists), passed to helpers. One built with braces and only read is a list
       // under AD (anf.cpp) and vmap batches it as it is.
       if (uses.pushes[vd] == 0) {
-        if (follows && (filled || (braced && uses.sets[vd] + uses.cats[vd] + uses.stacks[vd] != 0))) listed_.insert(vd);
+        if (follows && (filled || made || (braced && uses.sets[vd] + uses.cats[vd] + uses.stacks[vd] + uses.returned[vd] != 0)))
+          listed_.insert(vd);
         continue;
       }
       if (follows && (starts || filled)) {
@@ -2466,18 +2503,31 @@ class FunctionLowerer {
   // value; for (int64_t h_index__ = 0; h_index__ < n; ++h_index__) h.push_back(h_item__); }
   // (the elements share value's memory, as the copies the constructor makes do). False for other
   // declarations.
+  // The construction of a vector of `n` copies of a tensor (`h(n, h0)`: h0) or of `n` empty ones
+  // (`h(n)`: the ctor itself); null for other constructions.
+  static const clang::Expr* filled_with(const clang::CXXConstructExpr* ctor) {
+    if (ctor == nullptr || ctor->getNumArgs() == 0 || llvm::isa<clang::CXXDefaultArgExpr>(ctor->getArg(0)) ||
+        !ctor->getArg(0)->getType()->isIntegerType())
+      return nullptr;
+    if (ctor->getNumArgs() >= 2 && is_fg_tensor(ctor->getArg(1)->getType())) return ctor->getArg(1);
+    return ctor->getNumArgs() == 1 || llvm::isa<clang::CXXDefaultArgExpr>(ctor->getArg(1)) ? ctor : nullptr;
+  }
+
+  // `std::vector<fg::Tensor> h(n, h0);` (or `h(n)`): an empty list and a loop that pushes h0 (an
+  // empty tensor) n times.
   bool filled_list(const clang::VarDecl* vd, const clang::DeclStmt* ds, std::vector<StmtPtr>& out) {
     const auto* ctor = llvm::dyn_cast_or_null<clang::CXXConstructExpr>(vd->getInit() ? strip(vd->getInit()) : nullptr);
-    if (ctor == nullptr || ctor->getNumArgs() < 2 || !is_fg_tensor(ctor->getArg(1)->getType()) ||
-        !ctor->getArg(0)->getType()->isIntegerType())
-      return false;
+    const clang::Expr* value = filled_with(ctor);
+    if (value == nullptr) return false;
     StmtPtr d = make(StmtKind::Decl, ds);
     d->var = add_var(vd, vd->getType());
     out.push_back(std::move(d));
     StmtPtr block = make(StmtKind::Block, ds);
     const std::string name = vd->getNameAsString();
-    const int item = declare_made(block->body, ds, name + "_item__", ir::Type::Tensor, "const fg::Tensor",
-                                  lower_expr(ctor->getArg(1)));
+    const int item = value == ctor ? declare_made(block->body, ds, name + "_item__", ir::Type::Tensor, "const fg::Tensor",
+                                                  ir::opaque("fg::Tensor()", ir::Type::Tensor))
+                                   : declare_made(block->body, ds, name + "_item__", ir::Type::Tensor, "const fg::Tensor",
+                                                  lower_expr(value));
     const int count = declare_made(block->body, ds, name + "_count__", ir::Type::Int, "const int64_t",
                                    lower_expr(ctor->getArg(0)));
     StmtPtr loop = make(StmtKind::For, ds);
@@ -2720,6 +2770,30 @@ class FunctionLowerer {
   }
 
   // Reads of a stacked vector: v.size(), v.empty(), v[i], v.at(i), v.back(), v.front(), fg::stack(v[, 0 or 1]).
+  // `both(x)[0]`, `both(x).back()` of a helper that returns a list it built, or a method of that
+  // element (`both(x)[0].sum()`): reported (the list must be a variable's).
+  ExprPtr made_list_read(const clang::Expr* e) {
+    const auto object_of = [&](const clang::Expr* x) -> const clang::Expr* {
+      const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(x);
+      const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(x);
+      if (oc != nullptr && oc->getOperator() == clang::OO_Subscript) return strip(oc->getArg(0));
+      return mc != nullptr ? strip(mc->getImplicitObjectArgument()) : nullptr;
+    };
+    const auto made_list = [&](const clang::Expr* x) -> const clang::FunctionDecl* {
+      const auto* call = x != nullptr ? llvm::dyn_cast<clang::CallExpr>(x) : nullptr;
+      const clang::FunctionDecl* f = call != nullptr ? call->getDirectCallee() : nullptr;
+      return f != nullptr && is_user_function(f) && returns_list(f) ? f : nullptr;
+    };
+    const clang::Expr* object = object_of(e);
+    const clang::FunctionDecl* f = made_list(object);
+    if (f == nullptr && object != nullptr) f = made_list(object_of(object));
+    if (f == nullptr) return nullptr;
+    const std::string name = f->getNameAsString();
+    unsupported(e, "the vector '" + name + "' returns is read where it is returned, which cannot be transformed yet; "
+                   "store it in a variable first (auto v = " + name + "(...);)");
+    return opaque(e);
+  }
+
   ExprPtr stacked_read(const clang::Expr* e) {
     if (stacked_.empty()) return nullptr;
     const auto select = [&](const Stacked& v, ExprPtr index) {
@@ -2844,6 +2918,10 @@ class FunctionLowerer {
       return nullptr;
     }
     if (ref != nullptr && stacked_.count(ref->getDecl()) != 0) return indexed_stacked(rs, stacked_.at(ref->getDecl()));
+    if (const auto* call = llvm::dyn_cast<clang::CallExpr>(range); call != nullptr && call->getDirectCallee() != nullptr &&
+                                                                   is_user_function(call->getDirectCallee()) &&
+                                                                   returns_list(call->getDirectCallee()))
+      return over_made_list(rs, call);
     const bool tensors = ref != nullptr && vars_.count(ref->getDecl()) != 0 &&
                          f_.var(vars_.at(ref->getDecl())).type == ir::Type::TensorList;
     if (ref != nullptr && (tensors || (!holds_tensors(ref->getType()) && random_access(ref->getType()))))
@@ -2983,6 +3061,26 @@ class FunctionLowerer {
       x->reads.push_back(index);
       return x;
     });
+  }
+
+  // for (p : pieces(n)) body  ->  { std::vector<fg::Tensor> p_items__ = pieces(n); for (size_t i = 0;
+  // i < p_items__.size(); ++i) { p = p_items__[i]; body } }: the list a helper or lambda built.
+  StmtPtr over_made_list(const clang::CXXForRangeStmt* rs, const clang::CallExpr* call) {
+    const std::string name = numbered(rs->getLoopVariable()->getNameAsString(), "_items__") + "_items__";
+    const int list = generated_var(name, ir::Type::TensorList, "std::vector<fg::Tensor>");
+    StmtPtr block = make(StmtKind::Block, rs);
+    StmtPtr d = make(StmtKind::Decl, call);
+    d->var = list;
+    d->expr = lower_expr(call);
+    block->body.push_back(std::move(d));
+    ExprPtr size = ir::opaque(name + ".size()", ir::Type::Int);
+    size->range = call->getSourceRange();
+    block->body.push_back(index_loop(rs, "size_t", std::move(size), [&](int index) {
+      ExprPtr x = ir::element(ir::var_ref(f_, list), ir::var_ref(f_, index));
+      x->range = call->getSourceRange();
+      return x;
+    }));
+    return block;
   }
 
   // `base` + `suffix`, numbered after `base` where the function has a variable of that name already.
@@ -3223,7 +3321,8 @@ class FunctionLowerer {
           (c->getNumArgs() == 1 || llvm::isa<clang::CXXDefaultArgExpr>(c->getArg(1)))) {
         const std::string name = record_name(c->getType());
         if (name == "fg::Tensor" || name == "fg::Scalar" || name == "fg::ArrayRef" || name == "std::optional" ||
-            name == "std::vector" || name == "std::basic_string" ||
+            (name == "std::vector" && !c->getArg(0)->getType()->isIntegerType()) ||  // (not h(n): n empty tensors)
+            name == "std::basic_string" ||
             (c->getConstructor()->isCopyOrMoveConstructor() && c->getNumArgs() == 1)) {  // a copy: the same value
           e = c->getArg(0);
           continue;
@@ -3262,6 +3361,7 @@ class FunctionLowerer {
       return ir::opaque("fg::Tensor()", ir::Type::Tensor);
     }
     if (ExprPtr x = call_part(e)) return x;
+    if (ExprPtr x = made_list_read(e)) return x;
     if (ExprPtr x = stacked_read(e)) return x;
     if ((!needs_ir(e) && !helper_call(e)) || llvm::isa<clang::UnaryExprOrTypeTraitExpr>(e)) return opaque(e);
 
@@ -3653,11 +3753,22 @@ class FunctionLowerer {
   // (its caller holds them leaf by leaf); one that returns a vector, map or optional is reported.
   bool structured_result_of(ir::Expr& x, const clang::FunctionDecl* callee, const clang::Expr* call) {
     if (!is_structured_type(callee->getReturnType())) return true;
+    if (returns_list(callee)) {  // a vector it builds: a list, as its own lowering returns it
+      x.type = ir::Type::TensorList;
+      return true;
+    }
     std::optional<pytree::Tree> t = local_tree(callee->getReturnType());
+    if (!t && is_tensor_vector(callee->getReturnType())) {
+      const std::string name = callee->getNameAsString();
+      unsupported(call, "'" + name + "' returns a std::vector of tensors other than a local vector it fills, which "
+                        "funcgen cannot take apart in its caller yet; declare the vector in '" + name + "' and return "
+                        "it by name (std::vector<fg::Tensor> out{...}; return out;)");
+      return false;
+    }
     if (!t) {
-      unsupported(call, "'" + callee->getNameAsString() + "' returns a std::vector, std::map or std::optional of "
-                        "tensors, which funcgen cannot take apart in its caller yet; return a struct, std::array or "
-                        "std::tuple of tensors");
+      unsupported(call, "'" + callee->getNameAsString() + "' returns a std::map or std::optional of tensors, which "
+                        "funcgen cannot take apart in its caller yet; return a struct, std::array or std::tuple of "
+                        "tensors");
       return false;
     }
     x.type = t->tensors() == 1 ? ir::Type::Tensor : ir::Type::TensorTuple;

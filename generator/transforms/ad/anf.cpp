@@ -207,6 +207,18 @@ class Normalizer {
       declare_list(s, scope, out);
       return;
     }
+    if (v.type == ir::Type::TensorList && s.kind == StmtKind::Decl && s.expr->kind == ExprKind::Call &&
+        helper_of(*s.expr) != nullptr) {  // `hs = states(x, n)`: the list the helper built, inlined
+      const std::vector<int> results = inline_call(*s.expr, scope, out);
+      if (!ok_) return;
+      if (results.size() != 1 || lists_.count(results[0]) == 0) {
+        fail(s.range.getBegin(), "internal error: a helper's vector of tensors without its list");
+        return;
+      }
+      scope.vars[v.id] = results[0];
+      if (v.name != out_->var(results[0]).name) scope.renames[v.name] = out_->var(results[0]).name;
+      return;
+    }
     if (ir::is_tensor_like(v.type)) {
       fail(s.range.getBegin(), v.type == ir::Type::TensorList && s.kind == StmtKind::Assign
                                    ? "assigning a whole vector of tensors cannot be differentiated yet; push_back "
@@ -328,10 +340,25 @@ class Normalizer {
       fail(s.range.getBegin(), what_ + " needs a function that returns tensors");
       return;
     }
+    if (!scope.helper && s.expr->type == ir::Type::TensorList) {
+      const std::string name = s.expr->kind == ExprKind::VarRef ? scope.fn->var(s.expr->var).name : "v";
+      fail(s.range.getBegin(), what_ + " of a function that returns a std::vector of tensors built at run time (its "
+                               "length known only when it runs) cannot be generated yet; return fg::stack(" + name +
+                               ") where its tensors have one shape");
+      return;
+    }
     if (s.expr->type == ir::Type::Tensor) {
       scope.results->push_back(ir::var_ref(*out_, value(*s.expr, scope, out, "out")));
     } else if (s.expr->type == ir::Type::TensorTuple) {
       for (int id : tuple_value(*s.expr, scope, out)) scope.results->push_back(ir::var_ref(*out_, id));
+    } else if (scope.helper && s.expr->type == ir::Type::TensorList) {  // a helper's local list: the list itself
+      auto list = s.expr->kind == ExprKind::VarRef ? scope.vars.find(s.expr->var) : scope.vars.end();
+      if (list == scope.vars.end() || lists_.count(list->second) == 0) {
+        fail(s.range.getBegin(), "a helper that returns a vector of tensors other than one it built cannot be "
+                                 "differentiated yet; return a vector declared in the helper");
+        return;
+      }
+      scope.results->push_back(ir::var_ref(*out_, list->second));
     } else if (scope.helper && s.expr->type != ir::Type::Void) {  // a number (or other value) of a helper inlined (scalar())
       const int id = ir::add_var(*out_, claim("result"), s.expr->type, "const " + scope.fn->return_cxx_type);
       out.push_back(ir::decl(id, scalar(*s.expr, scope, out)));
@@ -364,11 +391,13 @@ class Normalizer {
           auto list = scope.vars.find(s.expr->reads[0]);
           auto item = scope.vars.find(s.expr->reads[1]);
           if (list == scope.vars.end() || lists_.count(list->second) == 0 || item == scope.vars.end() ||
-              item->second < 0) {
+              (item->second < 0 && item->second != kUnset)) {
             fail(s.range.getBegin(), "internal error: push_back into a vector of tensors without its value");
             return;
           }
-          push_list(list->second, item->second, *s.expr, out);
+          const int pushed = item->second != kUnset ? item->second  // `h(n)`: n empty tensors, given values later
+                                                    : undefined_tensor(fn.var(s.expr->reads[1]).name, out);
+          push_list(list->second, pushed, *s.expr, out);
           return;
         }
         if (s.expr->kind == ExprKind::Call && is_inplace(*s.expr)) {
@@ -916,7 +945,7 @@ class Normalizer {
         break;
       default:
         if (ir::is_tape_op(e)) {  // a reverse pass's stored loop trip, read back
-          ExprPtr load = tape_op(e, scope);
+          ExprPtr load = tape_op(e, scope, out);
           const int id = new_tensor(name.empty() ? "t" : name);
           out.push_back(ir::decl(id, std::move(load)));
           return id;
@@ -1157,12 +1186,21 @@ class Normalizer {
     return scalar(e, scope, out);
   }
 
+  // `fg::Tensor name;`: an empty tensor, as a variable that a list can hold.
+  int undefined_tensor(const std::string& name, std::vector<ir::StmtPtr>& out) {
+    const int id = ir::add_var(*out_, claim(plain_name(name)), ir::Type::Tensor, "fg::Tensor");
+    out.push_back(ir::decl(id, nullptr));
+    return id;
+  }
+
   // A tape operation on the current versions of its operands (its text names them).
-  ExprPtr tape_op(const Expr& e, Scope& scope) {
+  ExprPtr tape_op(const Expr& e, Scope& scope, std::vector<ir::StmtPtr>& out) {
     const auto at = remap(scope);
     std::vector<int> operands;
     for (int r : e.reads) {
       operands.push_back(at(r));
+      if (operands.back() == kUnset && scope.fn->var(r).type == ir::Type::Tensor)  // an empty tensor pushed (`h(n)`)
+        operands.back() = undefined_tensor(scope.fn->var(r).name, out);
       if (operands.back() < 0) {
         fail(e, "internal error: a stored loop trip without its value");
         return ir::opaque("0", e.type);
@@ -1200,7 +1238,7 @@ class Normalizer {
       for (const auto& a : e.args) c->args.push_back(atom(*a, scope, out));
       return c;
     }
-    if (ir::is_tape_op(e)) return tape_op(e, scope);
+    if (ir::is_tape_op(e)) return tape_op(e, scope, out);
     auto x = ir::clone(e, remap(scope));
     if (e.kind == ExprKind::Opaque) {
       x->text = cxx::replace_identifiers(x->text, scope.renames);

@@ -837,4 +837,60 @@ fg::Tensor captures(const fg::Tensor& x) {
   return y.pow(2).sum();
 }
 
+// ---- vectors of tensors built at run time by a helper or a lambda and returned to the caller (an
+// RNN's states), and one declared with n empty tensors (`h(n)`) and assigned element by element; vmap
+// of the helper itself returns the list of its batched elements (below)
+FUNCGEN("unrolled_vmap = vmap(unrolled, in_dims=(0, None, None))")
+FUNCGEN("unrolled_vmap2 = vmap(vmap(unrolled, in_dims=(0, 0, None)), in_dims=(1, None, None), out_dims=1)")
+std::vector<fg::Tensor> unrolled(const fg::Tensor& x0, const fg::Tensor& w, int64_t steps) {
+  std::vector<fg::Tensor> states;
+  fg::Tensor h = x0;
+  for (int64_t t = 0; t < steps; ++t) {
+    h = (h * w).tanh();
+    states.push_back(h);
+  }
+  return states;
+}
+
+std::vector<fg::Tensor> first_last(const fg::Tensor& row) {
+  std::vector<fg::Tensor> out{row.narrow(0, 0, 1), row.narrow(0, row.size(0) - 1, 1)};
+  return out;
+}
+
+FUNCGEN("built_lists_grad = grad(built_lists)")
+FUNCGEN("built_lists_jvp = jvp(built_lists)")
+FUNCGEN("built_lists_jacfwd = jacfwd(built_lists)")
+FUNCGEN("built_lists_hessian = hessian(built_lists)")
+FUNCGEN("built_lists_jacrev2 = jacrev(jacrev(built_lists))")
+FUNCGEN("built_lists_hvp = jvp(grad(built_lists))")
+FUNCGEN("built_lists_vmap = vmap(built_lists)")
+FUNCGEN("built_lists_psg = vmap(grad(built_lists))")
+FUNCGEN("built_lists_vjacrev = vmap(jacrev(built_lists))")
+fg::Tensor built_lists(const fg::Tensor& x) {
+  const std::vector<fg::Tensor> hs = unrolled(x[0], x[1] * 0.5, x.size(0));
+  fg::Tensor total = fg::stack(hs).pow(2).sum() + hs.back().sum() * hs[0].sum();
+  std::vector<fg::Tensor> rows(x.size(0));
+  for (int64_t i = 0; i < x.size(0); ++i) rows[i] = x[i].sin() * static_cast<double>(i + 1);
+  rows[1] = rows[1] + rows[0].cos();
+  total = total + fg::cat(rows).sum() * 0.3;
+  auto pieces = [&](int64_t n) {
+    std::vector<fg::Tensor> out;
+    for (int64_t k = 0; k < n; ++k) out.push_back(x[k % x.size(0)] * x[2].exp() * 0.1);
+    return out;
+  };
+  for (const fg::Tensor& p : pieces(4)) total = total + (p * p).sum();
+  std::vector<fg::Tensor> both = first_last(x[2]);
+  return total + (both[0] * both[1]).sum();
+}
+
+// ---- vmap of a function that returns a vector of tensors built at run time: one batched tensor per
+// element (JAX and torch.func return the list of the batched elements)
+FUNCGEN("filled_rows_vmap = vmap(filled_rows)")
+std::vector<fg::Tensor> filled_rows(const fg::Tensor& x) {
+  std::vector<fg::Tensor> rows(x.size(0) + 1);
+  for (int64_t i = 0; i < x.size(0); ++i) rows[i] = x[i].exp() * static_cast<double>(i);
+  rows.back() = fg::ones({2}, x.options());  // the same in every example
+  return rows;
+}
+
 }  // namespace cs

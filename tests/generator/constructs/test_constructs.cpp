@@ -37,6 +37,9 @@ fg::Tensor listed(const fg::Tensor& x);
 fg::Tensor assigned(const fg::Tensor& x);
 fg::Tensor counters(const fg::Tensor& x);
 fg::Tensor captures(const fg::Tensor& x);
+fg::Tensor built_lists(const fg::Tensor& x);
+std::vector<fg::Tensor> unrolled(const fg::Tensor& x0, const fg::Tensor& w, int64_t steps);
+std::vector<fg::Tensor> filled_rows(const fg::Tensor& x);
 fg::Tensor defaults(const fg::Tensor& x, double scale, int64_t power);
 std::tuple<fg::Tensor, fg::Tensor> shape_aux(const fg::Tensor& x);
 }  // namespace cs
@@ -68,7 +71,7 @@ std::vector<Construct> constructs() {
           CONSTRUCT(shape_ints), CONSTRUCT(bindings), CONSTRUCT(pushed), CONSTRUCT(slices),
           CONSTRUCT(switch_breaks), CONSTRUCT(braced), CONSTRUCT(local_structs), CONSTRUCT(out_params), CONSTRUCT(passed_on),
           CONSTRUCT(lambdas_passed), CONSTRUCT(listed), CONSTRUCT(assigned), CONSTRUCT(counters),
-          CONSTRUCT(captures)};
+          CONSTRUCT(captures), CONSTRUCT(built_lists)};
 }
 
 // d f(x) / d x by central differences: shape out.shape + x.shape.
@@ -153,3 +156,42 @@ INSTANTIATE_TEST_SUITE_P(Cxx, Constructs, ::testing::ValuesIn(constructs()),
                          [](const ::testing::TestParamInfo<Construct>& info) { return info.param.name; });
 
 }  // namespace
+
+// A vector of tensors built at run time and returned: under vmap, each element batched, equal to the
+// loop of unbatched calls (nested, with out_dims, and with an element that is the same in every
+// example).
+void expect_lists_equal(const std::vector<T>& batched, const std::vector<std::vector<T>>& per_example, int64_t dim) {
+  ASSERT_FALSE(per_example.empty());
+  ASSERT_EQ(batched.size(), per_example[0].size());
+  for (size_t i = 0; i < batched.size(); ++i) {
+    std::vector<T> items;
+    for (const auto& example : per_example) items.push_back(example[i]);
+    expect_close(batched[i], fg::stack(items, dim), "element " + std::to_string(i));
+  }
+}
+
+TEST(ReturnedLists, UnderVmapAreTheLoopsElementByElement) {
+  fg::manual_seed(5);
+  const T xs = fg::randn({4, 3}, fg::kDouble), w = fg::randn({3}, fg::kDouble);
+  std::vector<std::vector<T>> loop;
+  for (int64_t b = 0; b < 4; ++b) loop.push_back(cs::unrolled(xs[b], w, 3));
+  expect_lists_equal(cs::unrolled_vmap(xs, w, 3), loop, 0);
+
+  const T x2 = fg::randn({2, 5, 3}, fg::kDouble), w2 = fg::randn({2, 3}, fg::kDouble);
+  const std::vector<T> nested = cs::unrolled_vmap2(x2, w2, 2);  // outer level over dim 1 of x2, out at dim 1
+  ASSERT_EQ(nested.size(), 2u);
+  for (int64_t j = 0; j < 5; ++j) {
+    std::vector<std::vector<T>> inner;
+    for (int64_t i = 0; i < 2; ++i) inner.push_back(cs::unrolled(x2[i][j], w2[i], 2));
+    for (size_t k = 0; k < nested.size(); ++k) {
+      std::vector<T> items;
+      for (const auto& e : inner) items.push_back(e[k]);
+      expect_close(nested[k].select(1, j), fg::stack(items), "nested element " + std::to_string(k));
+    }
+  }
+
+  const T x3 = fg::randn({3, 2, 2}, fg::kDouble);
+  loop.clear();
+  for (int64_t b = 0; b < 3; ++b) loop.push_back(cs::filled_rows(x3[b]));
+  expect_lists_equal(cs::filled_rows_vmap(x3), loop, 0);
+}

@@ -79,6 +79,7 @@ struct TwoLayers {
   fg::Tensor operator()(const fg::Tensor& x) const { return fc2(fc1(x)); }
 };
 fg::Tensor two_layer_loss(const TwoLayers& net, const fg::Tensor& x);
+fg::Tensor chosen_layer_loss(const TwoLayers& net, const fg::Tensor& x);
 std::tuple<fg::Tensor, fg::Tensor> aux_loss(const Mlp& params, const fg::Tensor& x);
 std::tuple<fg::Tensor, Heads> heads_aux_loss(const Linear& layer, const fg::Tensor& x);
 std::tuple<fg::Tensor, std::tuple<fg::Tensor, fg::Tensor>> tuple_aux_loss(const fg::Tensor& x);

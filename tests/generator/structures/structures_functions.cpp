@@ -234,6 +234,17 @@ FUNCGEN("two_layer_grad = grad(two_layer_loss)")
 FUNCGEN("two_layer_per_example_grads = vmap(grad(two_layer_loss), in_dims=(None, 0))")
 fg::Tensor two_layer_loss(const TwoLayers& net, const fg::Tensor& x) { return net(x).pow(2).sum(); }
 
+// A local layer copied from a part of the model, then assigned another part whole (the struct's own
+// copy assignment: leaf by leaf).
+FUNCGEN("chosen_layer_grad = grad(chosen_layer_loss)")
+FUNCGEN("chosen_layer_per_example_grads = vmap(grad(chosen_layer_loss), in_dims=(None, 0))")
+fg::Tensor chosen_layer_loss(const TwoLayers& net, const fg::Tensor& x) {
+  Affine layer = net.fc1;
+  fg::Tensor h = layer(x);
+  if (h.size(0) == 4) layer = net.fc2;
+  return layer(h).pow(2).sum() + net.fc1(x).sum();
+}
+
 FUNCGEN("dense_forward_jacrev = jacrev(forward)")
 fg::Tensor Dense::forward(const fg::Tensor& x) const {
   return bias ? fg::matmul(weight, x) + *bias : fg::matmul(weight, x);

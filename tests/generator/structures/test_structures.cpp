@@ -597,6 +597,24 @@ TEST(Structures, HasAuxWithAStructuredAux) {
   expect_close(std::get<0>(tjaux), x.sin());
 }
 
+TEST(Structures, ALocalLayerAssignedAPartOfTheModel) {
+  structured::TwoLayers net{{input({4, 3}, 1), input({4}, 2)}, {input({2, 4}, 3), input({2}, 4)}};
+  const fg::Tensor x = input({3}, 5);
+  auto f = [&] { return structured::chosen_layer_loss(net, x).item<double>(); };
+  const structured::TwoLayers g = structured::chosen_layer_grad(net, x);
+  expect_close(g.fc1.weight, numeric_grad(f, net.fc1.weight));
+  expect_close(g.fc1.bias, numeric_grad(f, net.fc1.bias));
+  expect_close(g.fc2.weight, numeric_grad(f, net.fc2.weight));
+  expect_close(g.fc2.bias, numeric_grad(f, net.fc2.bias));
+  const fg::Tensor xs = input({3, 3}, 6);
+  const structured::TwoLayers per = structured::chosen_layer_per_example_grads(net, xs);
+  for (int64_t i = 0; i < 3; ++i) {
+    const structured::TwoLayers gi = structured::chosen_layer_grad(net, xs[i]);
+    expect_close(per.fc1.weight[i], gi.fc1.weight);
+    expect_close(per.fc2.weight[i], gi.fc2.weight);
+  }
+}
+
 TEST(Structures, VmapOfNestedResultsAgreesWithTheLoop) {
   const Linear l{input({3, 4}, 1), input({3}, 2)};
   const fg::Tensor xb = input({5, 4}, 3);

@@ -10,7 +10,8 @@ namespace diag {
 // A vector filled with push_back that did not start empty, with braces or as copies of one value.
 FUNCGEN("g1 = grad(copied_start)")
 fg::Tensor copied_start(const fg::Tensor& x) {
-  std::vector<fg::Tensor> parts(1);
+  const std::vector<fg::Tensor> first{x.sin()};
+  std::vector<fg::Tensor> parts = first;
   parts.push_back(x);
 // CHECK: construct_diagnostics.cpp:[[@LINE-1]]:3: error: push_back into 'parts' cannot be transformed: funcgen transforms a vector of tensors declared empty or with braces and filled with push_back when the function then only reads its elements (parts[i], back(), a range-for by const reference), assigns them (parts[i] = y), sizes, concatenates or stacks it, or passes it to a helper, but it is not declared empty, with braces or as copies of one value [funcgen-unsupported]
   return fg::stack(parts).sum();

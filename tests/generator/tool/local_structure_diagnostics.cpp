@@ -44,7 +44,7 @@ fg::Tensor call_into_call(const fg::Tensor& x) {
 static std::map<std::string, fg::Tensor> named(const fg::Tensor& x) { return {{"a", x}}; }
 FUNCGEN("g3 = grad(reads_named)")
 fg::Tensor reads_named(const fg::Tensor& x) { return named(x).at("a").sum(); }
-// CHECK: local_structure_diagnostics.cpp:[[@LINE-1]]:54: error: 'named' returns a std::vector, std::map or std::optional of tensors, which funcgen cannot take apart in its caller yet; return a struct, std::array or std::tuple of tensors [funcgen-unsupported]
+// CHECK: local_structure_diagnostics.cpp:[[@LINE-1]]:54: error: 'named' returns a std::map or std::optional of tensors, which funcgen cannot take apart in its caller yet; return a struct, std::array or std::tuple of tensors [funcgen-unsupported]
 
 // A helper that writes its by-value parameter in place and then assigns it: the caller sees the
 // write but not the assignment.
@@ -156,5 +156,24 @@ fg::Tensor counted(const fg::Tensor& x) {
   return x.sum() * n;
 }
 
-// CHECK: 15 errors generated.
+// A vector of tensors built at run time and returned: vmap returns its batched elements; the
+// derivatives of such an output (its length known only when it runs) are not generated yet.
+FUNCGEN("j17 = jvp(trajectory)")
+std::vector<fg::Tensor> trajectory(const fg::Tensor& x, int64_t steps) {
+  std::vector<fg::Tensor> out;
+  for (int64_t t = 0; t < steps; ++t) out.push_back(x * static_cast<double>(t));
+  return out;
+// CHECK: local_structure_diagnostics.cpp:[[@LINE-1]]:3: error: jvp of a function that returns a std::vector of tensors built at run time (its length known only when it runs) cannot be generated yet; return fg::stack(out) where its tensors have one shape [funcgen-unsupported]
+}
+
+// A vector a helper built, read where it is returned.
+static std::vector<fg::Tensor> halves(const fg::Tensor& x) {
+  std::vector<fg::Tensor> out{x * 0.5, x * 0.25};
+  return out;
+}
+FUNCGEN("g18 = grad(reads_halves)")
+fg::Tensor reads_halves(const fg::Tensor& x) { return halves(x)[1].sum(); }
+// CHECK: local_structure_diagnostics.cpp:[[@LINE-1]]:55: error: the vector 'halves' returns is read where it is returned, which cannot be transformed yet; store it in a variable first (auto v = halves(...);) [funcgen-unsupported]
+
+// CHECK: 17 errors generated.
 }  // namespace diag

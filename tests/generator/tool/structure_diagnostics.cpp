@@ -76,11 +76,12 @@ FUNCGEN("g2 = grad(stacked)")
 fg::Tensor stacked(const std::vector<fg::Tensor>& ws) { return fg::stack(ws).sum(); }
 // CHECK: structure_diagnostics.cpp:[[@LINE-1]]:74: error: 'stack' of the whole vector 'ws' cannot be differentiated yet: funcgen differentiates a vector where its elements are read; read them (ws[i]) and combine those, or stack the vector in the function that fills it with push_back (held stacked there) [funcgen-unsupported]
 
-// A helper that returns a vector of tensors (a struct, pair, array or tuple goes through).
+// A helper that returns a vector of tensors built where it is returned (a local vector it fills,
+// a struct, pair, array or tuple go through).
 static std::vector<fg::Tensor> both(const Layer& l) { return {l.weight * 2, l.bias * 2}; }
 FUNCGEN("g5 = grad(calls_both)")
 fg::Tensor calls_both(const Layer& l) { return both(l)[0].sum(); }
-// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:48: error: 'both' returns a std::vector, std::map or std::optional of tensors, which funcgen cannot take apart in its caller yet; return a struct, std::array or std::tuple of tensors [funcgen-unsupported]
+// CHECK: structure_diagnostics.cpp:[[@LINE-1]]:48: error: 'both' returns a std::vector of tensors other than a local vector it fills, which funcgen cannot take apart in its caller yet; declare the vector in 'both' and return it by name (std::vector<fg::Tensor> out{...}; return out;) [funcgen-unsupported]
 
 // vjp's pullback keeps the numbers of a structure to put them in its gradient; other values it cannot keep yet.
 struct Named {
