@@ -932,7 +932,8 @@ class FunctionLowerer {
   // A function whose body funcgen sees (in this file or a header it includes, not a system header)
   // and transforms with its callers; not the runtime's fg:: ops.
   bool is_user_function(const clang::FunctionDecl* callee) const {
-    if (callee == nullptr || callee->isImplicit()) return false;  // (a struct's own `m = p.l2`: copied leaf by leaf)
+    if (callee == nullptr || callee->isImplicit() || callee->isDefaulted())
+      return false;  // (a struct's own `m = p.l2`: copied leaf by leaf)
     const clang::NamespaceDecl* outermost = nullptr;
     for (const clang::DeclContext* dc = callee->getDeclContext(); dc != nullptr; dc = dc->getParent())
       if (const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(dc)) outermost = ns;
@@ -1114,8 +1115,8 @@ class FunctionLowerer {
 
   // Whether every return of `decl` returns a local std::vector of tensors by name (`return outs;`):
   // its length is known only at run time, so it is returned as a list, as a vector parameter is taken.
-  bool returns_list(const clang::FunctionDecl* decl) {
-    if (!is_tensor_vector(decl->getReturnType()) || decl->getBody() == nullptr) return false;
+  bool returns_list(const clang::FunctionDecl* decl, int depth = 0) {
+    if (!is_tensor_vector(decl->getReturnType()) || decl->getBody() == nullptr || depth > 8) return false;
     struct Returns : clang::RecursiveASTVisitor<Returns> {
       std::vector<const clang::ReturnStmt*> all;
       bool TraverseLambdaExpr(clang::LambdaExpr*) { return true; }  // a lambda's returns are its own
@@ -1127,7 +1128,12 @@ class FunctionLowerer {
     returns.TraverseStmt(decl->getBody());
     if (returns.all.empty()) return false;
     for (const clang::ReturnStmt* r : returns.all) {
-      const auto* ref = r->getRetValue() != nullptr ? llvm::dyn_cast<clang::DeclRefExpr>(unmoved(r->getRetValue())) : nullptr;
+      const clang::Expr* value = r->getRetValue() != nullptr ? unmoved(r->getRetValue()) : nullptr;
+      if (const auto* call = llvm::dyn_cast_or_null<clang::CallExpr>(value);  // `return steps(x, n);`
+          call != nullptr && call->getDirectCallee() != nullptr && is_user_function(call->getDirectCallee()) &&
+          returns_list(call->getDirectCallee(), depth + 1))
+        continue;
+      const auto* ref = llvm::dyn_cast_or_null<clang::DeclRefExpr>(value);
       const auto* vd = ref != nullptr ? llvm::dyn_cast<clang::VarDecl>(ref->getDecl()) : nullptr;
       if (vd == nullptr || !vd->isLocalVarDecl() || !is_tensor_vector(vd->getType())) return false;
     }
@@ -2520,12 +2526,12 @@ class FunctionLowerer {
     const clang::Expr* value = filled_with(ctor);
     if (value == nullptr) return false;
     StmtPtr d = make(StmtKind::Decl, ds);
-    d->var = add_var(vd, vd->getType());
+    d->var = add_var(vd, vd->getType().getUnqualifiedType());  // (pushed to: not const)
     out.push_back(std::move(d));
     StmtPtr block = make(StmtKind::Block, ds);
     const std::string name = vd->getNameAsString();
-    const int item = value == ctor ? declare_made(block->body, ds, name + "_item__", ir::Type::Tensor, "const fg::Tensor",
-                                                  ir::opaque("fg::Tensor()", ir::Type::Tensor))
+    // (an empty tensor: declared without a value, which AD keeps unset in loops too)
+    const int item = value == ctor ? declare_made(block->body, ds, name + "_item__", ir::Type::Tensor, "fg::Tensor", nullptr)
                                    : declare_made(block->body, ds, name + "_item__", ir::Type::Tensor, "const fg::Tensor",
                                                   lower_expr(value));
     const int count = declare_made(block->body, ds, name + "_count__", ir::Type::Int, "const int64_t",
@@ -2770,8 +2776,9 @@ class FunctionLowerer {
   }
 
   // Reads of a stacked vector: v.size(), v.empty(), v[i], v.at(i), v.back(), v.front(), fg::stack(v[, 0 or 1]).
-  // `both(x)[0]`, `both(x).back()` of a helper that returns a list it built, or a method of that
-  // element (`both(x)[0].sum()`): reported (the list must be a variable's).
+  // `both(x)[0]`, `both(x).back()` of a helper that returns a list it built, a method of that
+  // element (`both(x)[0].sum()`), or the list passed on (`fg::stack(both(x))`): reported (the list
+  // must be a variable's).
   ExprPtr made_list_read(const clang::Expr* e) {
     const auto object_of = [&](const clang::Expr* x) -> const clang::Expr* {
       const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(x);
@@ -2787,9 +2794,12 @@ class FunctionLowerer {
     const clang::Expr* object = object_of(e);
     const clang::FunctionDecl* f = made_list(object);
     if (f == nullptr && object != nullptr) f = made_list(object_of(object));
+    if (const auto* call = llvm::dyn_cast<clang::CallExpr>(e); f == nullptr && call != nullptr && unmoved(call) == call)
+      for (const clang::Expr* arg : call->arguments())  // `fg::stack(steps(x, n))`, `total(steps(x, n))`
+        if ((f = made_list(strip(arg))) != nullptr) break;
     if (f == nullptr) return nullptr;
     const std::string name = f->getNameAsString();
-    unsupported(e, "the vector '" + name + "' returns is read where it is returned, which cannot be transformed yet; "
+    unsupported(e, "the vector '" + name + "' returns is used where it is returned, which cannot be transformed yet; "
                    "store it in a variable first (auto v = " + name + "(...);)");
     return opaque(e);
   }
@@ -2805,7 +2815,13 @@ class FunctionLowerer {
       Stacked* v = stacked_object(mc);
       if (v == nullptr) return nullptr;
       const std::string m = mc->getMethodDecl()->getNameAsString();
-      if (m == "size") return ir::var_ref(f_, v->count);
+      if (m == "size") {  // size_t, as std::vector::size() (`i < v.size()` with a size_t i)
+        ExprPtr x = make_expr(ExprKind::Cast, mc);
+        x->text = "size_t";
+        x->type = ir::Type::Int;
+        x->args.push_back(ir::var_ref(f_, v->count));
+        return x;
+      }
       if (m == "empty") return ir::binary("==", ir::var_ref(f_, v->count), ir::opaque("0", ir::Type::Int), ir::Type::Bool);
       if (m == "front") return select(*v, ir::opaque("0", ir::Type::Int));
       if (m == "back")
@@ -3316,6 +3332,12 @@ class FunctionLowerer {
       if (const auto* m = llvm::dyn_cast<clang::MaterializeTemporaryExpr>(e)) { e = m->getSubExpr(); continue; }
       if (const auto* b = llvm::dyn_cast<clang::CXXBindTemporaryExpr>(e)) { e = b->getSubExpr(); continue; }
       if (const auto* l = llvm::dyn_cast<clang::CXXStdInitializerListExpr>(e)) { e = l->getSubExpr(); continue; }
+      if (const auto* il = llvm::dyn_cast<clang::InitListExpr>(e);  // `hs{steps(x, n)}`: a copy of that vector
+          il != nullptr && il->getNumInits() == 1 && is_tensor_vector(il->getType()) &&
+          is_tensor_vector(il->getInit(0)->getType())) {
+        e = il->getInit(0);
+        continue;
+      }
       if (const auto* c = llvm::dyn_cast<clang::CXXConstructExpr>(e);
           c != nullptr && !llvm::isa<clang::CXXTemporaryObjectExpr>(c) && c->getNumArgs() >= 1 &&
           (c->getNumArgs() == 1 || llvm::isa<clang::CXXDefaultArgExpr>(c->getArg(1)))) {

@@ -411,6 +411,9 @@ UnaryInfo unary_info(UnaryKind k) {
     case UnaryKind::Tanh: return {"tanh", true};
     case UnaryKind::Sigmoid: return {"sigmoid", true};
     case UnaryKind::Relu: return {"relu", false};
+    case UnaryKind::Erf: return {"erf", true};
+    case UnaryKind::Silu: return {"silu", true};
+    case UnaryKind::LogSigmoid: return {"log_sigmoid", true};
   }
   return {"unary", true};
 }
@@ -475,6 +478,9 @@ FG_DEFINE_UNARY(tan, Tan)
 FG_DEFINE_UNARY(tanh, Tanh)
 FG_DEFINE_UNARY(sigmoid, Sigmoid)
 FG_DEFINE_UNARY(relu, Relu)
+FG_DEFINE_UNARY(erf, Erf)
+FG_DEFINE_UNARY(silu, Silu)
+FG_DEFINE_UNARY(log_sigmoid, LogSigmoid)
 #undef FG_DEFINE_UNARY
 
 Tensor operator-(const Tensor& self) { return neg(self); }

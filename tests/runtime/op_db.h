@@ -72,6 +72,12 @@ inline const std::vector<UnaryOp>& unary_ops() {
                   IntPolicy::ToFloat, {0.0, kInf, -kInf, kNaN, 100.0, -100.0, 50.0, -50.0}),
       FG_UNARY_OP(relu, [](double x) { return std::isnan(x) ? x : (x > 0 ? x : 0.0); }, -5, 5,
                   IntPolicy::KeepInt, {0.0, -0.0, kInf, -kInf, kNaN, -1e-30}),
+      FG_UNARY_OP(erf, [](double x) { return std::erf(x); }, -4, 4, IntPolicy::ToFloat,
+                  {0.0, -0.0, kInf, -kInf, kNaN, 10.0, -10.0, 1e-30}),
+      FG_UNARY_OP(silu, [](double x) { return x / (1.0 + std::exp(-x)); }, -20, 20, IntPolicy::ToFloat,
+                  {0.0, kInf, -kInf, kNaN, 100.0, -100.0, -800.0}),
+      FG_UNARY_OP(log_sigmoid, [](double x) { return std::min(x, 0.0) - std::log1p(std::exp(-std::abs(x))); }, -20,
+                  20, IntPolicy::ToFloat, {0.0, kInf, -kInf, kNaN, 100.0, -100.0, -800.0, 800.0}),
   };
   return ops;
 }

@@ -352,6 +352,15 @@ class Normalizer {
     } else if (s.expr->type == ir::Type::TensorTuple) {
       for (int id : tuple_value(*s.expr, scope, out)) scope.results->push_back(ir::var_ref(*out_, id));
     } else if (scope.helper && s.expr->type == ir::Type::TensorList) {  // a helper's local list: the list itself
+      if (s.expr->kind == ExprKind::Call && helper_of(*s.expr) != nullptr) {  // `return steps(x, n);`: that one's
+        const std::vector<int> made = inline_call(*s.expr, scope, out);
+        if (!ok_) return;
+        if (made.size() == 1 && lists_.count(made[0]) != 0) {
+          scope.results->push_back(ir::var_ref(*out_, made[0]));
+          scope.returned = true;
+          return;
+        }
+      }
       auto list = s.expr->kind == ExprKind::VarRef ? scope.vars.find(s.expr->var) : scope.vars.end();
       if (list == scope.vars.end() || lists_.count(list->second) == 0) {
         fail(s.range.getBegin(), "a helper that returns a vector of tensors other than one it built cannot be "

@@ -206,7 +206,9 @@ std::vector<StmtPtr> Batcher::sub_block(const std::vector<StmtPtr>& body, size_t
 ExprPtr Batcher::stored(const Expr& e, const ir::Var& v) {
   if (v.type != ir::Type::TensorList || e.kind != ExprKind::List) {
     Val c = expr(e);
-    if (v.type != ir::Type::Tensor) return std::move(c.e);
+    // (a list a helper returned at fewer levels than the list gets: every element expanded)
+    if (v.type != ir::Type::Tensor && !(v.type == ir::Type::TensorList && e.type == ir::Type::TensorList))
+      return std::move(c.e);
     return coerce(std::move(c), an_.var(v.id));
   }
   std::vector<ExprPtr> items;
@@ -265,7 +267,8 @@ ExprPtr Batcher::returned(const Expr& e) {
     return rebuild(e, std::move(items));
   }
   Val c = expr(e);
-  if (fn_.return_type == ir::Type::Tensor && outs.size() == 1) return coerce(std::move(c), outs[0]);
+  if ((fn_.return_type == ir::Type::Tensor || fn_.return_type == ir::Type::TensorList) && outs.size() == 1)
+    return coerce(std::move(c), outs[0]);  // (a list: each element)
   return std::move(c.e);
 }
 

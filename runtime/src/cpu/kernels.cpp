@@ -128,6 +128,23 @@ void Unary(D d, UnaryKind kind, const T* x, T* out, int64_t n) {
           d, x, out, n,
           [](D dd, V v) { return hn::IfThenElse(hn::Lt(v, hn::Zero(dd)), hn::Zero(dd), v); },
           [](T v) { return v < T(0) ? T(0) : v; }, AlwaysInDomain());
+    case UnaryKind::Erf:
+      // No vector erf in Highway; a rational approximation would lose the last digits torch keeps.
+      for (int64_t i = 0; i < n; ++i) out[i] = std::erf(x[i]);
+      return;
+    case UnaryKind::Silu:  // x * sigmoid(x)
+      return MapUnary(
+          d, x, out, n,
+          [](D dd, V v) { return hn::Div(v, hn::Add(hn::Set(dd, T(1)), hn::Exp(dd, hn::Neg(v)))); },
+          [](T v) { return v / (T(1) + std::exp(-v)); },
+          [](D dd, V v) { return InRange(dd, v, -Limits<T>::kExpMax, kMax); });
+    case UnaryKind::LogSigmoid:  // min(x, 0) - log1p(exp(-|x|)): no overflow for large |x|
+      return MapUnary(
+          d, x, out, n,
+          [](D dd, V v) {
+            return hn::Sub(hn::Min(v, hn::Zero(dd)), hn::Log1p(dd, hn::Exp(dd, hn::Neg(hn::Abs(v)))));
+          },
+          [](T v) { return std::min(v, T(0)) - std::log1p(std::exp(-std::abs(v))); }, finite);
   }
 }
 

@@ -8,7 +8,7 @@
 namespace fg::cpu {
 
 enum class UnaryKind : int {
-  Neg, Abs, Exp, Log, Log1p, Sqrt, Rsqrt, Sin, Cos, Tan, Tanh, Sigmoid, Relu,
+  Neg, Abs, Exp, Log, Log1p, Sqrt, Rsqrt, Sin, Cos, Tan, Tanh, Sigmoid, Relu, Erf, Silu, LogSigmoid,
 };
 enum class BinaryKind : int { Add, Sub, Mul, Div, Maximum, Minimum, Pow };
 enum class ReduceKind : int { Sum, Max, Min };

@@ -54,6 +54,9 @@ const Shape M{3, 4};
   X(tanh, M, M) \
   X(sigmoid, M, M) \
   X(relu, M, M) \
+  X(erf, M, M) \
+  X(silu, M, M) \
+  X(log_sigmoid, M, M) \
   X(minimum, M, M) \
   X(clamp, M, M) \
   X(clamp_min, M, M) \

@@ -857,6 +857,8 @@ std::vector<fg::Tensor> first_last(const fg::Tensor& row) {
   return out;
 }
 
+std::vector<fg::Tensor> unrolled_twice(const fg::Tensor& x0, const fg::Tensor& w) { return unrolled(x0, w * 0.3, 2); }
+
 FUNCGEN("built_lists_grad = grad(built_lists)")
 FUNCGEN("built_lists_jvp = jvp(built_lists)")
 FUNCGEN("built_lists_jacfwd = jacfwd(built_lists)")
@@ -880,11 +882,35 @@ fg::Tensor built_lists(const fg::Tensor& x) {
   };
   for (const fg::Tensor& p : pieces(4)) total = total + (p * p).sum();
   std::vector<fg::Tensor> both = first_last(x[2]);
-  return total + (both[0] * both[1]).sum();
+  total = total + (both[0] * both[1]).sum();
+  for (int64_t k = 0; k < 2; ++k) {  // n empty tensors declared in a loop
+    std::vector<fg::Tensor> pair(2);
+    pair[0] = x[k] * static_cast<double>(k + 1);
+    pair[1] = pair[0].sin() * total;
+    total = total + pair[1].sum() * 0.1;
+  }
+  // a helper's list of constants (the same in every example under vmap) that the caller then
+  // extends with values of x, a helper that returns another's list, and a copy of one in braces
+  std::vector<fg::Tensor> mixed = first_last(fg::ones({4}, x.options()) * 2.0);
+  mixed.push_back(x[1].narrow(0, 0, 1));
+  const std::vector<fg::Tensor> forwarded = unrolled_twice(x[2], x[0]);
+  const std::vector<fg::Tensor> copied{first_last(x[0])};
+  return total + (mixed[0] * mixed[2]).sum() + forwarded.back().sum() + copied[1].sum();
 }
 
 // ---- vmap of a function that returns a vector of tensors built at run time: one batched tensor per
 // element (JAX and torch.func return the list of the batched elements)
+// Returns of lists that the mapped input reaches and of one it does not: each returned batched.
+FUNCGEN("either_vmap = vmap(either, in_dims=(0, None, None))")
+std::vector<fg::Tensor> either(const fg::Tensor& x, const fg::Tensor& w, bool from_x) {
+  std::vector<fg::Tensor> mapped;
+  mapped.push_back(x.sin());
+  std::vector<fg::Tensor> shared;
+  shared.push_back(w * 3.0);
+  if (from_x) return mapped;
+  return shared;
+}
+
 FUNCGEN("filled_rows_vmap = vmap(filled_rows)")
 std::vector<fg::Tensor> filled_rows(const fg::Tensor& x) {
   std::vector<fg::Tensor> rows(x.size(0) + 1);

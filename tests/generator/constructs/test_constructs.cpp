@@ -40,6 +40,7 @@ fg::Tensor captures(const fg::Tensor& x);
 fg::Tensor built_lists(const fg::Tensor& x);
 std::vector<fg::Tensor> unrolled(const fg::Tensor& x0, const fg::Tensor& w, int64_t steps);
 std::vector<fg::Tensor> filled_rows(const fg::Tensor& x);
+std::vector<fg::Tensor> either(const fg::Tensor& x, const fg::Tensor& w, bool from_x);
 fg::Tensor defaults(const fg::Tensor& x, double scale, int64_t power);
 std::tuple<fg::Tensor, fg::Tensor> shape_aux(const fg::Tensor& x);
 }  // namespace cs
@@ -194,4 +195,10 @@ TEST(ReturnedLists, UnderVmapAreTheLoopsElementByElement) {
   loop.clear();
   for (int64_t b = 0; b < 3; ++b) loop.push_back(cs::filled_rows(x3[b]));
   expect_lists_equal(cs::filled_rows_vmap(x3), loop, 0);
+
+  for (bool from_x : {true, false}) {
+    loop.clear();
+    for (int64_t b = 0; b < 4; ++b) loop.push_back(cs::either(xs[b], w, from_x));
+    expect_lists_equal(cs::either_vmap(xs, w, from_x), loop, 0);
+  }
 }

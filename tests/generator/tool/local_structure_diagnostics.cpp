@@ -173,7 +173,7 @@ static std::vector<fg::Tensor> halves(const fg::Tensor& x) {
 }
 FUNCGEN("g18 = grad(reads_halves)")
 fg::Tensor reads_halves(const fg::Tensor& x) { return halves(x)[1].sum(); }
-// CHECK: local_structure_diagnostics.cpp:[[@LINE-1]]:55: error: the vector 'halves' returns is read where it is returned, which cannot be transformed yet; store it in a variable first (auto v = halves(...);) [funcgen-unsupported]
+// CHECK: local_structure_diagnostics.cpp:[[@LINE-1]]:55: error: the vector 'halves' returns is used where it is returned, which cannot be transformed yet; store it in a variable first (auto v = halves(...);) [funcgen-unsupported]
 
 // CHECK: 17 errors generated.
 }  // namespace diag

@@ -103,6 +103,9 @@ FG_UNARY_FUNCTIONS(tan)
 FG_UNARY_FUNCTIONS(tanh)
 FG_UNARY_FUNCTIONS(sigmoid)
 FG_UNARY_FUNCTIONS(relu)
+FG_UNARY_FUNCTIONS(erf)
+FG_UNARY_FUNCTIONS(silu)         // x * sigmoid(x), torch::silu
+FG_UNARY_FUNCTIONS(log_sigmoid)  // log(sigmoid(x)), torch::log_sigmoid
 #undef FG_UNARY_FUNCTIONS
 
 Tensor clamp(const Tensor& self, const std::optional<Scalar>& min,

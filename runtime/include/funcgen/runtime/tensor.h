@@ -125,6 +125,9 @@ class Tensor {
   FG_UNARY_METHODS(tan)
   FG_UNARY_METHODS(tanh)
   FG_UNARY_METHODS(sigmoid)
+  FG_UNARY_METHODS(erf)
+  FG_UNARY_METHODS(silu)
+  FG_UNARY_METHODS(log_sigmoid)
   FG_UNARY_METHODS(relu)
 #undef FG_UNARY_METHODS
 
