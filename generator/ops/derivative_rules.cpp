@@ -46,7 +46,7 @@ const std::map<std::string, Rule>& table() {
 // ---------------------------------------------------------------- formula parser
 
 struct Token {
-  enum Kind { Name, Number, Punct, End } kind = End;
+  enum Kind { Name, Number, String, Punct, End } kind = End;
   std::string text;
 };
 
@@ -65,6 +65,14 @@ std::vector<Token> tokenize(const std::string& s, std::string& error) {
       }
       out.push_back({Token::Name, s.substr(i, j - i)});
       i = j;
+    } else if (c == '"') {  // a string literal (gelu's approximate="none"), kept as written
+      const size_t j = s.find('"', i + 1);
+      if (j == std::string::npos) {
+        error = "unterminated string literal";
+        return {};
+      }
+      out.push_back({Token::String, s.substr(i, j + 1 - i)});
+      i = j + 1;
     } else if (std::isdigit(static_cast<unsigned char>(c))) {
       size_t j = i;
       while (j < s.size() && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '.')) ++j;
@@ -242,6 +250,10 @@ class FormulaParser {
       ++pos_;
       const bool real = t.text.find_first_of(".eE") != std::string::npos;
       return ir::opaque(t.text, real ? ir::Type::Float : ir::Type::Int);
+    }
+    if (t.kind == Token::String) {
+      ++pos_;
+      return ir::opaque(t.text, ir::Type::Other);
     }
     if (accept("(")) {
       ir::ExprPtr e = comparison();

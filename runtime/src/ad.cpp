@@ -323,6 +323,12 @@ std::vector<int64_t> inverse_permutation(IntArrayRef dims) {
   return inverse;
 }
 
+double gelu_tanh(const std::string& approximate) {
+  if (approximate != "none" && approximate != "tanh")
+    fail("ad::gelu_tanh", "approximate must be 'none' or 'tanh', got '", approximate, "'");
+  return approximate == "tanh" ? 1.0 : 0.0;
+}
+
 double norm_order(const std::optional<Scalar>& p) {
   const double order = p ? p->toDouble() : 2.0;
   if (!(order >= 1.0) || std::isinf(order))

@@ -570,7 +570,7 @@ Tensor Tensor::clamp_max(const Scalar& max) const { return fg::clamp_max(*this, 
 // ------------------------------------------------------------------ comparisons
 namespace {
 
-enum class Cmp { Gt, Lt, Ge, Le, Eq, Ne };
+enum class Cmp { Gt, Lt, Ge, Le, Eq, Ne, And, Or, Xor };
 
 template <typename T>
 bool compare(Cmp c, T a, T b) {
@@ -581,6 +581,9 @@ bool compare(Cmp c, T a, T b) {
     case Cmp::Le: return a <= b;
     case Cmp::Eq: return a == b;
     case Cmp::Ne: return a != b;
+    case Cmp::And: return a != T(0) && b != T(0);  // (NaN is true, as in torch)
+    case Cmp::Or: return a != T(0) || b != T(0);
+    case Cmp::Xor: return (a != T(0)) != (b != T(0));
   }
   return false;
 }
@@ -642,7 +645,13 @@ FG_DEFINE_COMPARE(ge, Ge)
 FG_DEFINE_COMPARE(le, Le)
 FG_DEFINE_COMPARE(eq, Eq)
 FG_DEFINE_COMPARE(ne, Ne)
+FG_DEFINE_COMPARE(logical_and, And)
+FG_DEFINE_COMPARE(logical_or, Or)
+FG_DEFINE_COMPARE(logical_xor, Xor)
 #undef FG_DEFINE_COMPARE
+
+Tensor logical_not(const Tensor& self) { return comparison(Cmp::Eq, {self}, wrap(Scalar(false)), "logical_not"); }
+Tensor Tensor::logical_not() const { return fg::logical_not(*this); }
 
 // ------------------------------------------------------------------ where
 namespace {

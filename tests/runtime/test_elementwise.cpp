@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <functional>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -535,6 +537,70 @@ TEST(Promotion, ComparisonsPromoteBeforeComparing) {
   EXPECT_TENSOR_EQ(n != n, Array({2}, {1, 0}), fg::kBool);
   EXPECT_TENSOR_EQ(n < 5.0, Array({2}, {0, 1}), fg::kBool);
   EXPECT_TENSOR_EQ(n >= 5.0, Array({2}, {0, 0}), fg::kBool);
+}
+
+TEST(Logical, TruthOfEachElementAsTorch) {
+  Tensor p = fg::tensor({true, true, false, false});
+  Tensor q = fg::tensor({true, false, true, false});
+  EXPECT_TENSOR_EQ(fg::logical_and(p, q), Array({4}, {1, 0, 0, 0}), fg::kBool);
+  EXPECT_TENSOR_EQ(p.logical_or(q), Array({4}, {1, 1, 1, 0}), fg::kBool);
+  EXPECT_TENSOR_EQ(fg::logical_xor(p, q), Array({4}, {0, 1, 1, 0}), fg::kBool);
+  EXPECT_TENSOR_EQ(fg::logical_not(p), Array({4}, {0, 0, 1, 1}), fg::kBool);
+  // Numbers: nonzero is true, NaN included; -0.0 is false; mixed dtypes and broadcasting.
+  Tensor x = f32({0.0, -0.0, 2.5, ref::nan()});
+  EXPECT_TENSOR_EQ(x.logical_not(), Array({4}, {1, 1, 0, 0}), fg::kBool);
+  EXPECT_TENSOR_EQ(fg::logical_and(x, fg::tensor({1, 0, 3, 4})), Array({4}, {0, 0, 1, 1}), fg::kBool);
+  EXPECT_TENSOR_EQ(fg::logical_or(x.reshape({4, 1}), fg::tensor({false, true})),
+                   Array({4, 2}, {0, 1, 0, 1, 1, 1, 1, 1}), fg::kBool);
+  EXPECT_THROW(fg::logical_and(x, f32({1.0, 2.0})), fg::Error);
+  // negating a bool tensor points to logical_not, which exists
+  try {
+    (void)(-p);
+    FAIL() << "negating a bool tensor must fail";
+  } catch (const fg::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("logical_not"), std::string::npos);
+    EXPECT_TENSOR_EQ(fg::logical_not(p), Array({4}, {0, 0, 1, 1}), fg::kBool);
+  }
+}
+
+// torch.nn.functional's activations with parameters, against their definitions in double, on
+// float32 and float64, a transposed view, NaN, and the parameters torch defaults to.
+TEST(Activations, LeakyReluEluSoftplusHardtanhAsTheirDefinitions) {
+  using Ref = std::function<double(double)>;
+  const std::vector<std::tuple<std::string, std::function<Tensor(const Tensor&)>, Ref>> cases = {
+      {"leaky_relu", [](const Tensor& x) { return fg::leaky_relu(x, 0.2); }, [](double v) { return v > 0 ? v : 0.2 * v; }},
+      {"leaky_relu default", [](const Tensor& x) { return fg::leaky_relu(x); }, [](double v) { return v > 0 ? v : 0.01 * v; }},
+      {"elu", [](const Tensor& x) { return fg::elu(x, 0.7); }, [](double v) { return v > 0 ? v : 0.7 * std::expm1(v); }},
+      {"softplus", [](const Tensor& x) { return fg::softplus(x, 2.0, 3.0); },
+       [](double v) { return 2 * v > 3 ? v : std::log1p(std::exp(2 * v)) / 2; }},
+      {"softplus default", [](const Tensor& x) { return fg::softplus(x); },
+       [](double v) { return v > 20 ? v : std::log1p(std::exp(v)); }},
+      {"hardtanh", [](const Tensor& x) { return fg::hardtanh(x, -0.5, 1.5); },
+       [](double v) { return v < -0.5 ? -0.5 : v > 1.5 ? 1.5 : v; }},
+      {"hardtanh default", [](const Tensor& x) { return fg::hardtanh(x); }, [](double v) { return std::clamp(v, -1.0, 1.0); }},
+      {"gelu", [](const Tensor& x) { return fg::gelu(x); }, [](double v) { return v * 0.5 * std::erfc(-v / std::sqrt(2.0)); }},
+      {"gelu tanh", [](const Tensor& x) { return fg::gelu(x, "tanh"); },
+       [](double v) { return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))); }},
+  };
+  for (fg::ScalarType dt : {fg::kFloat, fg::kDouble}) {
+    const Tensor base = fg::tensor({-30.0, -2.5, -0.3, -0.0, 0.0, 0.4, 1.2, 1.6, 12.0, 40.0, ref::nan(), -1.0}, dt);
+    const Tensor x = base.reshape({3, 4}).t();  // a transposed view
+    for (const auto& [name, f, r] : cases) {
+      SCOPED_TRACE(name);
+      const Tensor got = f(x);
+      ASSERT_EQ(got.dtype(), dt);
+      ASSERT_EQ(got.sizes(), x.sizes());
+      for (int64_t i = 0; i < 4; ++i)
+        for (int64_t j = 0; j < 3; ++j) {
+          const double v = x[i][j].item<double>(), want = r(v), have = got[i][j].item<double>();
+          if (std::isnan(want)) EXPECT_TRUE(std::isnan(have)) << v;
+          else EXPECT_NEAR(have, want, 1e-6 * (1 + std::abs(want))) << v;
+        }
+    }
+  }
+  EXPECT_THROW(fg::leaky_relu(fg::tensor({1, 2})), fg::Error);  // integer tensors, as torch
+  EXPECT_THROW(fg::hardtanh(f32({1.0}), 1.0, -1.0), fg::Error);
+  EXPECT_THROW(fg::gelu(f32({1.0}), "erf"), fg::Error);
 }
 
 TEST(Promotion, InPlaceKeepsSelfDtype) {

@@ -57,6 +57,11 @@ const Shape M{3, 4};
   X(erf, M, M) \
   X(silu, M, M) \
   X(log_sigmoid, M, M) \
+  X(leaky_relu, M, M) \
+  X(elu, M, M) \
+  X(softplus, M, M) \
+  X(hardtanh, M, M) \
+  X(gelu, M, M) \
   X(minimum, M, M) \
   X(clamp, M, M) \
   X(clamp_min, M, M) \

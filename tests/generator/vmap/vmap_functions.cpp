@@ -17,7 +17,7 @@ FUNCGEN("unary_chain_vvm1 = vmap(vmap(unary_chain, in_dims=-1, out_dims=-1), in_
 fg::Tensor unary_chain(const fg::Tensor& x) {
   const fg::Tensor pos = x * x + 1;
   return fg::exp(x.sin()).log1p() + pos.sqrt() - x.tanh() * x.sigmoid() + fg::relu(x).neg() + x.cos().abs() +
-         pos.log() * pos.rsqrt() + fg::tan(x * 0.5);
+         pos.log() * pos.rsqrt() + fg::tan(x * 0.5) + x.erf() + fg::silu(x) * fg::log_sigmoid(x);
 }
 
 FUNCGEN("binary_ops_v00 = vmap(binary_ops)")
@@ -48,7 +48,10 @@ FUNCGEN("where_clamp_v0n = vmap(where_clamp, in_dims=(0, None, None, None))")
 FUNCGEN("where_clamp_vn0 = vmap(where_clamp, in_dims=(None, 0, None, None))")
 fg::Tensor where_clamp(const fg::Tensor& x, const fg::Tensor& y, double lo, double hi) {
   return fg::where(x > y, x, y * 2) + x.clamp(lo, hi) + fg::clamp(y, -0.5, 0.5) + x.clamp_min(0.1) +
-         fg::clamp_max(y, 0.2) + fg::where(x < 0, x, 0.5) + y.where(y > x, x);
+         fg::clamp_max(y, 0.2) + fg::where(x < 0, x, 0.5) + y.where(y > x, x) +
+         fg::where(fg::logical_or(x > 0.5, fg::logical_xor(y < 0, x < y).logical_not()), x, y) +
+         fg::where(fg::logical_and(x, y > 0), 1.0, 0.0) + fg::leaky_relu(x, 0.1) * fg::hardtanh(y, -0.2, 0.3) +
+         fg::elu(x) + fg::softplus(y, 2.0);
 }
 
 FUNCGEN("compare_ops_v0n = vmap(compare_ops, in_dims=(0, None))")

@@ -140,6 +140,9 @@ std::vector<int64_t> inverse_permutation(IntArrayRef dims);
 // The order p of a norm (2 when not given), for its derivative: throws for the orders that the
 // derivative rule does not cover (p < 1, infinite or NaN).
 double norm_order(const std::optional<Scalar>& p);
+// 1 where gelu's `approximate` is "tanh", 0 where "none" (its derivative blends the two forms'
+// slopes by it, so that the rule is an expression of differentiable ops); throws for others.
+double gelu_tanh(const std::string& approximate);
 // The class dim of cross_entropy's and nll_loss's input: 0 for an input of 1 dim, else 1.
 int64_t class_dim(int64_t input_dim);
 

@@ -108,6 +108,14 @@ FG_UNARY_FUNCTIONS(silu)         // x * sigmoid(x), torch::silu
 FG_UNARY_FUNCTIONS(log_sigmoid)  // log(sigmoid(x)), torch::log_sigmoid
 #undef FG_UNARY_FUNCTIONS
 
+// torch.nn.functional's activations with parameters (float32 or float64 tensors).
+Tensor leaky_relu(const Tensor& self, const Scalar& negative_slope = 0.01);
+Tensor elu(const Tensor& self, const Scalar& alpha = 1.0);
+Tensor softplus(const Tensor& self, const Scalar& beta = 1, const Scalar& threshold = 20);
+Tensor hardtanh(const Tensor& self, const Scalar& min_val = -1, const Scalar& max_val = 1);
+// x * Phi(x) ("none"), or its tanh approximation ("tanh"), as torch.nn.functional.gelu.
+Tensor gelu(const Tensor& self, const std::string& approximate = "none");
+
 Tensor clamp(const Tensor& self, const std::optional<Scalar>& min,
              const std::optional<Scalar>& max = std::nullopt);
 Tensor clamp_min(const Tensor& self, const Scalar& min);
@@ -135,7 +143,11 @@ FG_COMPARE_FUNCTIONS(ge)
 FG_COMPARE_FUNCTIONS(le)
 FG_COMPARE_FUNCTIONS(eq)
 FG_COMPARE_FUNCTIONS(ne)
+FG_COMPARE_FUNCTIONS(logical_and)  // bool: both nonzero (NaN counts as true, as in torch)
+FG_COMPARE_FUNCTIONS(logical_or)
+FG_COMPARE_FUNCTIONS(logical_xor)
 #undef FG_COMPARE_FUNCTIONS
+Tensor logical_not(const Tensor& self);  // bool: self == 0
 
 // ---------------------------------------------------------------- reductions
 // An empty `dim` reduces over every dimension.

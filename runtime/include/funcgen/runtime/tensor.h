@@ -151,7 +151,11 @@ class Tensor {
   FG_COMPARE_METHODS(le)
   FG_COMPARE_METHODS(eq)
   FG_COMPARE_METHODS(ne)
+  FG_COMPARE_METHODS(logical_and)
+  FG_COMPARE_METHODS(logical_or)
+  FG_COMPARE_METHODS(logical_xor)
 #undef FG_COMPARE_METHODS
+  Tensor logical_not() const;
 
   // ---- reductions ----
   Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;

@@ -1,0 +1,87 @@
+// Activations with parameters (torch.nn.functional's leaky_relu, elu, softplus, hardtanh): one
+// pass over memory, the per-element math written once as a functor of the element type.
+#include <cmath>
+
+#include "funcgen/runtime/ops.h"
+#include "internal.h"
+#include "strided_loop.h"
+
+namespace fg {
+
+using namespace detail;
+
+namespace {
+
+// out = f(self) element by element, on float32 or float64 (torch raises for integer inputs too).
+template <typename F>
+Tensor map_floating(const Tensor& self, const char* op, F f) {
+  check_defined(self, op);
+  check_cpu(self, op);
+  Tensor out = empty_like_layout(self.sizes(), TensorOptions(self.dtype()), self);
+  dispatch_floating(self.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    const auto so = broadcast_byte_strides(out.sizes(), out.strides(), sizeof(T), out.sizes());
+    const auto si = broadcast_byte_strides(self.sizes(), self.strides(), sizeof(T), out.sizes());
+    strided_loop<2>(out.sizes(), {byte_ptr(out), byte_ptr(self)}, {so.data(), si.data()},
+                    [&](char* const* p, const int64_t* s, int64_t n) {
+                      for (int64_t i = 0; i < n; ++i)
+                        *reinterpret_cast<T*>(p[0] + i * s[0]) = f(*reinterpret_cast<const T*>(p[1] + i * s[1]));
+                    });
+  });
+  return out;
+}
+
+double to_double(const Scalar& s) { return s.to<double>(); }
+
+}  // namespace
+
+Tensor leaky_relu(const Tensor& self, const Scalar& negative_slope) {
+  const double slope = to_double(negative_slope);
+  return map_floating(self, "leaky_relu", [slope](auto x) {
+    using T = decltype(x);
+    return x > T(0) ? x : x * T(slope);
+  });
+}
+
+Tensor elu(const Tensor& self, const Scalar& alpha) {
+  const double a = to_double(alpha);
+  return map_floating(self, "elu", [a](auto x) {
+    using T = decltype(x);
+    return x > T(0) ? x : T(a) * std::expm1(x);
+  });
+}
+
+// log(1 + exp(beta x)) / beta, linear above threshold (as torch, for overflow).
+Tensor softplus(const Tensor& self, const Scalar& beta, const Scalar& threshold) {
+  const double b = to_double(beta), limit = to_double(threshold);
+  return map_floating(self, "softplus", [b, limit](auto x) {
+    using T = decltype(x);
+    return x * T(b) > T(limit) ? x : std::log1p(std::exp(x * T(b))) / T(b);
+  });
+}
+
+Tensor hardtanh(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
+  if (to_double(min_val) > to_double(max_val))
+    fail("hardtanh", "min_val (", to_double(min_val), ") must not be greater than max_val (", to_double(max_val), ")");
+  return map_floating(self, "hardtanh", [lo = to_double(min_val), hi = to_double(max_val)](auto x) {
+    using T = decltype(x);
+    return x < T(lo) ? T(lo) : x > T(hi) ? T(hi) : x;  // (NaN kept)
+  });
+}
+
+Tensor gelu(const Tensor& self, const std::string& approximate) {
+  if (approximate == "none")
+    return map_floating(self, "gelu", [](auto x) {
+      using T = decltype(x);
+      return x * T(0.5) * (T(1) + std::erf(x * T(0.7071067811865476)));  // x * Phi(x)
+    });
+  if (approximate == "tanh")
+    return map_floating(self, "gelu", [](auto x) {
+      using T = decltype(x);
+      const T inner = T(0.7978845608028654) * (x + T(0.044715) * x * x * x);  // sqrt(2 / pi) (x + c x^3)
+      return T(0.5) * x * (T(1) + std::tanh(inner));
+    });
+  fail("gelu", "approximate must be 'none' or 'tanh', got '", approximate, "'");
+}
+
+}  // namespace fg
