@@ -1113,10 +1113,13 @@ class FunctionLowerer {
     return true;
   }
 
-  // Whether every return of `decl` returns a local std::vector of tensors by name (`return outs;`):
-  // its length is known only at run time, so it is returned as a list, as a vector parameter is taken.
-  bool returns_list(const clang::FunctionDecl* decl, int depth = 0) {
-    if (!is_tensor_vector(decl->getReturnType()) || decl->getBody() == nullptr || depth > 8) return false;
+  // Whether every return of `decl` returns a local std::vector of tensors by name (`return outs;`),
+  // or another such function's call: its length is known only at run time, so it is returned as a
+  // list, as a vector parameter is taken. Memoized: the lowering asks per expression.
+  bool returns_list(const clang::FunctionDecl* decl) {
+    if (!is_tensor_vector(decl->getReturnType()) || decl->getBody() == nullptr) return false;
+    auto [known, fresh] = returns_list_.try_emplace(decl, false);  // (false while in progress: recursion)
+    if (!fresh) return known->second;
     struct Returns : clang::RecursiveASTVisitor<Returns> {
       std::vector<const clang::ReturnStmt*> all;
       bool TraverseLambdaExpr(clang::LambdaExpr*) { return true; }  // a lambda's returns are its own
@@ -1126,18 +1129,23 @@ class FunctionLowerer {
       }
     } returns;
     returns.TraverseStmt(decl->getBody());
-    if (returns.all.empty()) return false;
-    for (const clang::ReturnStmt* r : returns.all) {
+    const bool lists = !returns.all.empty() && std::all_of(returns.all.begin(), returns.all.end(), [&](const clang::ReturnStmt* r) {
       const clang::Expr* value = r->getRetValue() != nullptr ? unmoved(r->getRetValue()) : nullptr;
-      if (const auto* call = llvm::dyn_cast_or_null<clang::CallExpr>(value);  // `return steps(x, n);`
-          call != nullptr && call->getDirectCallee() != nullptr && is_user_function(call->getDirectCallee()) &&
-          returns_list(call->getDirectCallee(), depth + 1))
-        continue;
+      if (value != nullptr && list_maker(value) != nullptr) return true;  // `return steps(x, n);`
       const auto* ref = llvm::dyn_cast_or_null<clang::DeclRefExpr>(value);
       const auto* vd = ref != nullptr ? llvm::dyn_cast<clang::VarDecl>(ref->getDecl()) : nullptr;
-      if (vd == nullptr || !vd->isLocalVarDecl() || !is_tensor_vector(vd->getType())) return false;
-    }
-    return true;
+      return vd != nullptr && vd->isLocalVarDecl() && is_tensor_vector(vd->getType());
+    });
+    returns_list_[decl] = lists;
+    return lists;
+  }
+
+  // The function `e` calls where it is a call of a function of the file that returns a list it
+  // built (returns_list); null otherwise.
+  const clang::FunctionDecl* list_maker(const clang::Expr* e) {
+    const auto* call = e != nullptr ? llvm::dyn_cast<clang::CallExpr>(e) : nullptr;
+    const clang::FunctionDecl* f = call != nullptr ? call->getDirectCallee() : nullptr;
+    return f != nullptr && is_user_function(f) && returns_list(f) ? f : nullptr;
   }
 
   void set_outputs() {
@@ -2335,9 +2343,7 @@ class FunctionLowerer {
       const auto* braces = llvm::dyn_cast_or_null<clang::InitListExpr>(init);
       const bool braced = braces != nullptr && braces->getNumInits() > 0;
       const auto* ctor = llvm::dyn_cast_or_null<clang::CXXConstructExpr>(init);
-      const auto* call = llvm::dyn_cast_or_null<clang::CallExpr>(init);
-      const bool made = call != nullptr && call->getDirectCallee() != nullptr && is_user_function(call->getDirectCallee()) &&
-                        returns_list(call->getDirectCallee());  // `hs = states(x, n)`: the list a helper built
+      const bool made = list_maker(init) != nullptr;  // `hs = states(x, n)`: the list a helper built
       const bool starts = init == nullptr || llvm::isa<clang::InitListExpr>(init) || (ctor != nullptr && ctor->getNumArgs() == 0) || made;
       const bool filled = filled_with(ctor) != nullptr;
       const bool follows = uses.allowed[vd] == uses.refs[vd] && uses.written[vd] == 0;  // every use is one of the above
@@ -2505,10 +2511,6 @@ class FunctionLowerer {
     return id;
   }
 
-  // std::vector<fg::Tensor> h(n, value);  ->  std::vector<fg::Tensor> h; { const fg::Tensor h_item__ =
-  // value; for (int64_t h_index__ = 0; h_index__ < n; ++h_index__) h.push_back(h_item__); }
-  // (the elements share value's memory, as the copies the constructor makes do). False for other
-  // declarations.
   // The construction of a vector of `n` copies of a tensor (`h(n, h0)`: h0) or of `n` empty ones
   // (`h(n)`: the ctor itself); null for other constructions.
   static const clang::Expr* filled_with(const clang::CXXConstructExpr* ctor) {
@@ -2519,8 +2521,10 @@ class FunctionLowerer {
     return ctor->getNumArgs() == 1 || llvm::isa<clang::CXXDefaultArgExpr>(ctor->getArg(1)) ? ctor : nullptr;
   }
 
-  // `std::vector<fg::Tensor> h(n, h0);` (or `h(n)`): an empty list and a loop that pushes h0 (an
-  // empty tensor) n times.
+  // std::vector<fg::Tensor> h(n, value);  ->  std::vector<fg::Tensor> h; { const fg::Tensor h_item__ =
+  // value; for (int64_t h_index__ = 0; h_index__ < n; ++h_index__) h.push_back(h_item__); }
+  // (the elements share value's memory, as the copies the constructor makes do; `h(n)` pushes an
+  // empty tensor). False for other declarations.
   bool filled_list(const clang::VarDecl* vd, const clang::DeclStmt* ds, std::vector<StmtPtr>& out) {
     const auto* ctor = llvm::dyn_cast_or_null<clang::CXXConstructExpr>(vd->getInit() ? strip(vd->getInit()) : nullptr);
     const clang::Expr* value = filled_with(ctor);
@@ -2775,7 +2779,6 @@ class FunctionLowerer {
     return block;
   }
 
-  // Reads of a stacked vector: v.size(), v.empty(), v[i], v.at(i), v.back(), v.front(), fg::stack(v[, 0 or 1]).
   // `both(x)[0]`, `both(x).back()` of a helper that returns a list it built, a method of that
   // element (`both(x)[0].sum()`), or the list passed on (`fg::stack(both(x))`): reported (the list
   // must be a variable's).
@@ -2786,17 +2789,12 @@ class FunctionLowerer {
       if (oc != nullptr && oc->getOperator() == clang::OO_Subscript) return strip(oc->getArg(0));
       return mc != nullptr ? strip(mc->getImplicitObjectArgument()) : nullptr;
     };
-    const auto made_list = [&](const clang::Expr* x) -> const clang::FunctionDecl* {
-      const auto* call = x != nullptr ? llvm::dyn_cast<clang::CallExpr>(x) : nullptr;
-      const clang::FunctionDecl* f = call != nullptr ? call->getDirectCallee() : nullptr;
-      return f != nullptr && is_user_function(f) && returns_list(f) ? f : nullptr;
-    };
     const clang::Expr* object = object_of(e);
-    const clang::FunctionDecl* f = made_list(object);
-    if (f == nullptr && object != nullptr) f = made_list(object_of(object));
+    const clang::FunctionDecl* f = list_maker(object);
+    if (f == nullptr && object != nullptr) f = list_maker(object_of(object));
     if (const auto* call = llvm::dyn_cast<clang::CallExpr>(e); f == nullptr && call != nullptr && unmoved(call) == call)
       for (const clang::Expr* arg : call->arguments())  // `fg::stack(steps(x, n))`, `total(steps(x, n))`
-        if ((f = made_list(strip(arg))) != nullptr) break;
+        if ((f = list_maker(strip(arg))) != nullptr) break;
     if (f == nullptr) return nullptr;
     const std::string name = f->getNameAsString();
     unsupported(e, "the vector '" + name + "' returns is used where it is returned, which cannot be transformed yet; "
@@ -2804,6 +2802,7 @@ class FunctionLowerer {
     return opaque(e);
   }
 
+  // Reads of a stacked vector: v.size(), v.empty(), v[i], v.at(i), v.back(), v.front(), fg::stack(v[, 0 or 1]).
   ExprPtr stacked_read(const clang::Expr* e) {
     if (stacked_.empty()) return nullptr;
     const auto select = [&](const Stacked& v, ExprPtr index) {
@@ -2934,10 +2933,7 @@ class FunctionLowerer {
       return nullptr;
     }
     if (ref != nullptr && stacked_.count(ref->getDecl()) != 0) return indexed_stacked(rs, stacked_.at(ref->getDecl()));
-    if (const auto* call = llvm::dyn_cast<clang::CallExpr>(range); call != nullptr && call->getDirectCallee() != nullptr &&
-                                                                   is_user_function(call->getDirectCallee()) &&
-                                                                   returns_list(call->getDirectCallee()))
-      return over_made_list(rs, call);
+    if (list_maker(range) != nullptr) return over_made_list(rs, llvm::cast<clang::CallExpr>(range));
     const bool tensors = ref != nullptr && vars_.count(ref->getDecl()) != 0 &&
                          f_.var(vars_.at(ref->getDecl())).type == ir::Type::TensorList;
     if (ref != nullptr && (tensors || (!holds_tensors(ref->getType()) && random_access(ref->getType()))))
@@ -4046,6 +4042,7 @@ class FunctionLowerer {
   std::map<const clang::ValueDecl*, std::vector<int>> closure_vars_;  // a lambda parameter's captures (closure_parameter)
   std::map<const clang::ValueDecl*, Stacked> stacked_;  // vectors held stacked
   std::set<const clang::VarDecl*> listed_;  // vectors pushed to and read at run-time indices (ir::kListPush)
+  std::map<const clang::FunctionDecl*, bool> returns_list_;  // returns_list's answers
   std::map<const clang::Expr*, int> joined_;  // fg::cat/fg::stack of a list -> the variable join_lists made
   size_t loops_ = 0;  // loops around the statement being lowered
   std::map<const clang::ValueDecl*, pytree::Tree> trees_;  // the structured parameters and locals

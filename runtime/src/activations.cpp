@@ -1,4 +1,4 @@
-// Activations with parameters (torch.nn.functional's leaky_relu, elu, softplus, hardtanh): one
+// Activations with parameters (torch.nn.functional's leaky_relu, elu, softplus, hardtanh, gelu): one
 // pass over memory, the per-element math written once as a functor of the element type.
 #include <cmath>
 
@@ -31,12 +31,10 @@ Tensor map_floating(const Tensor& self, const char* op, F f) {
   return out;
 }
 
-double to_double(const Scalar& s) { return s.to<double>(); }
-
 }  // namespace
 
 Tensor leaky_relu(const Tensor& self, const Scalar& negative_slope) {
-  const double slope = to_double(negative_slope);
+  const double slope = negative_slope.toDouble();
   return map_floating(self, "leaky_relu", [slope](auto x) {
     using T = decltype(x);
     return x > T(0) ? x : x * T(slope);
@@ -44,7 +42,7 @@ Tensor leaky_relu(const Tensor& self, const Scalar& negative_slope) {
 }
 
 Tensor elu(const Tensor& self, const Scalar& alpha) {
-  const double a = to_double(alpha);
+  const double a = alpha.toDouble();
   return map_floating(self, "elu", [a](auto x) {
     using T = decltype(x);
     return x > T(0) ? x : T(a) * std::expm1(x);
@@ -53,20 +51,21 @@ Tensor elu(const Tensor& self, const Scalar& alpha) {
 
 // log(1 + exp(beta x)) / beta, linear above threshold (as torch, for overflow).
 Tensor softplus(const Tensor& self, const Scalar& beta, const Scalar& threshold) {
-  const double b = to_double(beta), limit = to_double(threshold);
+  const double b = beta.toDouble(), limit = threshold.toDouble();
   return map_floating(self, "softplus", [b, limit](auto x) {
     using T = decltype(x);
     return x * T(b) > T(limit) ? x : std::log1p(std::exp(x * T(b))) / T(b);
   });
 }
 
+// clamp's kernel (SIMD, NaN kept), on floating tensors as torch's hardtanh; its derivative differs
+// from clamp's at the bounds (templates/derivatives.def).
 Tensor hardtanh(const Tensor& self, const Scalar& min_val, const Scalar& max_val) {
-  if (to_double(min_val) > to_double(max_val))
-    fail("hardtanh", "min_val (", to_double(min_val), ") must not be greater than max_val (", to_double(max_val), ")");
-  return map_floating(self, "hardtanh", [lo = to_double(min_val), hi = to_double(max_val)](auto x) {
-    using T = decltype(x);
-    return x < T(lo) ? T(lo) : x > T(hi) ? T(hi) : x;  // (NaN kept)
-  });
+  check_defined(self, "hardtanh");
+  dispatch_floating(self.dtype(), "hardtanh", [](auto) {});
+  if (min_val.toDouble() > max_val.toDouble())
+    fail("hardtanh", "min_val (", min_val.toDouble(), ") must not be greater than max_val (", max_val.toDouble(), ")");
+  return clamp(self, min_val, max_val);
 }
 
 Tensor gelu(const Tensor& self, const std::string& approximate) {

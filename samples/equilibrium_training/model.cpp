@@ -12,7 +12,9 @@ Params init(int64_t features, int64_t hidden, int64_t classes, fg::ScalarType dt
           fg::randn({classes, 3 * hidden}, o) * 0.3, fg::zeros({classes}, o)};
 }
 
-fg::Tensor forward(const Params& p, const fg::Tensor& x) {
+// The representation after each stage: a helper that returns the vector it fills, as a recurrent
+// net returns its states (funcgen follows the vector into its caller under every transform).
+std::vector<fg::Tensor> stage_states(const Params& p, const fg::Tensor& x) {
   std::vector<fg::Tensor> stages;
   stages.push_back((fg::matmul(p.w_in, x) + p.b_in).tanh());
   for (int stage = 0; stage < 2; ++stage) {
@@ -20,6 +22,11 @@ fg::Tensor forward(const Params& p, const fg::Tensor& x) {
     auto layer = [&](const fg::Tensor& z) { return (fg::matmul(p.w_z, z) + input).tanh(); };
     stages.push_back(fixed_point(layer, input, 10));
   }
+  return stages;
+}
+
+fg::Tensor forward(const Params& p, const fg::Tensor& x) {
+  const std::vector<fg::Tensor> stages = stage_states(p, x);
   return fg::matmul(p.w_out, fg::cat(stages)) + p.b_out;
 }
 

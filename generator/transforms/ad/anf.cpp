@@ -207,17 +207,13 @@ class Normalizer {
       declare_list(s, scope, out);
       return;
     }
-    if (v.type == ir::Type::TensorList && s.kind == StmtKind::Decl && s.expr->kind == ExprKind::Call &&
-        helper_of(*s.expr) != nullptr) {  // `hs = states(x, n)`: the list the helper built, inlined
-      const std::vector<int> results = inline_call(*s.expr, scope, out);
-      if (!ok_) return;
-      if (results.size() != 1 || lists_.count(results[0]) == 0) {
-        fail(s.range.getBegin(), "internal error: a helper's vector of tensors without its list");
+    if (v.type == ir::Type::TensorList && s.kind == StmtKind::Decl) {  // `hs = states(x, n)`: the helper's list
+      if (const int made = inlined_list(*s.expr, scope, out); made >= 0) {
+        scope.vars[v.id] = made;
+        if (v.name != out_->var(made).name) scope.renames[v.name] = out_->var(made).name;
         return;
       }
-      scope.vars[v.id] = results[0];
-      if (v.name != out_->var(results[0]).name) scope.renames[v.name] = out_->var(results[0]).name;
-      return;
+      if (!ok_) return;
     }
     if (ir::is_tensor_like(v.type)) {
       fail(s.range.getBegin(), v.type == ir::Type::TensorList && s.kind == StmtKind::Assign
@@ -352,22 +348,15 @@ class Normalizer {
     } else if (s.expr->type == ir::Type::TensorTuple) {
       for (int id : tuple_value(*s.expr, scope, out)) scope.results->push_back(ir::var_ref(*out_, id));
     } else if (scope.helper && s.expr->type == ir::Type::TensorList) {  // a helper's local list: the list itself
-      if (s.expr->kind == ExprKind::Call && helper_of(*s.expr) != nullptr) {  // `return steps(x, n);`: that one's
-        const std::vector<int> made = inline_call(*s.expr, scope, out);
-        if (!ok_) return;
-        if (made.size() == 1 && lists_.count(made[0]) != 0) {
-          scope.results->push_back(ir::var_ref(*out_, made[0]));
-          scope.returned = true;
-          return;
-        }
-      }
-      auto list = s.expr->kind == ExprKind::VarRef ? scope.vars.find(s.expr->var) : scope.vars.end();
-      if (list == scope.vars.end() || lists_.count(list->second) == 0) {
+      auto named = s.expr->kind == ExprKind::VarRef ? scope.vars.find(s.expr->var) : scope.vars.end();
+      const int list = named != scope.vars.end() ? named->second : inlined_list(*s.expr, scope, out);  // (`return steps(x, n);`)
+      if (!ok_) return;
+      if (lists_.count(list) == 0) {
         fail(s.range.getBegin(), "a helper that returns a vector of tensors other than one it built cannot be "
                                  "differentiated yet; return a vector declared in the helper");
         return;
       }
-      scope.results->push_back(ir::var_ref(*out_, list->second));
+      scope.results->push_back(ir::var_ref(*out_, list));
     } else if (scope.helper && s.expr->type != ir::Type::Void) {  // a number (or other value) of a helper inlined (scalar())
       const int id = ir::add_var(*out_, claim("result"), s.expr->type, "const " + scope.fn->return_cxx_type);
       out.push_back(ir::decl(id, scalar(*s.expr, scope, out)));
@@ -1193,6 +1182,19 @@ class Normalizer {
       return list;
     }
     return scalar(e, scope, out);
+  }
+
+  // The list a helper that builds one returns (`states(x, n)`), its body inlined; -1 where `e` is
+  // not such a call (or failed).
+  int inlined_list(const Expr& e, Scope& scope, std::vector<ir::StmtPtr>& out) {
+    if (e.kind != ExprKind::Call || e.type != ir::Type::TensorList || helper_of(e) == nullptr) return -1;
+    const std::vector<int> results = inline_call(e, scope, out);
+    if (!ok_) return -1;
+    if (results.size() != 1 || lists_.count(results[0]) == 0) {
+      fail(e, "internal error: a helper's vector of tensors without its list");
+      return -1;
+    }
+    return results[0];
   }
 
   // `fg::Tensor name;`: an empty tensor, as a variable that a list can hold.

@@ -206,10 +206,9 @@ std::vector<StmtPtr> Batcher::sub_block(const std::vector<StmtPtr>& body, size_t
 ExprPtr Batcher::stored(const Expr& e, const ir::Var& v) {
   if (v.type != ir::Type::TensorList || e.kind != ExprKind::List) {
     Val c = expr(e);
-    // (a list a helper returned at fewer levels than the list gets: every element expanded)
-    if (v.type != ir::Type::Tensor && !(v.type == ir::Type::TensorList && e.type == ir::Type::TensorList))
-      return std::move(c.e);
-    return coerce(std::move(c), an_.var(v.id));
+    // (a list a helper returned, at fewer levels than the variable: every element expanded)
+    const bool tensors = v.type == ir::Type::Tensor || (v.type == ir::Type::TensorList && e.type == ir::Type::TensorList);
+    return tensors ? coerce(std::move(c), an_.var(v.id)) : std::move(c.e);
   }
   std::vector<ExprPtr> items;
   for (const auto& a : e.args) {
