@@ -13,15 +13,10 @@
 #include <string>
 
 #include "internal.h"
+#include "vmap_internal.h"
 
 namespace fg::vmap {
-namespace {
-
-// Throws "fg::vmap: <fn>: <parts...>".
-template <typename... Parts>
-[[noreturn]] void vfail(const char* fn, Parts&&... parts) {
-  fg::detail::fail("vmap", fn, ": ", std::forward<Parts>(parts)...);
-}
+namespace detail {
 
 constexpr int kMaxLevels = 32;
 
@@ -81,18 +76,10 @@ std::string describe(std::initializer_list<std::pair<const char*, const Batched*
   return os.str();
 }
 
-// Runs f; an fg::Error from an underlying op is rethrown as "fg::vmap: <fn>: <context>: <error>"
-// (errors that already come from a vmap rule pass unchanged).
-template <typename F, typename Ctx>
-auto with_context(const char* fn, Ctx&& ctx, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    if (msg.rfind("fg::vmap: ", 0) == 0) throw;
-    vfail(fn, ctx(), ": ", msg);
-  }
-}
+}  // namespace detail
+
+namespace {
+using namespace detail;
 
 // x with size-1 dims inserted so that it has one batch dim per level of `want` (x has those of
 // `have` at the front) and `pad` more size-1 dims right after the batch dims. One view.
@@ -128,6 +115,9 @@ Tensor pad_logical(const Tensor& x, int64_t nb, int64_t count) {
   return fg::detail::make_view(x, std::move(sizes), std::move(strides), x.storage_offset());
 }
 
+}  // namespace
+
+namespace detail {
 // The batch size of every level of `all` (in level order), taken from the operands that have it;
 // throws when two operands disagree.
 std::vector<int64_t> level_sizes(const Batched* ops, size_t n, Levels all, const char* fn) {
@@ -158,6 +148,9 @@ std::vector<int64_t> level_sizes(const Batched* ops, size_t n, Levels all, const
 std::vector<int64_t> level_sizes(const std::vector<Batched>& ops, Levels all, const char* fn) {
   return level_sizes(ops.data(), ops.size(), all, fn);
 }
+}  // namespace detail
+
+namespace {
 
 // x (batched at `have`) with every level of `all` as a full-size batch dim (expanded views).
 Tensor full_batch(const Tensor& x, Levels have, Levels all, const std::vector<int64_t>& sizes) {

@@ -392,6 +392,10 @@ Val Batcher::helper(const Expr& e, std::vector<Val> args, int nb) {
     a = exprs(b(0), std::move(args[1].e), b(2), b(3));
   } else if (e.op == "linear") {
     a = exprs(b(0), b(1), given_b(2));
+  } else if (e.op == "conv1d" || e.op == "conv2d") {
+    a = exprs(b(0), b(1), given_b(2), given(3, "1"), given(4, "0"), given(5, "1"), given(6, "1"));
+  } else if (e.op == "conv_transpose1d" || e.op == "conv_transpose2d") {
+    a = exprs(b(0), b(1), given_b(2), given(3, "1"), given(4, "0"), given(5, "0"), given(6, "1"), given(7, "1"));
   } else if (e.op == "mse_loss") {
     a = exprs(b(0), b(1), given(2, "fg::Reduction::Mean"));
   } else if (e.op == "nll_loss" || e.op == "cross_entropy") {

@@ -157,6 +157,16 @@ FG_OP(cross_entropy_no_weight, fg::cross_entropy(x * y, targets({1, 2, 1}), {}, 
 FG_OP(cross_entropy_none_ignore, fg::cross_entropy(x * y, targets({1, 2, 1}), std::nullopt, fg::Reduction::None, 2))
 FG_OP(cross_entropy_1d, fg::cross_entropy(x.select(0, 2) + y.select(0, 0), targets({1}).reshape({})))
 FG_OP(cross_entropy_kdim, fg::cross_entropy(x * y, targets({0, 2, 1, 1, 2, 0, 0, 1}).reshape({2, 4})))
+
+// convolutions: bias, stride, padding ("same" with an even kernel: uneven), dilation, groups,
+// unbatched inputs; the weight is y (the bias a sum of it), so both are differentiated
+FG_OP(conv2d, fg::conv2d(x, y, y.sum({1, 2, 3}), 1, 1))
+FG_OP(conv2d_strided_groups, fg::conv2d(x, y, {}, {2, 1}, {1, 0}, 1, 2))
+FG_OP(conv2d_same_dilated, fg::conv2d(x, y, std::nullopt, 1, "same", 2))
+FG_OP(conv1d, fg::conv1d(x, y, y.sum({1, 2}), 2, 1))
+FG_OP(conv1d_unbatched, fg::conv1d(x.select(0, 1), y, {}, 1, "valid"))
+FG_OP(conv_transpose2d, fg::conv_transpose2d(x, y, y.sum({0, 2, 3}), 2, 1, 1))
+FG_OP(conv_transpose1d_groups, fg::conv_transpose1d(x, y, {}, 1, 0, 0, 2))
 // ops on lists of tensors (one element constant in some)
 FG_OP(cat, fg::cat({x, y.sin()}, 0))
 FG_OP(cat_last_dim, fg::cat({x * 2, fg::ones_like(y), y}, -1))

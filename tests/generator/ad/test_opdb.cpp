@@ -144,7 +144,14 @@ const Shape M{3, 4};
   X(cross_entropy_no_weight, M, M) \
   X(cross_entropy_none_ignore, M, M) \
   X(cross_entropy_1d, M, M) \
-  X(cross_entropy_kdim, (Shape{2, 3, 4}), (Shape{3, 4}))
+  X(cross_entropy_kdim, (Shape{2, 3, 4}), (Shape{3, 4})) \
+  X(conv2d, (Shape{1, 2, 4, 3}), (Shape{3, 2, 2, 2})) \
+  X(conv2d_strided_groups, (Shape{2, 4, 5, 3}), (Shape{2, 2, 2, 3})) \
+  X(conv2d_same_dilated, (Shape{1, 2, 4, 4}), (Shape{2, 2, 2, 2})) \
+  X(conv1d, (Shape{2, 2, 7}), (Shape{3, 2, 3})) \
+  X(conv1d_unbatched, (Shape{2, 2, 6}), (Shape{3, 2, 3})) \
+  X(conv_transpose2d, (Shape{1, 3, 3, 2}), (Shape{3, 2, 3, 3})) \
+  X(conv_transpose1d_groups, (Shape{2, 4, 5}), (Shape{4, 1, 3}))
 
 // The functions of the op database (defined in opdb_functions.cpp, compiled with its generated code).
 namespace opdb {

@@ -392,6 +392,20 @@ TEST_F(Vmap, Linear) {
   check_vmap(vt::linear_fn_vb, vt::linear_fn, {L({None, None, 0})}, rnd({3, 4}), rnd({6, 4}), rnd({5, 6}));
   check_vmap(vt::linear_fn_vv, vt::linear_fn, {L({None, 0, 0}), L({0, None, None})}, rnd({2, 3, 4}), rnd({5, 6, 4}),
              rnd({5, 6}));
+  // conv_fn: x [N, 4, 5, 4], w [6, 2, 3, 3] (groups 2), b [6]
+  check_vmap(vt::conv_fn_vx, vt::conv_fn, {L({0, None, None})}, rnd({3, 2, 4, 5, 4}), rnd({6, 2, 3, 3}), rnd({6}));
+  check_vmap(vt::conv_fn_vx, vt::conv_fn, {L({0, None, None})}, rnd({3, 4, 5, 4}), rnd({6, 2, 3, 3}), rnd({6}));
+  check_vmap(vt::conv_fn_vw, vt::conv_fn, {L({None, 0, None})}, rnd({2, 4, 5, 4}), rnd({3, 6, 2, 3, 3}), rnd({6}));
+  check_vmap(vt::conv_fn_vall, vt::conv_fn, {L({1, 0, 0})}, rnd({2, 3, 4, 5, 4}), rnd({3, 6, 2, 3, 3}), rnd({3, 6}));
+  check_vmap(vt::conv_fn_vb, vt::conv_fn, {L({None, None, 0})}, rnd({4, 5, 4}), rnd({6, 2, 3, 3}), rnd({3, 6}));
+  check_vmap(vt::conv_fn_vv, vt::conv_fn, {L({None, 0, 0}), L({0, None, None})}, rnd({2, 1, 4, 5, 4}),
+             rnd({3, 6, 2, 3, 3}), rnd({3, 6}));
+  check_vmap(vt::conv1d_unbatched_vx, vt::conv1d_unbatched, {L({1, None})}, rnd({3, 4, 7}), rnd({5, 3, 3}));
+  check_vmap(vt::conv1d_unbatched_vw, vt::conv1d_unbatched, {L({None, 0})}, rnd({3, 7}), rnd({4, 5, 3, 3}));
+  check_vmap(vt::conv_transpose_fn_vx, vt::conv_transpose_fn, {L({0, None})}, rnd({3, 2, 4, 3, 3}), rnd({4, 3, 2, 2}));
+  check_vmap(vt::conv_transpose_fn_vw, vt::conv_transpose_fn, {L({None, 0})}, rnd({4, 3, 3}), rnd({2, 4, 3, 2, 2}));
+  check_vmap(vt::conv_transpose_fn_vv, vt::conv_transpose_fn, {L({0, None}), L({None, 0})}, rnd({2, 1, 4, 3, 3}),
+             rnd({3, 4, 3, 2, 2}));
   check_vmap(vt::linear_nobias_vx, vt::linear_nobias, {L({0, None})}, rnd({5, 3, 4}), rnd({6, 4}));
   check_vmap(vt::linear_nobias_vw, vt::linear_nobias, {L({None, 0})}, rnd({3, 4}), rnd({5, 6, 4}));
 }

@@ -293,6 +293,28 @@ FUNCGEN("linear_fn_vb = vmap(linear_fn, in_dims=(None, None, 0))")
 FUNCGEN("linear_fn_vv = vmap(vmap(linear_fn, in_dims=(0, None, None)), in_dims=(None, 0, 0))")
 fg::Tensor linear_fn(const fg::Tensor& x, const fg::Tensor& w, const fg::Tensor& b) { return fg::linear(x, w, b); }
 
+// Convolutions: the input batched alone (folded into N), the weight or bias batched (folded into
+// the channels and groups), both at two levels, unbatched inputs, "same" padding, transposes.
+FUNCGEN("conv_fn_vx = vmap(conv_fn, in_dims=(0, None, None))")
+FUNCGEN("conv_fn_vw = vmap(conv_fn, in_dims=(None, 0, None))")
+FUNCGEN("conv_fn_vall = vmap(conv_fn, in_dims=(1, 0, 0))")
+FUNCGEN("conv_fn_vb = vmap(conv_fn, in_dims=(None, None, 0))")
+FUNCGEN("conv_fn_vv = vmap(vmap(conv_fn, in_dims=(0, None, None)), in_dims=(None, 0, 0))")
+fg::Tensor conv_fn(const fg::Tensor& x, const fg::Tensor& w, const fg::Tensor& b) {
+  return fg::conv2d(x, w, b, {2, 1}, 1, 1, 2).relu() + fg::conv2d(x, w, {}, 1, "same", 2, 2).narrow(-2, 0, 1);
+}
+FUNCGEN("conv1d_unbatched_vx = vmap(conv1d_unbatched, in_dims=(1, None))")
+FUNCGEN("conv1d_unbatched_vw = vmap(conv1d_unbatched, in_dims=(None, 0))")
+fg::Tensor conv1d_unbatched(const fg::Tensor& x, const fg::Tensor& w) {
+  return fg::conv1d(x, w, std::nullopt, 2).sum() + fg::conv_transpose1d(fg::conv1d(x, w), w);
+}
+FUNCGEN("conv_transpose_fn_vx = vmap(conv_transpose_fn, in_dims=(0, None))")
+FUNCGEN("conv_transpose_fn_vw = vmap(conv_transpose_fn, in_dims=(None, 0))")
+FUNCGEN("conv_transpose_fn_vv = vmap(vmap(conv_transpose_fn, in_dims=(None, 0)), in_dims=(0, None))")
+fg::Tensor conv_transpose_fn(const fg::Tensor& x, const fg::Tensor& w) {
+  return fg::conv_transpose2d(x, w, w.sum({0, 2, 3}), 2, 1, 1);
+}
+
 FUNCGEN("linear_nobias_vx = vmap(linear_nobias, in_dims=(0, None))")
 FUNCGEN("linear_nobias_vw = vmap(linear_nobias, in_dims=(None, 0))")
 fg::Tensor linear_nobias(const fg::Tensor& x, const fg::Tensor& w) { return fg::linear(x, w); }

@@ -57,6 +57,9 @@ fg::Tensor outer_fn(const fg::Tensor& a, const fg::Tensor& b);
 fg::Tensor bmm_fn(const fg::Tensor& a, const fg::Tensor& b);
 fg::Tensor linear_fn(const fg::Tensor& x, const fg::Tensor& w, const fg::Tensor& b);
 fg::Tensor linear_nobias(const fg::Tensor& x, const fg::Tensor& w);
+fg::Tensor conv_fn(const fg::Tensor& x, const fg::Tensor& w, const fg::Tensor& b);
+fg::Tensor conv1d_unbatched(const fg::Tensor& x, const fg::Tensor& w);
+fg::Tensor conv_transpose_fn(const fg::Tensor& x, const fg::Tensor& w);
 fg::Tensor einsum_fn(const fg::Tensor& a, const fg::Tensor& b);
 
 // joining and indexing

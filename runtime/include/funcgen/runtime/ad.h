@@ -134,6 +134,28 @@ struct RngState {
 RngState rng_state();
 RngState rng_replay(const RngState& state);
 
+// Convolutions of any number of spatial dims (from weight.dim() - 2), without bias: C(x, w). It is
+// bilinear, and so are its two adjoints below, so the three are each other's derivatives.
+Tensor convolution(const Tensor& input, const Tensor& weight, IntArrayRef stride, IntArrayRef padding,
+                   IntArrayRef dilation, int64_t groups);
+Tensor convolution(const Tensor& input, const Tensor& weight, IntArrayRef stride, const PaddingMode& padding,
+                   IntArrayRef dilation, int64_t groups);
+// The adjoint of C in its input: the gradient w.r.t. an input of `input_sizes` for the output
+// gradient g (conv_transpose is this with the input's size computed from output_padding).
+Tensor conv_backward_input(const Tensor& g, IntArrayRef input_sizes, const Tensor& weight, IntArrayRef stride,
+                           IntArrayRef padding, IntArrayRef dilation, int64_t groups);
+Tensor conv_backward_input(const Tensor& g, IntArrayRef input_sizes, const Tensor& weight, IntArrayRef stride,
+                           const PaddingMode& padding, IntArrayRef dilation, int64_t groups);
+// The adjoint of C in its weight: the gradient w.r.t. a weight of `weight_sizes`.
+Tensor conv_backward_weight(const Tensor& g, const Tensor& input, IntArrayRef weight_sizes, IntArrayRef stride,
+                            IntArrayRef padding, IntArrayRef dilation, int64_t groups);
+Tensor conv_backward_weight(const Tensor& g, const Tensor& input, IntArrayRef weight_sizes, IntArrayRef stride,
+                            const PaddingMode& padding, IntArrayRef dilation, int64_t groups);
+// A convolution's bias [C] broadcast into its output of `sizes` (channels at dim
+// sizes.size() - spatial - 1), and the adjoint: g summed over every dim but the channels.
+Tensor conv_bias_expand(const Tensor& bias, IntArrayRef sizes, int64_t spatial);
+Tensor conv_bias_backward(const Tensor& g, int64_t spatial);
+
 // Non-tensor helpers of derivative formulas (plain values; nothing to differentiate or batch).
 // The permutation that undoes permute(dims).
 std::vector<int64_t> inverse_permutation(IntArrayRef dims);

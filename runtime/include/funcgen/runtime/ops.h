@@ -5,6 +5,7 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "funcgen/runtime/tensor.h"
@@ -222,6 +223,39 @@ Tensor& gather_out(Tensor& out, const Tensor& self, int64_t dim, const Tensor& i
 // The shape that broadcasting a and b gives; throws naming `op` when they do not broadcast.
 std::vector<int64_t> infer_size(IntArrayRef a, IntArrayRef b, const char* op = "broadcast");
 Tensor broadcast_to(const Tensor& self, IntArrayRef size);
+
+// ---------------------------------------------------------------- convolutions
+// The string form of a convolution's padding, "same" or "valid" (a type of its own, so that a
+// literal 0 still means the integer padding rather than a null string).
+class PaddingMode {
+ public:
+  template <size_t N>
+  PaddingMode(const char (&mode)[N]) : mode_(mode) {}  // NOLINT(google-explicit-constructor)
+  PaddingMode(std::string mode) : mode_(std::move(mode)) {}  // NOLINT(google-explicit-constructor)
+  const std::string& str() const { return mode_; }
+
+ private:
+  std::string mode_;
+};
+// As torch.nn.functional's: input [N, C, L] or unbatched [C, L] (conv1d), [N, C, H, W] or
+// [C, H, W] (conv2d); weight [out_channels, C / groups, k...]; bias [out_channels]. stride,
+// padding and dilation are one integer for every spatial dim or one per dim.
+Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+              IntArrayRef stride = 1, IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
+Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+              const PaddingMode& padding, IntArrayRef dilation = 1, int64_t groups = 1);
+Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+              IntArrayRef stride = 1, IntArrayRef padding = 0, IntArrayRef dilation = 1, int64_t groups = 1);
+Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+              const PaddingMode& padding, IntArrayRef dilation = 1, int64_t groups = 1);
+// The adjoints of conv1d/conv2d in their input (weight [in_channels, out_channels / groups, k...]),
+// with torch's argument order (groups before dilation). output_padding must be below stride.
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+                        IntArrayRef stride = 1, IntArrayRef padding = 0, IntArrayRef output_padding = 0,
+                        int64_t groups = 1, IntArrayRef dilation = 1);
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+                        IntArrayRef stride = 1, IntArrayRef padding = 0, IntArrayRef output_padding = 0,
+                        int64_t groups = 1, IntArrayRef dilation = 1);
 
 // ---------------------------------------------------------------- losses
 enum class Reduction : int64_t { None = 0, Mean = 1, Sum = 2 };

@@ -174,6 +174,34 @@ Batched cross_entropy(const Batched& input, const Batched& target, const Batched
 Batched cross_entropy(const Batched& input, const Batched& target, NoTensor weight, Reduction reduction,
                       int64_t ignore_index);
 
+// Convolutions (conv_rules in vmap_conv.cpp): a batched input alone is folded into the batch dim
+// N; a batched weight folds the batch into the channels and groups, as functorch's rules do. An
+// absent bias is {} (an undefined Batched) or NoTensor.
+Batched conv1d(const Batched& input, const Batched& weight, const Batched& bias, IntArrayRef stride,
+               IntArrayRef padding, IntArrayRef dilation, int64_t groups);
+Batched conv1d(const Batched& input, const Batched& weight, const Batched& bias, IntArrayRef stride,
+               const PaddingMode& padding, IntArrayRef dilation, int64_t groups);
+Batched conv1d(const Batched& input, const Batched& weight, NoTensor bias, IntArrayRef stride,
+               IntArrayRef padding, IntArrayRef dilation, int64_t groups);
+Batched conv1d(const Batched& input, const Batched& weight, NoTensor bias, IntArrayRef stride,
+               const PaddingMode& padding, IntArrayRef dilation, int64_t groups);
+Batched conv2d(const Batched& input, const Batched& weight, const Batched& bias, IntArrayRef stride,
+               IntArrayRef padding, IntArrayRef dilation, int64_t groups);
+Batched conv2d(const Batched& input, const Batched& weight, const Batched& bias, IntArrayRef stride,
+               const PaddingMode& padding, IntArrayRef dilation, int64_t groups);
+Batched conv2d(const Batched& input, const Batched& weight, NoTensor bias, IntArrayRef stride,
+               IntArrayRef padding, IntArrayRef dilation, int64_t groups);
+Batched conv2d(const Batched& input, const Batched& weight, NoTensor bias, IntArrayRef stride,
+               const PaddingMode& padding, IntArrayRef dilation, int64_t groups);
+Batched conv_transpose1d(const Batched& input, const Batched& weight, const Batched& bias, IntArrayRef stride,
+                         IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation);
+Batched conv_transpose1d(const Batched& input, const Batched& weight, NoTensor bias, IntArrayRef stride,
+                         IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation);
+Batched conv_transpose2d(const Batched& input, const Batched& weight, const Batched& bias, IntArrayRef stride,
+                         IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation);
+Batched conv_transpose2d(const Batched& input, const Batched& weight, NoTensor bias, IntArrayRef stride,
+                         IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation);
+
 // ------------------------------------------------------------------ derivative helpers (fg::ad)
 
 // The batching rules of the fg::ad helpers that generated derivative code calls, on logical
@@ -203,6 +231,20 @@ Batched nll_loss_backward(const Batched& g, const Batched& input, const Batched&
                           Reduction reduction, int64_t ignore_index);
 Batched nll_loss_backward(const Batched& g, const Batched& input, const Batched& target, NoTensor weight,
                           Reduction reduction, int64_t ignore_index);
+Batched convolution(const Batched& input, const Batched& weight, IntArrayRef stride, IntArrayRef padding,
+                    IntArrayRef dilation, int64_t groups);
+Batched convolution(const Batched& input, const Batched& weight, IntArrayRef stride, const PaddingMode& padding,
+                    IntArrayRef dilation, int64_t groups);
+Batched conv_backward_input(const Batched& g, IntArrayRef input_sizes, const Batched& weight, IntArrayRef stride,
+                            IntArrayRef padding, IntArrayRef dilation, int64_t groups);
+Batched conv_backward_input(const Batched& g, IntArrayRef input_sizes, const Batched& weight, IntArrayRef stride,
+                            const PaddingMode& padding, IntArrayRef dilation, int64_t groups);
+Batched conv_backward_weight(const Batched& g, const Batched& input, IntArrayRef weight_sizes, IntArrayRef stride,
+                             IntArrayRef padding, IntArrayRef dilation, int64_t groups);
+Batched conv_backward_weight(const Batched& g, const Batched& input, IntArrayRef weight_sizes, IntArrayRef stride,
+                             const PaddingMode& padding, IntArrayRef dilation, int64_t groups);
+Batched conv_bias_expand(const Batched& bias, IntArrayRef sizes, int64_t spatial);
+Batched conv_bias_backward(const Batched& g, int64_t spatial);
 }  // namespace ad
 
 // ------------------------------------------------------------------ randomness

@@ -1,0 +1,290 @@
+// Batching rules of the convolutions and their derivative helpers, as functorch's: with only the
+// feature map batched, the batch dims are folded into the convolution's own batch dim N (one call,
+// no copy); with the weight batched too, both are given every level and the batch is folded into
+// the channels, with B times the groups, so that each example convolves with its own weight.
+#include <vector>
+
+#include "funcgen/runtime/ad.h"
+#include "funcgen/runtime/vmap.h"
+#include "vmap_internal.h"
+
+namespace fg::vmap {
+namespace {
+
+using namespace detail;
+
+// A convolution's padding, as numbers or as "same"/"valid".
+struct Padding {
+  IntArrayRef ints;
+  const PaddingMode* mode = nullptr;
+};
+
+Tensor convolve(const Tensor& x, const Tensor& w, IntArrayRef stride, const Padding& p, IntArrayRef dilation,
+                int64_t groups) {
+  return p.mode ? fg::ad::convolution(x, w, stride, *p.mode, dilation, groups)
+                : fg::ad::convolution(x, w, stride, p.ints, dilation, groups);
+}
+
+int64_t product(IntArrayRef v) {
+  int64_t r = 1;
+  for (int64_t s : v) r *= s;
+  return r;
+}
+std::vector<int64_t> cat(IntArrayRef a, IntArrayRef b) {
+  std::vector<int64_t> r = a.vec();
+  r.insert(r.end(), b.begin(), b.end());
+  return r;
+}
+std::vector<int64_t> last(IntArrayRef v, int64_t n) {
+  return std::vector<int64_t>(v.end() - n, v.end());
+}
+
+// The operands of a rule with every level of the union, batch dims expanded (views), and the
+// union's batch sizes.
+struct Full {
+  std::vector<Tensor> values;
+  std::vector<int64_t> batch;
+};
+Full full(std::initializer_list<Batched> ops, const char* fn) {
+  const std::vector<Batched> v(ops);
+  const Levels all = union_levels(v);
+  Full f{{}, level_sizes(v, all, fn)};
+  for (const Batched& b : v) f.values.push_back(materialize(b.value, b.levels, all, f.batch));
+  return f;
+}
+
+// [B..., (N), C, S...] (nb batch dims) with the batch folded into N: [B * N, C, S...]; a feature map
+// without N ([B..., C, S...]) becomes a batched one, [B, C, S...]. `tail`: C and the spatial dims.
+Tensor fold_into_n(const Tensor& x, int64_t tail) { return x.reshape(cat({-1}, last(x.sizes(), tail))); }
+// The inverse for a result y [B * N, O, S'...]: [batch..., (N), O, S'...].
+Tensor unfold_n(const Tensor& y, IntArrayRef batch, IntArrayRef logical_lead, int64_t tail) {
+  return y.reshape(cat(cat(batch, logical_lead), last(y.sizes(), tail)));
+}
+
+// [B..., (N), C, S...] with the batch folded into the channels: [N, B * C, S...], or [B * C, S...].
+Tensor fold_into_channels(const Tensor& x, int64_t nb, bool has_n, int64_t tail) {
+  const int64_t B = product(IntArrayRef(x.sizes().data(), static_cast<size_t>(nb)));
+  const std::vector<int64_t> rest = last(x.sizes(), tail);  // C, S...
+  std::vector<int64_t> merged = rest;
+  merged[0] *= B;
+  if (!has_n) return x.reshape(merged);
+  const Tensor t = x.reshape(cat({B, x.size(nb)}, rest)).transpose(0, 1);  // [N, B, C, S...]
+  return t.reshape(cat({x.size(nb)}, merged));
+}
+// The inverse for a result y [N, B * O, S'...] (or [B * O, S'...]): [batch..., (N), O, S'...].
+Tensor unfold_channels(const Tensor& y, IntArrayRef batch, bool has_n) {
+  const int64_t B = product(batch);
+  const int64_t at = has_n ? 1 : 0;
+  std::vector<int64_t> split = y.sizes().vec();
+  split[static_cast<size_t>(at)] /= B;
+  split.insert(split.begin() + at, B);  // [(N), B, O, S'...]
+  Tensor t = y.reshape(split);
+  if (has_n) t = t.transpose(0, 1);  // [B, N, O, S'...]
+  return t.reshape(cat(batch, IntArrayRef(t.sizes().data() + 1, t.sizes().size() - 1)));
+}
+// A weight [B..., O, Cg, K...] as [B * O, Cg, K...].
+Tensor fold_weight(const Tensor& w, int64_t tail) {
+  std::vector<int64_t> s = last(w.sizes(), tail);
+  s[0] = -1;
+  return w.reshape(s);
+}
+
+// C(x, w) of batched operands, no bias; `transposed` for conv_transpose (weight [Cin, Cout/g, K]).
+template <typename Op>
+Batched conv_rule(const Batched& x, const Batched& w, int64_t groups, const char* fn, Op&& op) {
+  check_operand(x, fn, "input");
+  check_operand(w, fn, "weight");
+  const int64_t spatial = lrank(w) - 2;
+  const int64_t tail = spatial + 1;  // C and the spatial dims
+  const bool has_n = lrank(x) == spatial + 2;
+  const auto ctx = [&] { return describe({{"input", &x}, {"weight", &w}}); };
+  return with_context(fn, ctx, [&]() -> Batched {
+    if (w.levels == 0) {
+      if (x.levels == 0) return {op(x.value, w.value, groups), 0};
+      const int64_t nb = nbatch(x.levels);
+      const IntArrayRef batch(x.value.sizes().data(), static_cast<size_t>(nb));
+      const Tensor y = op(fold_into_n(x.value, tail), w.value, groups);
+      return {unfold_n(y, batch, has_n ? IntArrayRef(x.value.size(nb)) : IntArrayRef(), tail), x.levels};
+    }
+    const Full f = full({x, w}, fn);
+    const int64_t nb = static_cast<int64_t>(f.batch.size());
+    const Tensor y = op(fold_into_channels(f.values[0], nb, has_n, tail), fold_weight(f.values[1], spatial + 2),
+                        groups * product(f.batch));
+    return {unfold_channels(y, f.batch, has_n), x.levels | w.levels};
+  });
+}
+
+// The result plus a bias [O] at the output's channel dim.
+Batched add_bias(const Batched& r, const Batched& bias, int64_t spatial, const char* fn) {
+  if (!bias.value.defined()) return r;
+  const Batched b = ad::conv_bias_expand(bias, lshape(r), spatial);
+  const auto [x, y] = align({r, b});
+  return with_context(fn, [&] { return describe({{"output", &r}, {"bias", &bias}}); },
+                      [&]() -> Batched { return {fg::add(x, y), r.levels | bias.levels}; });
+}
+
+Batched conv(const Batched& x, const Batched& w, const Batched& bias, IntArrayRef stride, const Padding& p,
+             IntArrayRef dilation, int64_t groups, const char* fn) {
+  const Batched r = conv_rule(x, w, groups, fn, [&](const Tensor& a, const Tensor& b, int64_t g) {
+    return convolve(a, b, stride, p, dilation, g);
+  });
+  return add_bias(r, bias, lrank(w) - 2, fn);
+}
+
+Batched conv_transpose(const Batched& x, const Batched& w, const Batched& bias, IntArrayRef stride,
+                       IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation,
+                       const char* fn) {
+  const int64_t spatial = lrank(w) - 2;
+  const Batched r = conv_rule(x, w, groups, fn, [&](const Tensor& a, const Tensor& b, int64_t g) {
+    return spatial == 1 ? fg::conv_transpose1d(a, b, std::nullopt, stride, padding, output_padding, g, dilation)
+                        : fg::conv_transpose2d(a, b, std::nullopt, stride, padding, output_padding, g, dilation);
+  });
+  return add_bias(r, bias, spatial, fn);
+}
+
+Batched backward_input(const Batched& g, IntArrayRef input_sizes, const Batched& w, IntArrayRef stride,
+                       const Padding& p, IntArrayRef dilation, int64_t groups) {
+  const char* fn = "ad::conv_backward_input";
+  const int64_t spatial = lrank(w) - 2;
+  const bool has_n = static_cast<int64_t>(input_sizes.size()) == spatial + 2;
+  // The sizes of the input that a folded gradient is the output of.
+  const auto adjoint = [&](const Tensor& gg, const Tensor& ww, int64_t gr, int64_t B, bool into_n) {
+    std::vector<int64_t> s = input_sizes.vec();
+    if (into_n) {
+      if (has_n) s[0] *= B; else s.insert(s.begin(), B);
+    } else {
+      s[has_n ? 1 : 0] *= B;
+    }
+    return p.mode ? fg::ad::conv_backward_input(gg, s, ww, stride, *p.mode, dilation, gr)
+                  : fg::ad::conv_backward_input(gg, s, ww, stride, p.ints, dilation, gr);
+  };
+  return with_context(fn, [&] { return describe({{"gradient", &g}, {"weight", &w}}); }, [&]() -> Batched {
+    check_operand(g, fn, "gradient");
+    if (w.levels == 0) {
+      if (g.levels == 0) return {adjoint(g.value, w.value, groups, 1, false), 0};
+      const int64_t nb = nbatch(g.levels);
+      const IntArrayRef batch(g.value.sizes().data(), static_cast<size_t>(nb));
+      const Tensor y = adjoint(fold_into_n(g.value, spatial + 1), w.value, groups, product(batch), true);
+      return {unfold_n(y, batch, has_n ? IntArrayRef(input_sizes[0]) : IntArrayRef(), spatial + 1), g.levels};
+    }
+    const Full f = full({g, w}, fn);
+    const int64_t nb = static_cast<int64_t>(f.batch.size()), B = product(f.batch);
+    const Tensor y = adjoint(fold_into_channels(f.values[0], nb, has_n, spatial + 1),
+                             fold_weight(f.values[1], spatial + 2), groups * B, B, false);
+    return {unfold_channels(y, f.batch, has_n), g.levels | w.levels};
+  });
+}
+
+Batched backward_weight(const Batched& g, const Batched& x, IntArrayRef weight_sizes, IntArrayRef stride,
+                        const Padding& p, IntArrayRef dilation, int64_t groups) {
+  const char* fn = "ad::conv_backward_weight";
+  const auto adjoint = [&](const Tensor& gg, const Tensor& xx, IntArrayRef ws, int64_t gr) {
+    return p.mode ? fg::ad::conv_backward_weight(gg, xx, ws, stride, *p.mode, dilation, gr)
+                  : fg::ad::conv_backward_weight(gg, xx, ws, stride, p.ints, dilation, gr);
+  };
+  return with_context(fn, [&] { return describe({{"gradient", &g}, {"input", &x}}); }, [&]() -> Batched {
+    check_operand(g, fn, "gradient");
+    check_operand(x, fn, "input");
+    if (g.levels == 0 && x.levels == 0) return {adjoint(g.value, x.value, weight_sizes, groups), 0};
+    const int64_t spatial = static_cast<int64_t>(weight_sizes.size()) - 2;
+    const bool has_n = lrank(x) == spatial + 2;
+    const Full f = full({g, x}, fn);
+    const int64_t nb = static_cast<int64_t>(f.batch.size()), B = product(f.batch);
+    std::vector<int64_t> ws = weight_sizes.vec();
+    ws[0] *= B;
+    const Tensor dw = adjoint(fold_into_channels(f.values[0], nb, has_n, spatial + 1),
+                              fold_into_channels(f.values[1], nb, has_n, spatial + 1), ws, groups * B);
+    return {dw.reshape(cat(f.batch, weight_sizes)), g.levels | x.levels};
+  });
+}
+
+const Batched kNoBias{};
+
+}  // namespace
+
+#define FG_CONV_RULES(name)                                                                              \
+  Batched name(const Batched& input, const Batched& weight, const Batched& bias, IntArrayRef stride,            \
+               IntArrayRef padding, IntArrayRef dilation, int64_t groups) {                                     \
+    return conv(input, weight, bias, stride, {padding}, dilation, groups, #name);                               \
+  }                                                                                                              \
+  Batched name(const Batched& input, const Batched& weight, const Batched& bias, IntArrayRef stride,            \
+               const PaddingMode& padding, IntArrayRef dilation, int64_t groups) {                              \
+    return conv(input, weight, bias, stride, {{}, &padding}, dilation, groups, #name);                          \
+  }                                                                                                              \
+  Batched name(const Batched& input, const Batched& weight, NoTensor, IntArrayRef stride, IntArrayRef padding,  \
+               IntArrayRef dilation, int64_t groups) {                                                          \
+    return conv(input, weight, kNoBias, stride, {padding}, dilation, groups, #name);                            \
+  }                                                                                                              \
+  Batched name(const Batched& input, const Batched& weight, NoTensor, IntArrayRef stride,                       \
+               const PaddingMode& padding, IntArrayRef dilation, int64_t groups) {                              \
+    return conv(input, weight, kNoBias, stride, {{}, &padding}, dilation, groups, #name);                       \
+  }
+FG_CONV_RULES(conv1d)
+FG_CONV_RULES(conv2d)
+#undef FG_CONV_RULES
+
+#define FG_CONV_TRANSPOSE_RULES(name)                                                                            \
+  Batched name(const Batched& input, const Batched& weight, const Batched& bias, IntArrayRef stride,            \
+               IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {         \
+    return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, #name);       \
+  }                                                                                                              \
+  Batched name(const Batched& input, const Batched& weight, NoTensor, IntArrayRef stride, IntArrayRef padding,  \
+               IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {                              \
+    return conv_transpose(input, weight, kNoBias, stride, padding, output_padding, groups, dilation, #name);    \
+  }
+FG_CONV_TRANSPOSE_RULES(conv_transpose1d)
+FG_CONV_TRANSPOSE_RULES(conv_transpose2d)
+#undef FG_CONV_TRANSPOSE_RULES
+
+namespace ad {
+
+Batched convolution(const Batched& input, const Batched& weight, IntArrayRef stride, IntArrayRef padding,
+                    IntArrayRef dilation, int64_t groups) {
+  return conv(input, weight, kNoBias, stride, {padding}, dilation, groups, "ad::convolution");
+}
+Batched convolution(const Batched& input, const Batched& weight, IntArrayRef stride, const PaddingMode& padding,
+                    IntArrayRef dilation, int64_t groups) {
+  return conv(input, weight, kNoBias, stride, {{}, &padding}, dilation, groups, "ad::convolution");
+}
+Batched conv_backward_input(const Batched& g, IntArrayRef input_sizes, const Batched& weight, IntArrayRef stride,
+                            IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  return backward_input(g, input_sizes, weight, stride, {padding}, dilation, groups);
+}
+Batched conv_backward_input(const Batched& g, IntArrayRef input_sizes, const Batched& weight, IntArrayRef stride,
+                            const PaddingMode& padding, IntArrayRef dilation, int64_t groups) {
+  return backward_input(g, input_sizes, weight, stride, {{}, &padding}, dilation, groups);
+}
+Batched conv_backward_weight(const Batched& g, const Batched& input, IntArrayRef weight_sizes, IntArrayRef stride,
+                             IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  return backward_weight(g, input, weight_sizes, stride, {padding}, dilation, groups);
+}
+Batched conv_backward_weight(const Batched& g, const Batched& input, IntArrayRef weight_sizes, IntArrayRef stride,
+                             const PaddingMode& padding, IntArrayRef dilation, int64_t groups) {
+  return backward_weight(g, input, weight_sizes, stride, {{}, &padding}, dilation, groups);
+}
+
+Batched conv_bias_expand(const Batched& bias, IntArrayRef sizes, int64_t spatial) {
+  check_operand(bias, "ad::conv_bias_expand", "bias");
+  const int64_t nb = nbatch(bias.levels);
+  const IntArrayRef batch(bias.value.sizes().data(), static_cast<size_t>(nb));
+  const int64_t at = static_cast<int64_t>(sizes.size()) - spatial - 1;
+  if (lrank(bias) != 1 || at < 0 || sizes[static_cast<size_t>(at)] != bias.value.size(nb))
+    vfail("ad::conv_bias_expand", "a bias of logical shape ", lshape(bias),
+          " does not match the channels of an output of logical shape ", sizes);
+  std::vector<int64_t> view(sizes.size(), 1);
+  view[static_cast<size_t>(at)] = sizes[static_cast<size_t>(at)];
+  return {bias.value.reshape(cat(batch, view)).expand(cat(batch, sizes)), bias.levels};
+}
+
+Batched conv_bias_backward(const Batched& g, int64_t spatial) {
+  check_operand(g, "ad::conv_bias_backward", "gradient");
+  const int64_t nb = nbatch(g.levels), at = g.value.dim() - spatial - 1;
+  if (at < nb) vfail("ad::conv_bias_backward", "a gradient of logical shape ", lshape(g), " has no channel dim");
+  std::vector<int64_t> dims;
+  for (int64_t d = nb; d < g.value.dim(); ++d)
+    if (d != at) dims.push_back(d);
+  return {dims.empty() ? g.value.clone() : g.value.sum(dims), g.levels};
+}
+
+}  // namespace ad
+}  // namespace fg::vmap
