@@ -974,6 +974,11 @@ Tensor dropout_same(const Tensor& x, int64_t nb, double p, bool train) {
   return x * keep * (1.0 / (1.0 - p));
 }
 
+Tensor dropout_mask(const Tensor& x, int64_t nb, IntArrayRef batch, double p, bool train) {
+  if (!x.defined()) vfail("dropout_mask", "the input tensor is undefined");
+  return fg::dropout_mask(fg::empty(with_batch(batch, logical_sizes(x, nb)), x.options()), p, train);
+}
+
 Tensor bernoulli_same(const Tensor& p, int64_t nb) {
   if (!p.defined()) vfail("bernoulli_same", "the probability tensor is undefined");
   if (!isFloatingType(p.dtype())) vfail("bernoulli_same", "expected floating-point probabilities, got ", p.dtype());

@@ -984,6 +984,7 @@ class Normalizer {
       return 0;
     }
     if (is_inplace(e)) return inplace(e, scope, out);
+    if (e.op == "dropout" && e.args.size() == 3 && e.arg(0).type == ir::Type::Tensor) return dropout(e, scope, out, name);
     for (const auto& a : e.args)
       if (e.form != ir::CallForm::Vmapped && a->kind == ExprKind::VarRef && a->type == ir::Type::TensorList) {
         fail(*a, "'" + e.op + "' of the whole vector '" + scope.fn->var(a->var).name + "' cannot be differentiated "
@@ -1058,6 +1059,36 @@ class Normalizer {
     return {};
   }
 
+  // `name = <formula>` as a statement of its own (an op of the derivative's IR, so it has rules).
+  int emit_formula(const std::string& name, const std::string& formula, const FormulaEnv& env, const Expr& at,
+                   std::vector<ir::StmtPtr>& out) {
+    FormulaResult r = instantiate(formula, env, resolver_);
+    if (!r.expr) {
+      fail(at, "internal error: '" + formula + "': " + r.error);
+      return 0;
+    }
+    r.expr->range = at.range;
+    const int id = new_tensor(name);
+    StmtPtr d = ir::decl(id, std::move(r.expr));
+    d->range = at.range;
+    out.push_back(std::move(d));
+    return id;
+  }
+
+  // dropout(x, p, train) as x * fg::dropout_mask(x, p, train): the mask, drawn as dropout draws it,
+  // is a constant of the derivative kept for the backward pass, as torch keeps its mask.
+  int dropout(const Expr& e, Scope& scope, std::vector<ir::StmtPtr>& out, const std::string& name) {
+    const int x = value(e.arg(0), scope, out, "");
+    ExprPtr self = ir::var_ref(*out_, x), p = scalar(e.arg(1), scope, out), train = scalar(e.arg(2), scope, out);
+    if (!ok_) return 0;
+    const int mask = emit_formula("mask", "fg::dropout_mask(x, p, train)",
+                                  {{"x", self.get()}, {"p", p.get()}, {"train", train.get()}}, e, out);
+    ExprPtr mask_ref = ir::var_ref(*out_, mask);
+    return ok_ ? emit_formula(name.empty() ? "dropped" : name, "x * m", {{"x", self.get()}, {"m", mask_ref.get()}}, e,
+                              out)
+               : 0;
+  }
+
   // (values, indices) = x.max(dim, keepdim) as ops with rules: the indices (argmax, a constant of
   // the derivative), and the values gathered at them, so that the gradient goes to the selected
   // element only, as torch's does (amax would split it among ties).
@@ -1071,17 +1102,7 @@ class Normalizer {
       env["x"] = self.get();
       env["dim"] = dim.get();
       env["keepdim"] = keepdim.get();
-      FormulaResult r = instantiate(formula, env, resolver_);
-      if (!r.expr) {
-        fail(e, "internal error: '" + formula + "': " + r.error);
-        return 0;
-      }
-      r.expr->range = e.range;
-      const int id = new_tensor(name);
-      StmtPtr d = ir::decl(id, std::move(r.expr));
-      d->range = e.range;
-      out.push_back(std::move(d));
-      return id;
+      return emit_formula(name, formula, env, e, out);
     };
     const int kept = emit("selected", arg + "(x, dim, true)", {});
     ExprPtr kept_ref = ir::var_ref(*out_, kept);

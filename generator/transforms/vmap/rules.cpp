@@ -437,6 +437,14 @@ Val Batcher::random(const Expr& e, std::vector<Val> args) {
     opts->form = ir::CallForm::Method;
     return {runtime(e.op == "rand_like" ? "rand" : "randn", exprs(std::move(sizes), std::move(opts))), l};
   }
+  // dropout_mask(x, p, train): shaped like x's logical tensor, with the 'different' levels only.
+  if (e.op == "dropout_mask") {
+    if (lx == different) return {rebuild(e, values(args)), l};
+    return {runtime("vmap::dropout_mask", exprs(std::move(args[0].e), literal(nx),
+                                                different != 0 ? batch_sizes_of(different) : braced({}),
+                                                std::move(args[1].e), std::move(args[2].e))),
+            l};
+  }
   // dropout(x, p, train), bernoulli(p): the mask is drawn per example at 'different' levels.
   if (different == 0) {
     if (e.op == "dropout")

@@ -147,4 +147,12 @@ fg::Tensor view_of_view(const fg::Tensor& x) {
   return (y.exp() * 0.5).sum() + y.select(0, 0).sum();
 }
 
+// dropout: differentiated with the forward's mask, as torch.func does (x * dropout_mask(x, p, train))
+FUNCGEN("dropout_loss_grad = grad(dropout_loss, argnums=(0, 1))")
+FUNCGEN("dropout_loss_jvp = jvp(dropout_loss)")
+FUNCGEN("dropout_loss_psg = vmap(grad(dropout_loss), in_dims=(0, None), randomness='different')")
+fg::Tensor dropout_loss(const fg::Tensor& x, const fg::Tensor& w) {
+  return (fg::dropout(x * w, 0.5, true).tanh() * w).sum() + fg::dropout(x, 0.3, false).sum();
+}
+
 }  // namespace adtest

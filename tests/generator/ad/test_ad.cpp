@@ -217,3 +217,33 @@ TEST_F(Grad, WritesIntoRowsOfATensorInALoop) {
   }
 }
 
+
+// dropout's derivative uses the forward's mask: against finite differences of the function with
+// that mask fixed (drawn again from the same seed), for grad, jvp and per-example grads.
+TEST_F(Grad, DropoutUsesTheForwardsMask) {
+  const fg::Tensor x = rand64({4, 5}), w = rand64({5});
+  fg::manual_seed(11);
+  const fg::Tensor mask = fg::dropout_mask(x * w, 0.5, true);
+  EXPECT_GT(mask.eq(0).sum().item<int64_t>(), 0);  // some dropped, some kept
+  EXPECT_GT(mask.ne(0).sum().item<int64_t>(), 0);
+  const Fn fixed = [&](const auto& a) { return ((a[0] * a[1] * mask).tanh() * a[1]).sum() + a[0].sum(); };
+  fg::manual_seed(11);
+  const auto [gx, gw] = adtest::dropout_loss_grad(x, w);
+  expect_grad(gx, fixed, {x, w}, 0);
+  expect_grad(gw, fixed, {x, w}, 1);
+  const fg::Tensor t = rand64({4, 5});
+  fg::manual_seed(11);
+  const auto [value, tangent] = adtest::dropout_loss_jvp(x, w, t, fg::zeros_like(w));
+  EXPECT_NEAR(value.item<double>(), fixed({x, w}).item<double>(), 1e-12);
+  EXPECT_NEAR(tangent.item<double>(), (gx * t).sum().item<double>(), 1e-9);
+  // per-example gradients, randomness='different': example i gets row i of one [4, 5] mask
+  fg::manual_seed(12);
+  const fg::Tensor masks = fg::dropout_mask(fg::empty({4, 5}, fg::kDouble), 0.5, true);
+  fg::manual_seed(12);
+  const fg::Tensor psg = adtest::dropout_loss_psg(x, w);
+  for (int64_t i = 0; i < 4; ++i) {
+    const fg::Tensor m = masks.select(0, i);
+    const Fn one = [&](const auto& a) { return ((a[0] * a[1] * m).tanh() * a[1]).sum() + a[0].sum(); };
+    expect_grad(psg.select(0, i), one, {x.select(0, i), w}, 0);
+  }
+}

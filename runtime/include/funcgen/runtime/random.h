@@ -40,5 +40,8 @@ Tensor bernoulli(const Tensor& p);
 Tensor bernoulli(const Tensor& self, double p);
 // In training, zeroes each element with probability p and scales the rest by 1 / (1 - p).
 Tensor dropout(const Tensor& input, double p, bool train);
+// dropout's scaled mask (0 or 1 / (1 - p) per element, ones when !train): dropout(x, p, train) is
+// x * dropout_mask(x, p, train) for the same generator state. Differentiated code keeps it.
+Tensor dropout_mask(const Tensor& input, double p, bool train);
 
 }  // namespace fg

@@ -252,6 +252,9 @@ Batched conv_bias_backward(const Batched& g, int64_t spatial);
 // randomness='same' for an op whose input x is batched: the same random values for every example.
 Tensor dropout_same(const Tensor& x, int64_t nb, double p, bool train);
 Tensor bernoulli_same(const Tensor& p, int64_t nb);
+// dropout_mask(x, p, train) for x with nb batch dims: one mask of x's logical shape with `batch` in
+// front (the sizes of the randomness='different' levels; none for 'same').
+Tensor dropout_mask(const Tensor& x, int64_t nb, IntArrayRef batch, double p, bool train);
 
 // ------------------------------------------------------------------ control_flow='select'
 
