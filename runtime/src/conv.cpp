@@ -41,16 +41,6 @@ struct ConvGeometry {
   std::vector<int64_t> output_sizes() const { return sizes(o, out); }
 };
 
-// A stride/padding/dilation argument: one value for every spatial dim or one per dim; 1-D
-// geometry keeps its height entry at `unit`.
-std::array<int64_t, 2> per_dim(IntArrayRef v, int64_t spatial, int64_t unit, const char* name, const char* op) {
-  if (v.size() != 1 && static_cast<int64_t>(v.size()) != spatial)
-    fail(op, "expected ", name, " to be one integer or a list of ", spatial, ", got ", v);
-  std::array<int64_t, 2> r{unit, unit};
-  for (int64_t d = 0; d < spatial; ++d) r[static_cast<size_t>(2 - spatial + d)] = v[v.size() == 1 ? 0 : static_cast<size_t>(d)];
-  return r;
-}
-
 // The geometry of C(x, w) from the input's and weight's sizes; padding as numbers (symmetric) or,
 // when `mode` is given, "same"/"valid".
 ConvGeometry geometry(IntArrayRef input, IntArrayRef weight, IntArrayRef stride, IntArrayRef padding,
@@ -77,8 +67,8 @@ ConvGeometry geometry(IntArrayRef input, IntArrayRef weight, IntArrayRef stride,
   if (weight[1] * groups != g.c)
     fail(op, "given groups=", groups, " and a weight of shape ", weight, ", expected an input with ", weight[1] * groups,
          " channels, got shape ", input, " (", g.c, " channels)");
-  g.stride = per_dim(stride, g.spatial, 1, "stride", op);
-  g.dilation = per_dim(dilation, g.spatial, 1, "dilation", op);
+  g.stride = detail::spatial_arg(stride, g.spatial, 1, "stride", op);
+  g.dilation = detail::spatial_arg(dilation, g.spatial, 1, "dilation", op);
   for (size_t d = 0; d < 2; ++d) {
     g.in[d] = d == 0 && g.spatial == 1 ? 1 : input[at + 1 + d - (g.spatial == 1 ? 1 : 0)];
     g.kernel[d] = d == 0 && g.spatial == 1 ? 1 : weight[2 + d - (g.spatial == 1 ? 1 : 0)];
@@ -98,7 +88,7 @@ ConvGeometry geometry(IntArrayRef input, IntArrayRef weight, IntArrayRef stride,
       fail(op, "padding must be \"same\", \"valid\" or integers, got \"", mode->str(), "\"");
     }
   } else {
-    const std::array<int64_t, 2> p = per_dim(padding, g.spatial, 0, "padding", op);
+    const std::array<int64_t, 2> p = detail::spatial_arg(padding, g.spatial, 0, "padding", op);
     for (size_t d = 0; d < 2; ++d) {
       if (p[d] < 0) fail(op, "padding must be non-negative, got ", padding);
       g.pad[d] = p[d];
@@ -263,9 +253,9 @@ Tensor conv_transpose(const Tensor& input, const Tensor& weight, const std::opti
          input.sizes());
   if (groups <= 0) fail(op, "groups must be positive, got ", groups);
   // The transposed convolution's output is the input of the convolution it is the adjoint of.
-  const std::array<int64_t, 2> s = per_dim(stride, spatial, 1, "stride", op), d = per_dim(dilation, spatial, 1, "dilation", op),
-                               p = per_dim(padding, spatial, 0, "padding", op),
-                               op_ = per_dim(output_padding, spatial, 0, "output_padding", op);
+  const std::array<int64_t, 2> s = detail::spatial_arg(stride, spatial, 1, "stride", op), d = detail::spatial_arg(dilation, spatial, 1, "dilation", op),
+                               p = detail::spatial_arg(padding, spatial, 0, "padding", op),
+                               op_ = detail::spatial_arg(output_padding, spatial, 0, "output_padding", op);
   std::vector<int64_t> out_sizes = input.sizes().vec();
   const int64_t at = input.dim() - spatial - 1;
   out_sizes[static_cast<size_t>(at)] = weight.size(1) * groups;
@@ -289,6 +279,17 @@ Tensor conv_transpose(const Tensor& input, const Tensor& weight, const std::opti
 }
 
 }  // namespace
+
+namespace detail {
+std::array<int64_t, 2> spatial_arg(IntArrayRef v, int64_t spatial, int64_t unit, const char* name, const char* op) {
+  if (v.size() != 1 && static_cast<int64_t>(v.size()) != spatial)
+    fail(op, "expected ", name, " to be one integer or a list of ", spatial, ", got ", v);
+  std::array<int64_t, 2> r{unit, unit};
+  for (int64_t d = 0; d < spatial; ++d)
+    r[static_cast<size_t>(2 - spatial + d)] = v[v.size() == 1 ? 0 : static_cast<size_t>(d)];
+  return r;
+}
+}  // namespace detail
 
 Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
               IntArrayRef padding, IntArrayRef dilation, int64_t groups) {

@@ -1,6 +1,7 @@
 // Helpers shared by the runtime's op implementations; not part of the public API.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <sstream>
 #include <string>
@@ -49,6 +50,11 @@ void copy_strided(const Tensor& dst, const Tensor& src);
 // [B..., C] or undefined; the result has input_sizes (batch dims included) and dtype.
 Tensor nll_loss_backward(const Tensor& g, IntArrayRef input_sizes, ScalarType dtype, const Tensor& target,
                          const Tensor& weight, Reduction reduction, int64_t ignore_index, int64_t nb);
+
+// A convolution's or pool's per-dim argument (stride, padding, ...): one value for every spatial dim
+// or one per dim (1 or 2 of them), as {height, width}; a 1-D op keeps the height entry at `unit`.
+// Throws naming `op` and the argument for other lengths.
+std::array<int64_t, 2> spatial_arg(IntArrayRef v, int64_t spatial, int64_t unit, const char* name, const char* op);
 
 // Calls f(T{}) with T the C++ type of dtype.
 template <typename F>

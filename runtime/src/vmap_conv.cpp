@@ -1,4 +1,6 @@
-// Batching rules of the convolutions and their derivative helpers, as functorch's: with only the
+// Batching rules of the convolutions, the pools and their derivative helpers. Pools treat every
+// dim before the pooled ones as a plane, so the batch dims simply join the planes. Convolutions,
+// as functorch's rules: with only the
 // feature map batched, the batch dims are folded into the convolution's own batch dim N (one call,
 // no copy); with the weight batched too, both are given every level and the batch is folded into
 // the channels, with B times the groups, so that each example convolves with its own weight.
@@ -198,6 +200,42 @@ Batched backward_weight(const Batched& g, const Batched& x, IntArrayRef weight_s
   });
 }
 
+// A pool of x's planes: x [batch..., lead..., S...] as [planes, S...], op, and back.
+template <typename Op>
+Tensor on_planes(const Tensor& x, int64_t spatial, Op&& op) {
+  const Tensor y = op(x.reshape(cat({-1}, last(x.sizes(), spatial))));
+  return y.reshape(cat(IntArrayRef(x.sizes().data(), x.sizes().size() - static_cast<size_t>(spatial)),
+                       last(y.sizes(), spatial)));
+}
+
+void check_pool_rank(const Batched& x, int64_t spatial, const char* fn) {
+  check_operand(x, fn, "input");
+  if (lrank(x) != spatial + 1 && lrank(x) != spatial + 2)
+    vfail(fn, "expected a ", spatial + 1, "-D (unbatched) or ", spatial + 2, "-D (batched) input, got logical shape ",
+          lshape(x));
+}
+
+// A pool of one batched operand.
+template <typename Op>
+Batched pool_rule(const Batched& x, int64_t spatial, const char* fn, Op&& op) {
+  check_pool_rank(x, spatial, fn);
+  return with_context(fn, [&] { return describe({{"input", &x}}); },
+                      [&]() -> Batched { return {on_planes(x.value, spatial, op), x.levels}; });
+}
+
+// max pooling's gather/scatter: both operands at every level of the union, then by planes.
+template <typename Op>
+Batched max_pool_pair(const Batched& a, const Batched& self, int64_t spatial, const char* fn, Op&& op) {
+  check_pool_rank(self, spatial, fn);
+  check_operand(a, fn, "gradient");
+  return with_context(fn, [&] { return describe({{"gradient", &a}, {"self", &self}}); }, [&]() -> Batched {
+    const Full f = full({a, self}, fn);
+    const Tensor s = f.values[1].reshape(cat({-1}, last(f.values[1].sizes(), spatial)));
+    const Tensor r = on_planes(f.values[0], spatial, [&](const Tensor& planes) { return op(planes, s); });
+    return {r, a.levels | self.levels};
+  });
+}
+
 const Batched kNoBias{};
 
 }  // namespace
@@ -236,7 +274,66 @@ FG_CONV_TRANSPOSE_RULES(conv_transpose1d)
 FG_CONV_TRANSPOSE_RULES(conv_transpose2d)
 #undef FG_CONV_TRANSPOSE_RULES
 
+Batched max_pool1d(const Batched& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                   IntArrayRef dilation, bool ceil_mode) {
+  return pool_rule(self, 1, "max_pool1d", [&](const Tensor& x) {
+    return fg::max_pool1d(x, kernel_size, stride, padding, dilation, ceil_mode);
+  });
+}
+Batched max_pool2d(const Batched& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                   IntArrayRef dilation, bool ceil_mode) {
+  return pool_rule(self, 2, "max_pool2d", [&](const Tensor& x) {
+    return fg::max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode);
+  });
+}
+Batched avg_pool2d(const Batched& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                   bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override) {
+  return pool_rule(self, 2, "avg_pool2d", [&](const Tensor& x) {
+    return fg::avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+  });
+}
+Batched adaptive_avg_pool2d(const Batched& self, IntArrayRef output_size) {
+  return pool_rule(self, 2, "adaptive_avg_pool2d",
+                   [&](const Tensor& x) { return fg::adaptive_avg_pool2d(x, output_size); });
+}
+
 namespace ad {
+
+Batched max_pool_gather(const Batched& t, const Batched& self, IntArrayRef kernel_size, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef dilation, bool ceil_mode, int64_t spatial) {
+  return max_pool_pair(t, self, spatial, "ad::max_pool_gather", [&](const Tensor& a, const Tensor& s) {
+    return fg::ad::max_pool_gather(a, s, kernel_size, stride, padding, dilation, ceil_mode, spatial);
+  });
+}
+Batched max_pool_scatter(const Batched& g, const Batched& self, IntArrayRef kernel_size, IntArrayRef stride,
+                         IntArrayRef padding, IntArrayRef dilation, bool ceil_mode, int64_t spatial) {
+  return max_pool_pair(g, self, spatial, "ad::max_pool_scatter", [&](const Tensor& a, const Tensor& s) {
+    return fg::ad::max_pool_scatter(a, s, kernel_size, stride, padding, dilation, ceil_mode, spatial);
+  });
+}
+Batched avg_pool2d_backward(const Batched& g, IntArrayRef self_sizes, IntArrayRef kernel_size, IntArrayRef stride,
+                            IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                            std::optional<int64_t> divisor_override) {
+  const char* fn = "ad::avg_pool2d_backward";
+  check_operand(g, fn, "gradient");
+  return with_context(fn, [&] { return describe({{"gradient", &g}}); }, [&]() -> Batched {
+    const Tensor planes = g.value.reshape(cat({-1}, last(g.value.sizes(), 2)));
+    const Tensor r = fg::ad::avg_pool2d_backward(planes, cat({planes.size(0)}, last(self_sizes, 2)), kernel_size, stride,
+                                                 padding, ceil_mode, count_include_pad, divisor_override);
+    return {r.reshape(cat(IntArrayRef(g.value.sizes().data(), static_cast<size_t>(nbatch(g.levels))), self_sizes)),
+            g.levels};
+  });
+}
+Batched adaptive_avg_pool2d_backward(const Batched& g, IntArrayRef self_sizes) {
+  const char* fn = "ad::adaptive_avg_pool2d_backward";
+  check_operand(g, fn, "gradient");
+  return with_context(fn, [&] { return describe({{"gradient", &g}}); }, [&]() -> Batched {
+    const Tensor planes = g.value.reshape(cat({-1}, last(g.value.sizes(), 2)));
+    const Tensor r = fg::ad::adaptive_avg_pool2d_backward(planes, cat({planes.size(0)}, last(self_sizes, 2)));
+    return {r.reshape(cat(IntArrayRef(g.value.sizes().data(), static_cast<size_t>(nbatch(g.levels))), self_sizes)),
+            g.levels};
+  });
+}
 
 Batched convolution(const Batched& input, const Batched& weight, IntArrayRef stride, IntArrayRef padding,
                     IntArrayRef dilation, int64_t groups) {

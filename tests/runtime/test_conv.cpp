@@ -363,3 +363,218 @@ TEST(ConvErrors, NameTheOpAndTheOperands) {
 }
 
 }  // namespace
+
+// ------------------------------------------------------------------ pooling
+
+namespace {
+
+// The reference windows of one output position along one dim: [start, end) of the input with the
+// padding and dilation, as torch documents them.
+struct PoolCase {
+  size_t spatial;
+  Shape input;
+  std::vector<int64_t> kernel, stride, padding, dilation;
+  bool ceil_mode = false;
+};
+
+int64_t ref_out(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
+  const double span = static_cast<double>(in + 2 * p - d * (k - 1) - 1) / static_cast<double>(s);
+  int64_t out = static_cast<int64_t>(ceil_mode ? std::ceil(span) : std::floor(span)) + 1;
+  if (ceil_mode && (out - 1) * s >= in + p) --out;
+  return out;
+}
+
+// max_pool over the last 1 or 2 dims by direct loops; `arg` gets each output's flat input index.
+Array max_pool_ref(const Array& x, const PoolCase& pc, std::vector<int64_t>* arg) {
+  const size_t sp = pc.spatial, nd = x.shape.size();
+  const auto pick = [](const std::vector<int64_t>& v, size_t i, int64_t dflt) {
+    return v.empty() ? dflt : v.size() == 1 ? v[0] : v[i];
+  };
+  const int64_t H = sp == 2 ? x.shape[nd - 2] : 1, W = x.shape[nd - 1];
+  std::array<int64_t, 2> k{1, 1}, s{1, 1}, p{0, 0}, d{1, 1}, in{H, W}, out{1, 1};
+  for (size_t i = 0; i < sp; ++i) {
+    const size_t j = 2 - sp + i;
+    k[j] = pick(pc.kernel, i, 1);
+    s[j] = pick(pc.stride, i, k[j]);
+    p[j] = pick(pc.padding, i, 0);
+    d[j] = pick(pc.dilation, i, 1);
+    out[j] = ref_out(in[j], k[j], s[j], p[j], d[j], pc.ceil_mode);
+  }
+  Shape os(x.shape.begin(), x.shape.end() - static_cast<int64_t>(sp));
+  if (sp == 2) os.push_back(out[0]);
+  os.push_back(out[1]);
+  Array r(os);
+  const int64_t planes = x.numel() / (H * W);
+  for (int64_t pl = 0; pl < planes; ++pl)
+    for (int64_t oy = 0; oy < out[0]; ++oy)
+      for (int64_t ox = 0; ox < out[1]; ++ox) {
+        double best = -INFINITY;
+        int64_t at = -1;
+        for (int64_t ky = 0; ky < k[0]; ++ky)
+          for (int64_t kx = 0; kx < k[1]; ++kx) {
+            const int64_t iy = oy * s[0] - p[0] + ky * d[0], ix = ox * s[1] - p[1] + kx * d[1];
+            if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+            const double v = x.data[pl * H * W + iy * W + ix];
+            if (v > best) {
+              best = v;
+              at = pl * H * W + iy * W + ix;
+            }
+          }
+        r.data[(pl * out[0] + oy) * out[1] + ox] = best;
+        if (arg) arg->push_back(at);
+      }
+  return r;
+}
+
+Tensor run_max_pool(const PoolCase& pc, const Tensor& x) {
+  return pc.spatial == 2 ? fg::max_pool2d(x, pc.kernel, pc.stride, pc.padding, pc.dilation, pc.ceil_mode)
+                               : fg::max_pool1d(x, pc.kernel, pc.stride, pc.padding, pc.dilation, pc.ceil_mode);
+}
+
+const std::vector<PoolCase>& pool_cases() {
+  static const std::vector<PoolCase> v = {
+      {2, {2, 3, 6, 6}, {2}, {}, {0}, {1}},  // the tutorial CNN's max_pool2d(x, 2)
+      {2, {2, 5, 7}, {3, 2}, {2, 1}, {1, 0}, {1}, true},
+      {2, {1, 2, 9, 8}, {3}, {2}, {1}, {2}, true},
+      {1, {3, 10}, {4}, {3}, {2}, {1}, true},
+      {1, {2, 2, 9}, {2}, {}, {1}, {3}},
+  };
+  return v;
+}
+
+}  // namespace
+
+TEST(MaxPool, MatchesDirectLoopsAndItsDerivativesUseTheSameMaxima) {
+  ref::Rng rng(21);
+  for (fg::ScalarType dt : {fg::kFloat, fg::kDouble})
+    for (Layout layout : {Layout::Contiguous, Layout::Transposed})
+      for (const PoolCase& pc : pool_cases()) {
+        SCOPED_TRACE(ref::shape_str(pc.input) + " kernel " + ref::shape_str(pc.kernel) + " " + fg::toString(dt));
+        const ref::Input x = ref::make_input(pc.input, dt, layout, rng);
+        std::vector<int64_t> arg;
+        const Array want = max_pool_ref(ref::from_tensor(x.view), pc, &arg);
+        EXPECT_TRUE(ref::tensor_matches(run_max_pool(pc, x.view), want, dt, ref::exact()));
+        const int64_t sp = static_cast<int64_t>(pc.spatial);
+        const ref::Input t = ref::make_input(pc.input, dt, Layout::Strided, rng);
+        const Array tv = ref::from_tensor(t.view);
+        Array gathered(want.shape);
+        for (size_t i = 0; i < arg.size(); ++i) gathered.data[i] = tv.data[static_cast<size_t>(arg[i])];
+        EXPECT_TRUE(ref::tensor_matches(fg::ad::max_pool_gather(t.view, x.view, pc.kernel, pc.stride, pc.padding,
+                                                                pc.dilation, pc.ceil_mode, sp),
+                                        gathered, dt, ref::exact()));
+        const ref::Input g = ref::make_input(want.shape, dt, Layout::Contiguous, rng);
+        const Array gv = ref::from_tensor(g.view);
+        Array scattered(pc.input);
+        for (size_t i = 0; i < arg.size(); ++i) scattered.data[static_cast<size_t>(arg[i])] += gv.data[i];
+        EXPECT_TRUE(ref::tensor_matches(fg::ad::max_pool_scatter(g.view, x.view, pc.kernel, pc.stride, pc.padding,
+                                                                 pc.dilation, pc.ceil_mode, sp),
+                                        scattered, dt, ref::tol_for(dt)));
+      }
+  // NaN is every window's maximum, as in torch
+  const Tensor x = fg::tensor({1.0, NAN, 3.0, 0.0}).reshape({1, 1, 4});
+  EXPECT_TRUE(std::isnan(fg::max_pool1d(x, 2).select(-1, 0).item<double>()));
+  EXPECT_EQ(fg::max_pool1d(x, 2).select(-1, 1).item<double>(), 3.0);
+}
+
+TEST(AvgPool, MatchesDirectLoopsAndTheAdjointIsItsTranspose) {
+  ref::Rng rng(22);
+  const Tensor x = ref::make_input({2, 3, 7, 6}, fg::kDouble, Layout::Transposed, rng).view;
+  const Array xv = ref::from_tensor(x);
+  struct C {
+    int64_t k, s, p;
+    bool ceil, include_pad;
+    std::optional<int64_t> divisor;
+  };
+  for (const C& c : {C{2, 2, 0, false, true, {}}, C{3, 2, 1, true, false, {}}, C{3, 2, 1, true, true, {}},
+                     C{2, 1, 1, false, true, 5}}) {
+    SCOPED_TRACE("kernel " + std::to_string(c.k) + " stride " + std::to_string(c.s) + " padding " + std::to_string(c.p));
+    const Tensor got = fg::avg_pool2d(x, c.k, c.s, c.p, c.ceil, c.include_pad, c.divisor);
+    const int64_t oh = ref_out(7, c.k, c.s, c.p, 1, c.ceil), ow = ref_out(6, c.k, c.s, c.p, 1, c.ceil);
+    Array want({2, 3, oh, ow});
+    for (int64_t pl = 0; pl < 6; ++pl)
+      for (int64_t oy = 0; oy < oh; ++oy)
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          const int64_t y0 = oy * c.s - c.p, x0 = ox * c.s - c.p;
+          const int64_t y1 = std::min(y0 + c.k, 7 + c.p), x1 = std::min(x0 + c.k, 6 + c.p);
+          double sum = 0;
+          int64_t inside = 0;
+          for (int64_t y = std::max<int64_t>(y0, 0); y < std::min<int64_t>(y1, 7); ++y)
+            for (int64_t xx = std::max<int64_t>(x0, 0); xx < std::min<int64_t>(x1, 6); ++xx, ++inside)
+              sum += xv.data[pl * 42 + y * 6 + xx];
+          const double div = c.divisor ? *c.divisor : c.include_pad ? (y1 - y0) * (x1 - x0) : inside;
+          want.data[(pl * oh + oy) * ow + ox] = sum / div;
+        }
+    EXPECT_TRUE(ref::tensor_matches(got, want, fg::kDouble, ref::tol_for(fg::kDouble)));
+    // <avg_pool(x), g> == <x, avg_pool_backward(g)>
+    const Tensor g = ref::make_input({2, 3, oh, ow}, fg::kDouble, Layout::Contiguous, rng).view;
+    const Tensor back = fg::ad::avg_pool2d_backward(g, x.sizes(), c.k, c.s, c.p, c.ceil, c.include_pad, c.divisor);
+    EXPECT_NEAR((got * g).sum().item<double>(), (x * back).sum().item<double>(), 1e-10);
+  }
+}
+
+TEST(AdaptiveAvgPool, MatchesDirectLoopsAndTheAdjointIsItsTranspose) {
+  ref::Rng rng(23);
+  const Tensor x = ref::make_input({3, 7, 5}, fg::kDouble, Layout::Strided, rng).view;
+  const Array xv = ref::from_tensor(x);
+  for (const std::vector<int64_t>& os : {std::vector<int64_t>{3, 2}, {1, 1}, {7, 5}, {4, 4}}) {
+    const Tensor got = fg::adaptive_avg_pool2d(x, os);
+    Array want({3, os[0], os[1]});
+    for (int64_t pl = 0; pl < 3; ++pl)
+      for (int64_t i = 0; i < os[0]; ++i)
+        for (int64_t j = 0; j < os[1]; ++j) {
+          const int64_t y0 = i * 7 / os[0], y1 = ((i + 1) * 7 + os[0] - 1) / os[0];
+          const int64_t x0 = j * 5 / os[1], x1 = ((j + 1) * 5 + os[1] - 1) / os[1];
+          double sum = 0;
+          for (int64_t y = y0; y < y1; ++y)
+            for (int64_t xx = x0; xx < x1; ++xx) sum += xv.data[pl * 35 + y * 5 + xx];
+          want.data[(pl * os[0] + i) * os[1] + j] = sum / static_cast<double>((y1 - y0) * (x1 - x0));
+        }
+    EXPECT_TRUE(ref::tensor_matches(got, want, fg::kDouble, ref::tol_for(fg::kDouble)));
+    const Tensor g = ref::make_input({3, os[0], os[1]}, fg::kDouble, Layout::Contiguous, rng).view;
+    EXPECT_NEAR((got * g).sum().item<double>(), (x * fg::ad::adaptive_avg_pool2d_backward(g, x.sizes())).sum().item<double>(),
+                1e-10);
+  }
+}
+
+TEST(PoolBatchingRules, EqualTheLoop) {
+  using fg::vmap::Batched;
+  ref::Rng rng(24);
+  const Tensor xs = ref::make_input({3, 2, 2, 6, 5}, fg::kDouble, Layout::Contiguous, rng).view;
+  std::vector<Tensor> mp, ap, aap, gath;
+  const Tensor ts = ref::make_input({3, 2, 2, 6, 5}, fg::kDouble, Layout::Contiguous, rng).view;
+  for (int64_t i = 0; i < 3; ++i) {
+    mp.push_back(fg::max_pool2d(xs.select(0, i), 2, 1, 1, 1, true));
+    ap.push_back(fg::avg_pool2d(xs.select(0, i), 3, 2, 1, true, false));
+    aap.push_back(fg::adaptive_avg_pool2d(xs.select(0, i), {2, 3}));
+    gath.push_back(fg::ad::max_pool_gather(ts.select(0, i), xs.select(0, 0), 2, {}, 0, 1, false, 2));
+  }
+  EXPECT_TRUE(ref::arrays_equal(ref::from_tensor(fg::vmap::max_pool2d({xs, 1u}, 2, 1, 1, 1, true).value),
+                                ref::from_tensor(fg::stack(mp))));
+  EXPECT_TRUE(ref::arrays_equal(ref::from_tensor(fg::vmap::avg_pool2d({xs, 1u}, 3, 2, 1, true, false, {}).value),
+                                ref::from_tensor(fg::stack(ap))));
+  EXPECT_TRUE(ref::tensor_matches(fg::vmap::adaptive_avg_pool2d({xs, 1u}, {2, 3}).value, ref::from_tensor(fg::stack(aap)),
+                                  fg::kDouble, ref::tol_for(fg::kDouble)));
+  // the tangent batched, self not: every example reads at self's maxima
+  EXPECT_TRUE(ref::arrays_equal(
+      ref::from_tensor(fg::vmap::ad::max_pool_gather({ts, 1u}, {xs.select(0, 0), 0u}, 2, {}, 0, 1, false, 2).value),
+      ref::from_tensor(fg::stack(gath))));
+}
+
+TEST(PoolErrors, NameTheOpAndTheOperands) {
+  EXPECT_FG_ERROR(fg::max_pool2d(fg::zeros({5}), 2),
+                  "fg::max_pool2d: expected a 3-D (unbatched) or 4-D (batched) input, got shape [5]");
+  EXPECT_FG_ERROR(fg::max_pool2d(fg::zeros({1, 4, 4}), 2, 1, 2),
+                  "fg::max_pool2d: padding must be non-negative and at most half of kernel_size, got padding [2] and "
+                  "kernel_size [2]");
+  EXPECT_FG_ERROR(fg::max_pool2d(fg::zeros({1, 4, 4}), {2, 2, 2}),
+                  "fg::max_pool2d: expected kernel_size to be one integer or a list of 2, got [2, 2, 2]");
+  EXPECT_FG_ERROR(fg::max_pool2d(fg::zeros({1, 1, 1}), 3),
+                  "fg::max_pool2d: the output would be empty: input of shape [1, 1, 1] with kernel_size [3], stride [], "
+                  "padding [0] and dilation [1]");
+  EXPECT_FG_ERROR(fg::avg_pool2d(fg::zeros({1, 4, 4}), 2, {}, 0, false, true, 0),
+                  "fg::avg_pool2d: divisor_override must be non-zero");
+  EXPECT_FG_ERROR(fg::adaptive_avg_pool2d(fg::zeros({1, 4, 4}, fg::kLong), 2),
+                  "fg::adaptive_avg_pool2d: expected a floating-point tensor (float32 or float64), got int64");
+  EXPECT_FG_ERROR(fg::ad::max_pool_scatter(fg::zeros({1, 3, 3}), fg::zeros({1, 4, 4}), 2, {}, 0, 1, false, 2),
+                  "fg::ad::max_pool_scatter: expected a gradient of shape [1, 2, 2], got [1, 3, 3]");
+}

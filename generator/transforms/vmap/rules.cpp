@@ -396,6 +396,13 @@ Val Batcher::helper(const Expr& e, std::vector<Val> args, int nb) {
     a = exprs(b(0), b(1), given_b(2), given(3, "1"), given(4, "0"), given(5, "1"), given(6, "1"));
   } else if (e.op == "conv_transpose1d" || e.op == "conv_transpose2d") {
     a = exprs(b(0), b(1), given_b(2), given(3, "1"), given(4, "0"), given(5, "0"), given(6, "1"), given(7, "1"));
+  } else if (e.op == "max_pool1d" || e.op == "max_pool2d") {
+    a = exprs(b(0), std::move(args[1].e), given(2, "{}"), given(3, "0"), given(4, "1"), given(5, "false"));
+  } else if (e.op == "avg_pool2d") {
+    a = exprs(b(0), std::move(args[1].e), given(2, "{}"), given(3, "0"), given(4, "false"), given(5, "true"),
+              given(6, "std::nullopt"));
+  } else if (e.op == "adaptive_avg_pool2d") {
+    a = exprs(b(0), std::move(args[1].e));
   } else if (e.op == "mse_loss") {
     a = exprs(b(0), b(1), given(2, "fg::Reduction::Mean"));
   } else if (e.op == "nll_loss" || e.op == "cross_entropy") {

@@ -151,7 +151,11 @@ const Shape M{3, 4};
   X(conv1d, (Shape{2, 2, 7}), (Shape{3, 2, 3})) \
   X(conv1d_unbatched, (Shape{2, 2, 6}), (Shape{3, 2, 3})) \
   X(conv_transpose2d, (Shape{1, 3, 3, 2}), (Shape{3, 2, 3, 3})) \
-  X(conv_transpose1d_groups, (Shape{2, 4, 5}), (Shape{4, 1, 3}))
+  X(conv_transpose1d_groups, (Shape{2, 4, 5}), (Shape{4, 1, 3})) \
+  X(max_pool2d, (Shape{2, 5, 4}), (Shape{2, 5, 4})) \
+  X(max_pool1d, (Shape{2, 3, 7}), (Shape{7})) \
+  X(avg_pool2d, (Shape{1, 2, 5, 4}), (Shape{1, 2, 5, 4})) \
+  X(adaptive_avg_pool2d, (Shape{2, 5, 4}), (Shape{5, 4}))
 
 // The functions of the op database (defined in opdb_functions.cpp, compiled with its generated code).
 namespace opdb {

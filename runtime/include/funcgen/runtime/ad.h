@@ -156,6 +156,19 @@ Tensor conv_backward_weight(const Tensor& g, const Tensor& input, IntArrayRef we
 Tensor conv_bias_expand(const Tensor& bias, IntArrayRef sizes, int64_t spatial);
 Tensor conv_bias_backward(const Tensor& g, int64_t spatial);
 
+// max pooling's derivatives (spatial: 1 or 2 dims): t read at each window's maximum of self (the
+// JVP, shaped as the pooled result), and g added back at those positions (the VJP, shaped as
+// self). Each is linear in its first argument and the other's adjoint; self only picks positions.
+Tensor max_pool_gather(const Tensor& t, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                       IntArrayRef padding, IntArrayRef dilation, bool ceil_mode, int64_t spatial);
+Tensor max_pool_scatter(const Tensor& g, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef dilation, bool ceil_mode, int64_t spatial);
+// The adjoints of avg_pool2d and adaptive_avg_pool2d (output size from g's last two dims).
+Tensor avg_pool2d_backward(const Tensor& g, IntArrayRef self_sizes, IntArrayRef kernel_size, IntArrayRef stride,
+                           IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                           std::optional<int64_t> divisor_override);
+Tensor adaptive_avg_pool2d_backward(const Tensor& g, IntArrayRef self_sizes);
+
 // Non-tensor helpers of derivative formulas (plain values; nothing to differentiate or batch).
 // The permutation that undoes permute(dims).
 std::vector<int64_t> inverse_permutation(IntArrayRef dims);

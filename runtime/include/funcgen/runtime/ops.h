@@ -257,6 +257,19 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::op
                         IntArrayRef stride = 1, IntArrayRef padding = 0, IntArrayRef output_padding = 0,
                         int64_t groups = 1, IntArrayRef dilation = 1);
 
+// ---------------------------------------------------------------- pooling
+// As torch.nn.functional's, over the last 1 or 2 dims of a [N, C, ...] or [C, ...] input; an
+// empty stride means the kernel size. max pooling pads with -inf and propagates NaN.
+Tensor max_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = 0,
+                  IntArrayRef dilation = 1, bool ceil_mode = false);
+Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = 0,
+                  IntArrayRef dilation = 1, bool ceil_mode = false);
+Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride = {}, IntArrayRef padding = 0,
+                  bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt);
+// Averages over windows [floor(i * in / out), ceil((i + 1) * in / out)) of each spatial dim.
+Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size);
+
 // ---------------------------------------------------------------- losses
 enum class Reduction : int64_t { None = 0, Mean = 1, Sum = 2 };
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);

@@ -202,6 +202,15 @@ Batched conv_transpose2d(const Batched& input, const Batched& weight, const Batc
 Batched conv_transpose2d(const Batched& input, const Batched& weight, NoTensor bias, IntArrayRef stride,
                          IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation);
 
+// Pooling: the batch dims join the planes (every dim before the pooled ones).
+Batched max_pool1d(const Batched& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                   IntArrayRef dilation, bool ceil_mode);
+Batched max_pool2d(const Batched& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                   IntArrayRef dilation, bool ceil_mode);
+Batched avg_pool2d(const Batched& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                   bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override);
+Batched adaptive_avg_pool2d(const Batched& self, IntArrayRef output_size);
+
 // ------------------------------------------------------------------ derivative helpers (fg::ad)
 
 // The batching rules of the fg::ad helpers that generated derivative code calls, on logical
@@ -243,6 +252,14 @@ Batched conv_backward_weight(const Batched& g, const Batched& input, IntArrayRef
                              IntArrayRef padding, IntArrayRef dilation, int64_t groups);
 Batched conv_backward_weight(const Batched& g, const Batched& input, IntArrayRef weight_sizes, IntArrayRef stride,
                              const PaddingMode& padding, IntArrayRef dilation, int64_t groups);
+Batched max_pool_gather(const Batched& t, const Batched& self, IntArrayRef kernel_size, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef dilation, bool ceil_mode, int64_t spatial);
+Batched max_pool_scatter(const Batched& g, const Batched& self, IntArrayRef kernel_size, IntArrayRef stride,
+                         IntArrayRef padding, IntArrayRef dilation, bool ceil_mode, int64_t spatial);
+Batched avg_pool2d_backward(const Batched& g, IntArrayRef self_sizes, IntArrayRef kernel_size, IntArrayRef stride,
+                            IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                            std::optional<int64_t> divisor_override);
+Batched adaptive_avg_pool2d_backward(const Batched& g, IntArrayRef self_sizes);
 Batched conv_bias_expand(const Batched& bias, IntArrayRef sizes, int64_t spatial);
 Batched conv_bias_backward(const Batched& g, int64_t spatial);
 }  // namespace ad

@@ -1,0 +1,328 @@
+// Pooling: max_pool1d/2d, avg_pool2d, adaptive_avg_pool2d, and their derivative helpers. Every
+// op reads its input as planes (all dims before the pooled ones) of a 1-D or 2-D image, 1-D as
+// 2-D of height 1. Max pooling finds each window's maximum once (the first one, NaN winning, as
+// torch) and the forward, its JVP (gather) and its VJP (scatter) all go through those positions.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "funcgen/runtime/ad.h"
+#include "internal.h"
+
+namespace fg {
+namespace {
+
+using detail::fail;
+
+struct PoolGeometry {
+  const char* op = "max_pool2d";
+  int64_t spatial = 2;
+  std::vector<int64_t> lead;  // the dims before the pooled ones
+  int64_t planes = 1;
+  std::array<int64_t, 2> in{1, 1}, out{1, 1}, k{1, 1}, s{1, 1}, p{0, 0}, d{1, 1};
+
+  int64_t in_plane() const { return in[0] * in[1]; }
+  int64_t out_plane() const { return out[0] * out[1]; }
+  std::vector<int64_t> sizes(const std::array<int64_t, 2>& v) const {
+    std::vector<int64_t> r = lead;
+    if (spatial == 2) r.push_back(v[0]);
+    r.push_back(v[1]);
+    return r;
+  }
+};
+
+// The planes and spatial sizes of an input of `sizes` ([N, C, S...] or [C, S...]).
+PoolGeometry planes_of(IntArrayRef sizes, int64_t spatial, const char* op) {
+  const int64_t nd = static_cast<int64_t>(sizes.size());
+  if (nd != spatial + 1 && nd != spatial + 2)
+    fail(op, "expected a ", spatial + 1, "-D (unbatched) or ", spatial + 2, "-D (batched) input, got shape ", sizes);
+  PoolGeometry g;
+  g.op = op;
+  g.spatial = spatial;
+  g.lead.assign(sizes.begin(), sizes.end() - spatial);
+  g.planes = detail::product(g.lead);
+  for (int64_t i = 0; i < spatial; ++i) {
+    g.in[static_cast<size_t>(2 - spatial + i)] = sizes[static_cast<size_t>(nd - spatial + i)];
+    if (sizes[static_cast<size_t>(nd - spatial + i)] == 0) fail(op, "expected non-empty spatial dims, got shape ", sizes);
+  }
+  return g;
+}
+
+// torch's pooling_output_shape.
+int64_t pooled_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
+  const int64_t span = in + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+  int64_t out = (span >= 0 ? span / s : -((-span + s - 1) / s)) + 1;
+  if (ceil_mode && (out - 1) * s >= in + p) --out;
+  return out;
+}
+
+PoolGeometry window_geometry(IntArrayRef sizes, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding,
+                             IntArrayRef dilation, bool ceil_mode, int64_t spatial, const char* op) {
+  PoolGeometry g = planes_of(sizes, spatial, op);
+  g.k = detail::spatial_arg(kernel, spatial, 1, "kernel_size", op);
+  g.s = stride.empty() ? g.k : detail::spatial_arg(stride, spatial, 1, "stride", op);
+  g.p = detail::spatial_arg(padding, spatial, 0, "padding", op);
+  g.d = detail::spatial_arg(dilation, spatial, 1, "dilation", op);
+  for (size_t i = 2 - static_cast<size_t>(spatial); i < 2; ++i) {
+    if (g.k[i] <= 0 || g.s[i] <= 0 || g.d[i] <= 0)
+      fail(op, "kernel_size, stride and dilation must be positive, got kernel_size ", kernel, ", stride ", stride,
+           ", dilation ", dilation);
+    if (g.p[i] < 0 || 2 * g.p[i] > g.k[i])
+      fail(op, "padding must be non-negative and at most half of kernel_size, got padding ", padding,
+           " and kernel_size ", kernel);
+    g.out[i] = pooled_size(g.in[i], g.k[i], g.s[i], g.p[i], g.d[i], ceil_mode);
+    if (g.out[i] <= 0)
+      fail(op, "the output would be empty: input of shape ", sizes, " with kernel_size ", kernel, ", stride ", stride,
+           ", padding ", padding, " and dilation ", dilation);
+  }
+  return g;
+}
+
+// The in-plane index of each window's maximum of x [planes, H, W] (contiguous): [planes, oh * ow].
+template <typename T>
+std::vector<int64_t> max_positions(const T* x, const PoolGeometry& g) {
+  std::vector<int64_t> idx(static_cast<size_t>(g.planes * g.out_plane()));
+#pragma omp parallel for if (g.planes * g.out_plane() * g.k[0] * g.k[1] > (int64_t{1} << 16))
+  for (int64_t pl = 0; pl < g.planes; ++pl) {
+    const T* plane = x + pl * g.in_plane();
+    for (int64_t oy = 0; oy < g.out[0]; ++oy)
+      for (int64_t ox = 0; ox < g.out[1]; ++ox) {
+        T best = -std::numeric_limits<T>::infinity();
+        int64_t at = -1;
+        for (int64_t ky = 0; ky < g.k[0]; ++ky) {
+          const int64_t iy = oy * g.s[0] - g.p[0] + ky * g.d[0];
+          if (iy < 0 || iy >= g.in[0]) continue;
+          for (int64_t kx = 0; kx < g.k[1]; ++kx) {
+            const int64_t ix = ox * g.s[1] - g.p[1] + kx * g.d[1];
+            if (ix < 0 || ix >= g.in[1]) continue;
+            const T v = plane[iy * g.in[1] + ix];
+            if (at < 0 || v > best || std::isnan(v)) {
+              best = v;
+              at = iy * g.in[1] + ix;
+              if (std::isnan(v)) {  // NaN is the maximum: stop
+                ky = g.k[0];
+                break;
+              }
+            }
+          }
+        }
+        idx[static_cast<size_t>(pl * g.out_plane() + oy * g.out[1] + ox)] = at;
+      }
+  }
+  return idx;
+}
+
+// Reads src (shaped as self: [planes, H, W]) at the maxima of self: [planes, oh, ow].
+Tensor gather_maxima(const Tensor& src, const Tensor& self, const PoolGeometry& g) {
+  const Tensor x = self.contiguous(), v = src.contiguous();
+  Tensor out = empty(g.sizes(g.out), src.options());
+  detail::dispatch_floating(self.scalar_type(), g.op, [&](auto t) {
+    using T = decltype(t);
+    const std::vector<int64_t> idx = max_positions(static_cast<const T*>(x.data_ptr()), g);
+    const T* pv = static_cast<const T*>(v.data_ptr());
+    T* po = static_cast<T*>(out.data_ptr());
+    for (int64_t pl = 0; pl < g.planes; ++pl)
+      for (int64_t l = 0; l < g.out_plane(); ++l) {
+        const int64_t at = idx[static_cast<size_t>(pl * g.out_plane() + l)];
+        po[pl * g.out_plane() + l] = at < 0 ? -std::numeric_limits<T>::infinity() : pv[pl * g.in_plane() + at];
+      }
+  });
+  return out;
+}
+
+// Adds gr ([planes, oh, ow]) at the maxima of self into zeros shaped as self.
+Tensor scatter_maxima(const Tensor& gr, const Tensor& self, const PoolGeometry& g) {
+  const Tensor x = self.contiguous(), gc = gr.contiguous();
+  Tensor out = zeros(self.sizes(), gr.options());
+  detail::dispatch_floating(self.scalar_type(), g.op, [&](auto t) {
+    using T = decltype(t);
+    const std::vector<int64_t> idx = max_positions(static_cast<const T*>(x.data_ptr()), g);
+    const T* pg = static_cast<const T*>(gc.data_ptr());
+    T* po = static_cast<T*>(out.data_ptr());
+    for (int64_t pl = 0; pl < g.planes; ++pl)
+      for (int64_t l = 0; l < g.out_plane(); ++l) {
+        const int64_t at = idx[static_cast<size_t>(pl * g.out_plane() + l)];
+        if (at >= 0) po[pl * g.in_plane() + at] += pg[pl * g.out_plane() + l];
+      }
+  });
+  return out;
+}
+
+void check_floating(const Tensor& t, const char* op, const char* arg = "input") {
+  detail::check_defined(t, op, arg);
+  detail::check_cpu(t, op);
+  detail::dispatch_floating(t.scalar_type(), op, [](auto) {});
+}
+
+Tensor max_pool(const Tensor& self, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding,
+                IntArrayRef dilation, bool ceil_mode, int64_t spatial, const char* op) {
+  check_floating(self, op);
+  const PoolGeometry g = window_geometry(self.sizes(), kernel, stride, padding, dilation, ceil_mode, spatial, op);
+  return gather_maxima(self, self, g);
+}
+
+// An averaging pool as a list of windows: for output element l of a plane, the input positions
+// [begin, end) of each spatial dim and the divisor. The forward and the adjoint share it.
+struct AvgWindows {
+  std::vector<std::array<int64_t, 4>> boxes;  // y0, y1, x0, x1
+  std::vector<double> divisors;
+};
+
+AvgWindows avg_windows(const PoolGeometry& g, bool count_include_pad, std::optional<int64_t> divisor_override) {
+  AvgWindows w;
+  for (int64_t oy = 0; oy < g.out[0]; ++oy)
+    for (int64_t ox = 0; ox < g.out[1]; ++ox) {
+      int64_t y0 = oy * g.s[0] - g.p[0], x0 = ox * g.s[1] - g.p[1];
+      int64_t y1 = std::min(y0 + g.k[0], g.in[0] + g.p[0]), x1 = std::min(x0 + g.k[1], g.in[1] + g.p[1]);
+      const int64_t padded = (y1 - y0) * (x1 - x0);
+      y0 = std::max<int64_t>(y0, 0);
+      x0 = std::max<int64_t>(x0, 0);
+      y1 = std::min(y1, g.in[0]);
+      x1 = std::min(x1, g.in[1]);
+      w.boxes.push_back({y0, y1, x0, x1});
+      w.divisors.push_back(static_cast<double>(divisor_override ? *divisor_override
+                                               : count_include_pad ? padded
+                                                                   : (y1 - y0) * (x1 - x0)));
+    }
+  return w;
+}
+
+AvgWindows adaptive_windows(const PoolGeometry& g) {
+  AvgWindows w;
+  const auto start = [](int64_t i, int64_t in, int64_t out) { return (i * in) / out; };
+  const auto end = [](int64_t i, int64_t in, int64_t out) { return ((i + 1) * in + out - 1) / out; };
+  for (int64_t oy = 0; oy < g.out[0]; ++oy)
+    for (int64_t ox = 0; ox < g.out[1]; ++ox) {
+      const std::array<int64_t, 4> b{start(oy, g.in[0], g.out[0]), end(oy, g.in[0], g.out[0]),
+                                     start(ox, g.in[1], g.out[1]), end(ox, g.in[1], g.out[1])};
+      w.boxes.push_back(b);
+      w.divisors.push_back(static_cast<double>((b[1] - b[0]) * (b[3] - b[2])));
+    }
+  return w;
+}
+
+// forward: out[l] = sum of x over box l / divisor; adjoint: dx[box l] += g[l] / divisor.
+Tensor average(const Tensor& x_in, const PoolGeometry& g, const AvgWindows& w) {
+  const Tensor x = x_in.contiguous();
+  Tensor out = empty(g.sizes(g.out), x.options());
+  detail::dispatch_floating(x.scalar_type(), g.op, [&](auto t) {
+    using T = decltype(t);
+    const T* px = static_cast<const T*>(x.data_ptr());
+    T* po = static_cast<T*>(out.data_ptr());
+    for (int64_t pl = 0; pl < g.planes; ++pl)
+      for (size_t l = 0; l < w.boxes.size(); ++l) {
+        const auto& b = w.boxes[l];
+        T sum = 0;
+        for (int64_t y = b[0]; y < b[1]; ++y)
+          for (int64_t xx = b[2]; xx < b[3]; ++xx) sum += px[pl * g.in_plane() + y * g.in[1] + xx];
+        po[pl * g.out_plane() + static_cast<int64_t>(l)] = sum / static_cast<T>(w.divisors[l]);
+      }
+  });
+  return out;
+}
+Tensor average_adjoint(const Tensor& g_in, const PoolGeometry& g, const AvgWindows& w) {
+  const Tensor gc = g_in.contiguous();
+  Tensor out = zeros(g.sizes(g.in), gc.options());
+  detail::dispatch_floating(gc.scalar_type(), g.op, [&](auto t) {
+    using T = decltype(t);
+    const T* pg = static_cast<const T*>(gc.data_ptr());
+    T* po = static_cast<T*>(out.data_ptr());
+    for (int64_t pl = 0; pl < g.planes; ++pl)
+      for (size_t l = 0; l < w.boxes.size(); ++l) {
+        const auto& b = w.boxes[l];
+        const T v = pg[pl * g.out_plane() + static_cast<int64_t>(l)] / static_cast<T>(w.divisors[l]);
+        for (int64_t y = b[0]; y < b[1]; ++y)
+          for (int64_t xx = b[2]; xx < b[3]; ++xx) po[pl * g.in_plane() + y * g.in[1] + xx] += v;
+      }
+  });
+  return out;
+}
+
+void check_divisor(std::optional<int64_t> divisor_override, const char* op) {
+  if (divisor_override && *divisor_override == 0) fail(op, "divisor_override must be non-zero");
+}
+
+PoolGeometry adaptive_geometry(IntArrayRef sizes, IntArrayRef output_size, const char* op) {
+  PoolGeometry g = planes_of(sizes, 2, op);
+  g.out = detail::spatial_arg(output_size, 2, 1, "output_size", op);
+  if (g.out[0] <= 0 || g.out[1] <= 0) fail(op, "output_size must be positive, got ", output_size);
+  return g;
+}
+
+void check_shape(const Tensor& t, const std::vector<int64_t>& want, const char* what, const char* op) {
+  if (t.sizes() != IntArrayRef(want)) fail(op, "expected ", what, " of shape ", IntArrayRef(want), ", got ", t.sizes());
+}
+
+}  // namespace
+
+Tensor max_pool1d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                  IntArrayRef dilation, bool ceil_mode) {
+  return max_pool(self, kernel_size, stride, padding, dilation, ceil_mode, 1, "max_pool1d");
+}
+Tensor max_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                  IntArrayRef dilation, bool ceil_mode) {
+  return max_pool(self, kernel_size, stride, padding, dilation, ceil_mode, 2, "max_pool2d");
+}
+
+Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+                  bool count_include_pad, std::optional<int64_t> divisor_override) {
+  const char* op = "avg_pool2d";
+  check_floating(self, op);
+  check_divisor(divisor_override, op);
+  const PoolGeometry g = window_geometry(self.sizes(), kernel_size, stride, padding, 1, ceil_mode, 2, op);
+  return average(self, g, avg_windows(g, count_include_pad, divisor_override));
+}
+
+Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
+  const char* op = "adaptive_avg_pool2d";
+  check_floating(self, op);
+  const PoolGeometry g = adaptive_geometry(self.sizes(), output_size, op);
+  return average(self, g, adaptive_windows(g));
+}
+
+namespace ad {
+
+Tensor max_pool_gather(const Tensor& t, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                       IntArrayRef padding, IntArrayRef dilation, bool ceil_mode, int64_t spatial) {
+  const char* op = "ad::max_pool_gather";
+  check_floating(self, op, "self");
+  check_floating(t, op, "tangent");
+  check_shape(t, self.sizes().vec(), "a tangent", op);
+  return gather_maxima(t, self, window_geometry(self.sizes(), kernel_size, stride, padding, dilation, ceil_mode, spatial, op));
+}
+
+Tensor max_pool_scatter(const Tensor& g, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef dilation, bool ceil_mode, int64_t spatial) {
+  const char* op = "ad::max_pool_scatter";
+  check_floating(self, op, "self");
+  check_floating(g, op, "gradient");
+  const PoolGeometry geo = window_geometry(self.sizes(), kernel_size, stride, padding, dilation, ceil_mode, spatial, op);
+  check_shape(g, geo.sizes(geo.out), "a gradient", op);
+  return scatter_maxima(g, self, geo);
+}
+
+Tensor avg_pool2d_backward(const Tensor& g, IntArrayRef self_sizes, IntArrayRef kernel_size, IntArrayRef stride,
+                           IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                           std::optional<int64_t> divisor_override) {
+  const char* op = "ad::avg_pool2d_backward";
+  check_floating(g, op, "gradient");
+  check_divisor(divisor_override, op);
+  const PoolGeometry geo = window_geometry(self_sizes, kernel_size, stride, padding, 1, ceil_mode, 2, op);
+  check_shape(g, geo.sizes(geo.out), "a gradient", op);
+  return average_adjoint(g, geo, avg_windows(geo, count_include_pad, divisor_override));
+}
+
+Tensor adaptive_avg_pool2d_backward(const Tensor& g, IntArrayRef self_sizes) {
+  const char* op = "ad::adaptive_avg_pool2d_backward";
+  check_floating(g, op, "gradient");
+  if (g.dim() < 2) fail(op, "expected a gradient of at least 2 dims, got shape ", g.sizes());
+  const PoolGeometry geo = adaptive_geometry(self_sizes, {g.size(-2), g.size(-1)}, op);
+  check_shape(g, geo.sizes(geo.out), "a gradient", op);
+  return average_adjoint(g, geo, adaptive_windows(geo));
+}
+
+}  // namespace ad
+}  // namespace fg
