@@ -70,9 +70,9 @@ PoolGeometry window_geometry(IntArrayRef sizes, IntArrayRef kernel, IntArrayRef 
     if (g.k[i] <= 0 || g.s[i] <= 0 || g.d[i] <= 0)
       fail(op, "kernel_size, stride and dilation must be positive, got kernel_size ", kernel, ", stride ", stride,
            ", dilation ", dilation);
-    if (g.p[i] < 0 || 2 * g.p[i] > g.k[i])
-      fail(op, "padding must be non-negative and at most half of kernel_size, got padding ", padding,
-           " and kernel_size ", kernel);
+    if (g.p[i] < 0 || 2 * g.p[i] > g.d[i] * (g.k[i] - 1) + 1)
+      fail(op, "padding must be non-negative and at most half of the dilated kernel (dilation * (kernel_size - 1) + ",
+           "1), got padding ", padding, ", kernel_size ", kernel, " and dilation ", dilation);
     g.out[i] = pooled_size(g.in[i], g.k[i], g.s[i], g.p[i], g.d[i], ceil_mode);
     if (g.out[i] <= 0)
       fail(op, "the output would be empty: input of shape ", sizes, " with kernel_size ", kernel, ", stride ", stride,
@@ -99,13 +99,9 @@ std::vector<int64_t> max_positions(const T* x, const PoolGeometry& g) {
             const int64_t ix = ox * g.s[1] - g.p[1] + kx * g.d[1];
             if (ix < 0 || ix >= g.in[1]) continue;
             const T v = plane[iy * g.in[1] + ix];
-            if (at < 0 || v > best || std::isnan(v)) {
+            if (at < 0 || v > best || std::isnan(v)) {  // NaN wins, the last one as in torch
               best = v;
               at = iy * g.in[1] + ix;
-              if (std::isnan(v)) {  // NaN is the maximum: stop
-                ky = g.k[0];
-                break;
-              }
             }
           }
         }
@@ -252,6 +248,11 @@ PoolGeometry adaptive_geometry(IntArrayRef sizes, IntArrayRef output_size, const
   return g;
 }
 
+void check_same_dtype(const Tensor& a, const char* what, const Tensor& self, const char* op) {
+  if (a.scalar_type() != self.scalar_type())
+    fail(op, what, " (", a.scalar_type(), ") and self (", self.scalar_type(), ") must have the same dtype");
+}
+
 void check_shape(const Tensor& t, const std::vector<int64_t>& want, const char* what, const char* op) {
   if (t.sizes() != IntArrayRef(want)) fail(op, "expected ", what, " of shape ", IntArrayRef(want), ", got ", t.sizes());
 }
@@ -290,6 +291,7 @@ Tensor max_pool_gather(const Tensor& t, const Tensor& self, IntArrayRef kernel_s
   const char* op = "ad::max_pool_gather";
   check_floating(self, op, "self");
   check_floating(t, op, "tangent");
+  check_same_dtype(t, "tangent", self, op);
   check_shape(t, self.sizes().vec(), "a tangent", op);
   return gather_maxima(t, self, window_geometry(self.sizes(), kernel_size, stride, padding, dilation, ceil_mode, spatial, op));
 }
@@ -299,6 +301,7 @@ Tensor max_pool_scatter(const Tensor& g, const Tensor& self, IntArrayRef kernel_
   const char* op = "ad::max_pool_scatter";
   check_floating(self, op, "self");
   check_floating(g, op, "gradient");
+  check_same_dtype(g, "gradient", self, op);
   const PoolGeometry geo = window_geometry(self.sizes(), kernel_size, stride, padding, dilation, ceil_mode, spatial, op);
   check_shape(g, geo.sizes(geo.out), "a gradient", op);
   return scatter_maxima(g, self, geo);

@@ -38,7 +38,23 @@ std::vector<int64_t> cat(IntArrayRef a, IntArrayRef b) {
   return r;
 }
 std::vector<int64_t> last(IntArrayRef v, int64_t n) {
+  if (n > static_cast<int64_t>(v.size())) vfail("conv", "internal error: ", v, " has fewer than ", n, " dims");
   return std::vector<int64_t>(v.end() - n, v.end());
+}
+
+// A convolution's weight has 1 or 2 spatial dims and its feature map (input or output gradient)
+// one or two dims more (unbatched or batched), as the unbatched ops require; checked before any
+// folding reads the logical shapes.
+int64_t check_conv_ranks(const Batched& map, const char* map_name, const Batched& w, const char* fn) {
+  check_operand(map, fn, map_name);
+  check_operand(w, fn, "weight");
+  const int64_t spatial = lrank(w) - 2;
+  if (spatial != 1 && spatial != 2)
+    vfail(fn, "expected a weight of 3 or 4 dims, got logical shape ", lshape(w));
+  if (lrank(map) != spatial + 1 && lrank(map) != spatial + 2)
+    vfail(fn, "expected a ", spatial + 1, "-D (unbatched) or ", spatial + 2, "-D (batched) ", map_name,
+          " for a weight of logical shape ", lshape(w), ", got logical shape ", lshape(map));
+  return spatial;
 }
 
 // The operands of a rule with every level of the union, batch dims expanded (views), and the
@@ -94,9 +110,7 @@ Tensor fold_weight(const Tensor& w, int64_t tail) {
 // C(x, w) of batched operands, no bias; `transposed` for conv_transpose (weight [Cin, Cout/g, K]).
 template <typename Op>
 Batched conv_rule(const Batched& x, const Batched& w, int64_t groups, const char* fn, Op&& op) {
-  check_operand(x, fn, "input");
-  check_operand(w, fn, "weight");
-  const int64_t spatial = lrank(w) - 2;
+  const int64_t spatial = check_conv_ranks(x, "input", w, fn);
   const int64_t tail = spatial + 1;  // C and the spatial dims
   const bool has_n = lrank(x) == spatial + 2;
   const auto ctx = [&] { return describe({{"input", &x}, {"weight", &w}}); };
@@ -147,7 +161,9 @@ Batched conv_transpose(const Batched& x, const Batched& w, const Batched& bias, 
 Batched backward_input(const Batched& g, IntArrayRef input_sizes, const Batched& w, IntArrayRef stride,
                        const Padding& p, IntArrayRef dilation, int64_t groups) {
   const char* fn = "ad::conv_backward_input";
-  const int64_t spatial = lrank(w) - 2;
+  const int64_t spatial = check_conv_ranks(g, "gradient", w, fn);
+  if (static_cast<int64_t>(input_sizes.size()) != lrank(g))
+    vfail(fn, "input sizes ", input_sizes, " do not match the rank of the gradient of logical shape ", lshape(g));
   const bool has_n = static_cast<int64_t>(input_sizes.size()) == spatial + 2;
   // The sizes of the input that a folded gradient is the output of.
   const auto adjoint = [&](const Tensor& gg, const Tensor& ww, int64_t gr, int64_t B, bool into_n) {
@@ -161,7 +177,6 @@ Batched backward_input(const Batched& g, IntArrayRef input_sizes, const Batched&
                   : fg::ad::conv_backward_input(gg, s, ww, stride, p.ints, dilation, gr);
   };
   return with_context(fn, [&] { return describe({{"gradient", &g}, {"weight", &w}}); }, [&]() -> Batched {
-    check_operand(g, fn, "gradient");
     if (w.levels == 0) {
       if (g.levels == 0) return {adjoint(g.value, w.value, groups, 1, false), 0};
       const int64_t nb = nbatch(g.levels);
@@ -189,6 +204,9 @@ Batched backward_weight(const Batched& g, const Batched& x, IntArrayRef weight_s
     check_operand(x, fn, "input");
     if (g.levels == 0 && x.levels == 0) return {adjoint(g.value, x.value, weight_sizes, groups), 0};
     const int64_t spatial = static_cast<int64_t>(weight_sizes.size()) - 2;
+    if ((spatial != 1 && spatial != 2) || (lrank(x) != spatial + 1 && lrank(x) != spatial + 2) || lrank(g) != lrank(x))
+      vfail(fn, "a gradient of logical shape ", lshape(g), " and an input of logical shape ", lshape(x),
+            " do not fit a weight of shape ", weight_sizes);
     const bool has_n = lrank(x) == spatial + 2;
     const Full f = full({g, x}, fn);
     const int64_t nb = static_cast<int64_t>(f.batch.size()), B = product(f.batch);
@@ -316,6 +334,8 @@ Batched avg_pool2d_backward(const Batched& g, IntArrayRef self_sizes, IntArrayRe
                             std::optional<int64_t> divisor_override) {
   const char* fn = "ad::avg_pool2d_backward";
   check_operand(g, fn, "gradient");
+  if (self_sizes.size() < 3 || lrank(g) != static_cast<int64_t>(self_sizes.size()))
+    vfail(fn, "a gradient of logical shape ", lshape(g), " does not fit an input of shape ", self_sizes);
   return with_context(fn, [&] { return describe({{"gradient", &g}}); }, [&]() -> Batched {
     const Tensor planes = g.value.reshape(cat({-1}, last(g.value.sizes(), 2)));
     const Tensor r = fg::ad::avg_pool2d_backward(planes, cat({planes.size(0)}, last(self_sizes, 2)), kernel_size, stride,
@@ -327,6 +347,8 @@ Batched avg_pool2d_backward(const Batched& g, IntArrayRef self_sizes, IntArrayRe
 Batched adaptive_avg_pool2d_backward(const Batched& g, IntArrayRef self_sizes) {
   const char* fn = "ad::adaptive_avg_pool2d_backward";
   check_operand(g, fn, "gradient");
+  if (self_sizes.size() < 3 || lrank(g) != static_cast<int64_t>(self_sizes.size()))
+    vfail(fn, "a gradient of logical shape ", lshape(g), " does not fit an input of shape ", self_sizes);
   return with_context(fn, [&] { return describe({{"gradient", &g}}); }, [&]() -> Batched {
     const Tensor planes = g.value.reshape(cat({-1}, last(g.value.sizes(), 2)));
     const Tensor r = fg::ad::adaptive_avg_pool2d_backward(planes, cat({planes.size(0)}, last(self_sizes, 2)));

@@ -474,6 +474,11 @@ TEST(MaxPool, MatchesDirectLoopsAndItsDerivativesUseTheSameMaxima) {
   const Tensor x = fg::tensor({1.0, NAN, 3.0, 0.0}).reshape({1, 1, 4});
   EXPECT_TRUE(std::isnan(fg::max_pool1d(x, 2).select(-1, 0).item<double>()));
   EXPECT_EQ(fg::max_pool1d(x, 2).select(-1, 1).item<double>(), 3.0);
+  // the gradient goes to the last NaN of a window, as torch's index does
+  const Tensor nans = fg::tensor({1.0, NAN, 2.0, NAN}, fg::kDouble).reshape({1, 1, 4});
+  EXPECT_TRUE(ref::arrays_equal(
+      ref::from_tensor(fg::ad::max_pool_scatter(fg::ones({1, 1, 1}, fg::kDouble), nans, 4, {}, 0, 1, false, 1)),
+      Array({1, 1, 4}, {0, 0, 0, 1})));
 }
 
 TEST(AvgPool, MatchesDirectLoopsAndTheAdjointIsItsTranspose) {
@@ -560,12 +565,28 @@ TEST(PoolBatchingRules, EqualTheLoop) {
       ref::from_tensor(fg::stack(gath))));
 }
 
+TEST(ConvBatchingRules, RankErrorsAreFgErrors) {
+  using fg::vmap::Batched;
+  EXPECT_FG_ERROR(fg::vmap::conv2d(Batched{fg::zeros({3, 5}), 1u}, Batched{fg::zeros({2, 1, 3, 3}), 0u}, Batched{}, 1,
+                                   0, 1, 1),
+                  "fg::vmap: conv2d: expected a 3-D (unbatched) or 4-D (batched) input for a weight of logical shape "
+                  "[2, 1, 3, 3], got logical shape [5]");
+  EXPECT_FG_ERROR(fg::vmap::conv2d(Batched{fg::zeros({3, 1, 5, 5}), 1u}, Batched{fg::zeros({}), 0u}, Batched{}, 1, 0,
+                                   1, 1),
+                  "fg::vmap: conv2d: expected a weight of 3 or 4 dims, got logical shape []");
+  EXPECT_FG_ERROR(fg::vmap::conv2d(Batched{fg::zeros({3, 1, 1, 1, 5, 5}), 1u}, Batched{fg::zeros({2, 1, 3, 3}), 0u},
+                                   Batched{}, 1, 0, 1, 1),
+                  "fg::vmap: conv2d: expected a 3-D (unbatched) or 4-D (batched) input for a weight of logical shape "
+                  "[2, 1, 3, 3], got logical shape [1, 1, 1, 5, 5]");
+}
+
 TEST(PoolErrors, NameTheOpAndTheOperands) {
   EXPECT_FG_ERROR(fg::max_pool2d(fg::zeros({5}), 2),
                   "fg::max_pool2d: expected a 3-D (unbatched) or 4-D (batched) input, got shape [5]");
   EXPECT_FG_ERROR(fg::max_pool2d(fg::zeros({1, 4, 4}), 2, 1, 2),
-                  "fg::max_pool2d: padding must be non-negative and at most half of kernel_size, got padding [2] and "
-                  "kernel_size [2]");
+                  "fg::max_pool2d: padding must be non-negative and at most half of the dilated kernel (dilation * "
+                  "(kernel_size - 1) + 1), got padding [2], kernel_size [2] and dilation [1]");
+  EXPECT_EQ(fg::max_pool2d(fg::zeros({1, 8, 8}), 2, 1, 2, 3).sizes(), fg::IntArrayRef({1, 9, 9}));  // as torch
   EXPECT_FG_ERROR(fg::max_pool2d(fg::zeros({1, 4, 4}), {2, 2, 2}),
                   "fg::max_pool2d: expected kernel_size to be one integer or a list of 2, got [2, 2, 2]");
   EXPECT_FG_ERROR(fg::max_pool2d(fg::zeros({1, 1, 1}), 3),
@@ -575,6 +596,8 @@ TEST(PoolErrors, NameTheOpAndTheOperands) {
                   "fg::avg_pool2d: divisor_override must be non-zero");
   EXPECT_FG_ERROR(fg::adaptive_avg_pool2d(fg::zeros({1, 4, 4}, fg::kLong), 2),
                   "fg::adaptive_avg_pool2d: expected a floating-point tensor (float32 or float64), got int64");
+  EXPECT_FG_ERROR(fg::ad::max_pool_scatter(fg::zeros({1, 2, 2}, fg::kDouble), fg::zeros({1, 4, 4}), 2, {}, 0, 1, false, 2),
+                  "fg::ad::max_pool_scatter: gradient (float64) and self (float32) must have the same dtype");
   EXPECT_FG_ERROR(fg::ad::max_pool_scatter(fg::zeros({1, 3, 3}), fg::zeros({1, 4, 4}), 2, {}, 0, 1, false, 2),
                   "fg::ad::max_pool_scatter: expected a gradient of shape [1, 2, 2], got [1, 3, 3]");
 }
