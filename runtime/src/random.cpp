@@ -152,19 +152,23 @@ Tensor bernoulli(const Tensor& self, double p) {
   return lt(u, p).to(self.dtype());  // the result has self's dtype, as torch.bernoulli(self, p)
 }
 
-Tensor dropout_mask(const Tensor& input, double p, bool train) {
+namespace {
+void check_dropout(const Tensor& input, double p) {
   check_cpu(input, "dropout");
   if (!(p >= 0 && p <= 1)) fail("dropout", "dropout probability has to be between 0 and 1, but got ", p);
+}
+}  // namespace
+
+Tensor dropout_mask(const Tensor& input, double p, bool train) {
+  check_dropout(input, p);
   if (!train || p == 0) return ones_like(input);
   if (p == 1) return zeros_like(input);
   return bernoulli(input, 1 - p) * (1.0 / (1.0 - p));
 }
 
 Tensor dropout(const Tensor& input, double p, bool train) {
-  if (!train || p == 0) {
-    dropout_mask(input, p, train);  // (the checks)
-    return input;
-  }
+  check_dropout(input, p);
+  if (!train || p == 0) return input;  // (no mask to allocate in evaluation)
   return input * dropout_mask(input, p, train);
 }
 

@@ -27,11 +27,7 @@ Tensor convolve(const Tensor& x, const Tensor& w, IntArrayRef stride, const Padd
                 : fg::ad::convolution(x, w, stride, p.ints, dilation, groups);
 }
 
-int64_t product(IntArrayRef v) {
-  int64_t r = 1;
-  for (int64_t s : v) r *= s;
-  return r;
-}
+using fg::detail::product;
 std::vector<int64_t> cat(IntArrayRef a, IntArrayRef b) {
   std::vector<int64_t> r = a.vec();
   r.insert(r.end(), b.begin(), b.end());
@@ -254,6 +250,21 @@ Batched max_pool_pair(const Batched& a, const Batched& self, int64_t spatial, co
   });
 }
 
+// The adjoint of an average pool: g [batch..., lead..., S'] as planes, the input's sizes as
+// [planes, H, W], op, and back to [batch..., self_sizes].
+template <typename Op>
+Batched pool_adjoint_rule(const Batched& g, IntArrayRef self_sizes, const char* fn, Op&& op) {
+  check_operand(g, fn, "gradient");
+  if (self_sizes.size() < 3 || lrank(g) != static_cast<int64_t>(self_sizes.size()))
+    vfail(fn, "a gradient of logical shape ", lshape(g), " does not fit an input of shape ", self_sizes);
+  return with_context(fn, [&] { return describe({{"gradient", &g}}); }, [&]() -> Batched {
+    const Tensor planes = g.value.reshape(cat({-1}, last(g.value.sizes(), 2)));
+    const Tensor r = op(planes, cat({planes.size(0)}, last(self_sizes, 2)));
+    return {r.reshape(cat(IntArrayRef(g.value.sizes().data(), static_cast<size_t>(nbatch(g.levels))), self_sizes)),
+            g.levels};
+  });
+}
+
 const Batched kNoBias{};
 
 }  // namespace
@@ -332,29 +343,16 @@ Batched max_pool_scatter(const Batched& g, const Batched& self, IntArrayRef kern
 Batched avg_pool2d_backward(const Batched& g, IntArrayRef self_sizes, IntArrayRef kernel_size, IntArrayRef stride,
                             IntArrayRef padding, bool ceil_mode, bool count_include_pad,
                             std::optional<int64_t> divisor_override) {
-  const char* fn = "ad::avg_pool2d_backward";
-  check_operand(g, fn, "gradient");
-  if (self_sizes.size() < 3 || lrank(g) != static_cast<int64_t>(self_sizes.size()))
-    vfail(fn, "a gradient of logical shape ", lshape(g), " does not fit an input of shape ", self_sizes);
-  return with_context(fn, [&] { return describe({{"gradient", &g}}); }, [&]() -> Batched {
-    const Tensor planes = g.value.reshape(cat({-1}, last(g.value.sizes(), 2)));
-    const Tensor r = fg::ad::avg_pool2d_backward(planes, cat({planes.size(0)}, last(self_sizes, 2)), kernel_size, stride,
-                                                 padding, ceil_mode, count_include_pad, divisor_override);
-    return {r.reshape(cat(IntArrayRef(g.value.sizes().data(), static_cast<size_t>(nbatch(g.levels))), self_sizes)),
-            g.levels};
+  return pool_adjoint_rule(g, self_sizes, "ad::avg_pool2d_backward", [&](const Tensor& planes, IntArrayRef sizes) {
+    return fg::ad::avg_pool2d_backward(planes, sizes, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                       divisor_override);
   });
 }
 Batched adaptive_avg_pool2d_backward(const Batched& g, IntArrayRef self_sizes) {
-  const char* fn = "ad::adaptive_avg_pool2d_backward";
-  check_operand(g, fn, "gradient");
-  if (self_sizes.size() < 3 || lrank(g) != static_cast<int64_t>(self_sizes.size()))
-    vfail(fn, "a gradient of logical shape ", lshape(g), " does not fit an input of shape ", self_sizes);
-  return with_context(fn, [&] { return describe({{"gradient", &g}}); }, [&]() -> Batched {
-    const Tensor planes = g.value.reshape(cat({-1}, last(g.value.sizes(), 2)));
-    const Tensor r = fg::ad::adaptive_avg_pool2d_backward(planes, cat({planes.size(0)}, last(self_sizes, 2)));
-    return {r.reshape(cat(IntArrayRef(g.value.sizes().data(), static_cast<size_t>(nbatch(g.levels))), self_sizes)),
-            g.levels};
-  });
+  return pool_adjoint_rule(g, self_sizes, "ad::adaptive_avg_pool2d_backward",
+                           [&](const Tensor& planes, IntArrayRef sizes) {
+                             return fg::ad::adaptive_avg_pool2d_backward(planes, sizes);
+                           });
 }
 
 Batched convolution(const Batched& input, const Batched& weight, IntArrayRef stride, IntArrayRef padding,
