@@ -2,6 +2,8 @@
 // (more elements than the destination holds), as `x.add_(y)` under in_dims=(None, 0).
 #include <clang/AST/ExprCXX.h>
 
+#include <algorithm>
+
 #include "checks/check_util.h"
 #include "ops/batching_rules.h"
 #include "ops/inplace.h"
@@ -34,10 +36,48 @@ const ir::Expr* factory_init(const ir::Function& fn, int var) {
 
 }  // namespace
 
+namespace {
+// An op that writes into other arguments (batch_norm's running statistics): a batched input with
+// an unbatched destination, where the writes are on (their flag not literally false).
+void check_argument_writes(const VmapCheckContext& ctx, const BatchingAnalysis& fn, const ir::Expr& e,
+                           const ArgumentWrites& w) {
+  const ir::Function& f = fn.function();
+  Levels src = 0;
+  const ir::Expr* flag = nullptr;
+  std::vector<size_t> dests;
+  for (size_t i = 0; i < e.args.size() && i < e.params.size(); ++i) {
+    const bool written = std::find(w.params.begin(), w.params.end(), e.params[i]) != w.params.end();
+    if (e.params[i] == w.when) flag = e.args[i].get();
+    const ir::Expr& a = *e.args[i];
+    const bool absent = (a.kind == ir::ExprKind::List && a.args.empty()) ||
+                        (a.kind == ir::ExprKind::Opaque && (a.text == "{}" || a.text == "std::nullopt"));
+    if (written && !absent) dests.push_back(i);
+    else if (!written && a.type == ir::Type::Tensor) src |= fn.of(a);
+  }
+  if (!w.when.empty() && (flag == nullptr || (flag->kind == ir::ExprKind::Opaque && flag->text == "false"))) return;
+  for (size_t i : dests) {
+    if ((src & ~fn.of(*e.args[i])) == 0) continue;
+    const std::string dest_name = checks::describe(f, ctx.context, *e.args[i]);
+    ctx.reporter.report("inplace-batched", checks::call_location(e),
+                        "'" + e.op + "' updates '" + dest_name + "' in place with batched values, but '" + dest_name +
+                            "' is not batched; under vmap it cannot hold one result per example (torch.func raises "
+                            "here too): pass {} for it (torch.func's replace_all_batch_norm_modules_ does so for "
+                            "batch_norm)" + (w.when.empty() ? "" : ", call it with " + w.when + "=false") +
+                            ", or map it too")
+        << e.range;
+    return;  // once per call
+  }
+}
+}  // namespace
+
 void check_inplace_batched(const VmapCheckContext& ctx, const BatchingAnalysis& fn) {
   const ir::Function& f = fn.function();
   ir::for_each_expr(f.body, [&](const ir::Expr& e) {
     if (e.kind != ir::ExprKind::Call || e.args.empty()) return;
+    if (const ArgumentWrites* w = argument_writes(e.op); w != nullptr && e.form != ir::CallForm::User) {
+      check_argument_writes(ctx, fn, e, *w);
+      return;
+    }
     if (e.form != ir::CallForm::Method && e.form != ir::CallForm::Operator && e.form != ir::CallForm::Free) return;
     if (!find_rule(e.op).inplace) return;
     const Levels dest = fn.of(e.arg(0));

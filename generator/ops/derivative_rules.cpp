@@ -14,6 +14,36 @@ namespace funcgen::ad {
 
 namespace {
 
+// "a = f(x); [flag] b = g(a)" as its steps; a step that is not `[guard] name = formula` is a table
+// error, found at once.
+std::vector<Rule::Step> parse_steps(const char* op, const std::string& text) {
+  const auto trim = [](const std::string& x) {
+    const size_t b = x.find_first_not_of(' '), e = x.find_last_not_of(' ');
+    return b == std::string::npos ? std::string() : x.substr(b, e + 1 - b);
+  };
+  std::vector<Rule::Step> steps;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(';', start);
+    if (end == std::string::npos) end = text.size();
+    std::string step = trim(text.substr(start, end - start));
+    start = end + 1;
+    Rule::Step s;
+    if (!step.empty() && step[0] == '[' && step.find(']') != std::string::npos) {
+      s.guard = trim(step.substr(1, step.find(']') - 1));
+      step = trim(step.substr(step.find(']') + 1));
+    }
+    const size_t eq = step.find('=');
+    s.name = eq == std::string::npos ? "" : trim(step.substr(0, eq));
+    if (s.name.empty() || step.compare(eq, 2, "==") == 0 || s.name.find(' ') != std::string::npos)
+      llvm::report_fatal_error(llvm::Twine("templates/derivatives.def: FG_DECOMPOSE(") + op + "): '" + step +
+                               "' is not `[guard] name = formula`");
+    s.formula = trim(step.substr(eq + 1));
+    steps.push_back(std::move(s));
+  }
+  return steps;
+}
+
 const std::map<std::string, Rule>& table() {
   static const std::map<std::string, Rule> rules = [] {
     std::map<std::string, Rule> t;
@@ -25,7 +55,11 @@ const std::map<std::string, Rule>& table() {
 #define FG_SHAPE_ONLY(op, input) t[#op].shape_only.insert(#input);
 #define FG_FROM_EQUATION(op) t[#op].from_equation = true;
 #define FG_AUTO_ELEMENT_WISE(op) t[#op].auto_element_wise = true;
+#define FG_DECOMPOSE(op, guard, steps) t[#op].decompositions.push_back({guard, parse_steps(#op, steps)});
+#define FG_NO_DECOMPOSITION(op, message) t[#op].no_decomposition = message;
 #include "derivatives.def"
+#undef FG_NO_DECOMPOSITION
+#undef FG_DECOMPOSE
 #undef FG_AUTO_ELEMENT_WISE
 #undef FG_FROM_EQUATION
 #undef FG_SHAPE_ONLY

@@ -26,6 +26,19 @@ struct Rule {
   bool constant = false;
   bool from_equation = false;      // einsum: rules derived from the equation (einsum_rules.h)
   bool auto_element_wise = false;  // no jvp rows: each input's JVP is its VJP formula (jvp_of)
+  // FG_DECOMPOSE rows: AD differentiates the op as the steps of the first row whose guard holds.
+  // A guard is "" or words `p` / `!p` that must all hold: a bool parameter literally true, a
+  // tensor present, another parameter given.
+  struct Step {
+    std::string guard;  // a step whose guard fails is skipped: its name is the value so far
+    std::string name, formula;
+  };
+  struct Decomposition {
+    std::string guard;
+    std::vector<Step> steps;  // `[guard] name = formula`, in order; the last one is the result
+  };
+  std::vector<Decomposition> decompositions;
+  std::string no_decomposition;  // FG_NO_DECOMPOSITION: why no row applies, and what to do
 };
 
 // The rule of a runtime op (by the IR's op name: "mul", "ad::sum_to"), or nullptr.

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <set>
+#include <sstream>
 
 namespace funcgen {
 
@@ -28,6 +29,25 @@ std::optional<InplaceOp> find_inplace(const std::string& op) {
   if (auto listed = listed_inplace(op)) return listed;
   if (op.size() < 2 || op.back() != '_') return std::nullopt;
   return InplaceOp{op.substr(0, op.size() - 1), InplaceKind::Update};
+}
+
+const ArgumentWrites* argument_writes(const std::string& op) {
+  static const std::map<std::string, ArgumentWrites> t = [] {
+    std::map<std::string, ArgumentWrites> m;
+    const auto row = [&](const char* name, const std::string& params, const char* when) {
+      std::istringstream words(params);
+      for (std::string w; words >> w;) m[name].params.push_back(w);
+      m[name].when = when;
+    };
+#define FG_INPLACE(op, partner, kind)
+#define FG_WRITES(op, params, when) row(#op, params, #when);
+#include "inplace.def"
+#undef FG_WRITES
+#undef FG_INPLACE
+    return m;
+  }();
+  auto it = t.find(op);
+  return it == t.end() ? nullptr : &it->second;
 }
 
 bool is_view_op(const std::string& op) {

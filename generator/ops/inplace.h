@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace funcgen {
 
@@ -21,6 +22,14 @@ struct InplaceOp {
 
 // The row of an in-place op listed in templates/inplace.def.
 std::optional<InplaceOp> listed_inplace(const std::string& op);
+
+// An op that also writes into some of its arguments (templates/inplace.def, FG_WRITES): their
+// parameter names, and the bool parameter that enables the writes ("" when always).
+struct ArgumentWrites {
+  std::vector<std::string> params;
+  std::string when;
+};
+const ArgumentWrites* argument_writes(const std::string& op);
 
 // Whether `op` returns a view of its first argument (templates/views.def).
 bool is_view_op(const std::string& op);

@@ -1,4 +1,5 @@
 // Losses, with torch's reductions ('none', 'mean', 'sum').
+#include "funcgen/runtime/ad.h"
 #include "internal.h"
 
 namespace fg {
@@ -86,4 +87,49 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const std::optio
   return nll_loss(log_softmax(input, class_dim), target, weight, reduction, ignore_index);
 }
 
+}  // namespace fg
+
+namespace fg {
+namespace {
+void check_loss_operands(const Tensor& input, const Tensor& target, const char* op) {
+  detail::check_defined(input, op);
+  detail::check_defined(target, op, "target");
+  detail::check_cpu(input, op);
+  detail::check_cpu(target, op);
+  if (!isFloatingType(input.dtype()) || !isFloatingType(target.dtype()))
+    fail(op, "expected floating-point input and target, got ", input.dtype(), " and ", target.dtype());
+  if (input.sizes() != target.sizes())
+    fail(op, "expected a target of the input's shape ", input.sizes(), ", got ", target.sizes());
+}
+}  // namespace
+
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
+                                        const std::optional<Tensor>& pos_weight, Reduction reduction) {
+  const char* op = "binary_cross_entropy_with_logits";
+  check_loss_operands(input, target, op);
+  // -log sigmoid(x) = log(1 + e^-x), stably; (1 - t) x + that is the loss of one logit.
+  const Tensor log_p = input.log_sigmoid();
+  Tensor loss = pos_weight && pos_weight->defined()
+                    ? (1 - target) * input - (*pos_weight * target - target + 1) * log_p
+                    : (1 - target) * input - log_p;
+  if (weight && weight->defined()) loss = loss * *weight;
+  if (loss.sizes() != input.sizes())
+    fail(op, "expected weight and pos_weight to broadcast to the input's shape ", input.sizes(), ", got ",
+         loss.sizes());
+  return reduce_loss(loss, reduction);
+}
+
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, double beta) {
+  check_loss_operands(input, target, "smooth_l1_loss");
+  if (beta < 0) fail("smooth_l1_loss", "expected a non-negative beta, got ", beta);
+  const Tensor diff = input - target, a = diff.abs();
+  return reduce_loss(where(a < beta, diff * diff * (0.5 / ad::positive_or_one(beta)), a - 0.5 * beta), reduction);
+}
+
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction, double delta) {
+  check_loss_operands(input, target, "huber_loss");
+  if (delta <= 0) fail("huber_loss", "expected a positive delta, got ", delta);
+  const Tensor diff = input - target, a = diff.abs();
+  return reduce_loss(where(a < delta, diff * diff * 0.5, (a - 0.5 * delta) * delta), reduction);
+}
 }  // namespace fg

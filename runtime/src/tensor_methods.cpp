@@ -93,6 +93,18 @@ Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) 
   return fg::scatter_add(*this, dim, index, src);
 }
 std::vector<Tensor> Tensor::unbind(int64_t dim) const { return fg::unbind(*this, dim); }
+std::vector<Tensor> Tensor::split(int64_t split_size, int64_t dim) const { return fg::split(*this, split_size, dim); }
+std::vector<Tensor> Tensor::split(IntArrayRef split_sizes, int64_t dim) const { return fg::split(*this, split_sizes, dim); }
+std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim) const { return fg::chunk(*this, chunks, dim); }
+Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const { return fg::masked_fill(*this, mask, value); }
+Tensor Tensor::triu(int64_t diagonal) const { return fg::triu(*this, diagonal); }
+Tensor Tensor::tril(int64_t diagonal) const { return fg::tril(*this, diagonal); }
+Tensor Tensor::flip(IntArrayRef dims) const { return fg::flip(*this, dims); }
+Tensor Tensor::roll(IntArrayRef shifts, IntArrayRef dims) const { return fg::roll(*this, shifts, dims); }
+Tensor Tensor::repeat(IntArrayRef repeats) const { return fg::repeat(*this, repeats); }
+Tensor Tensor::detach() const { return fg::detach(*this); }
+Tensor Tensor::var(IntArrayRef dim, bool unbiased, bool keepdim) const { return fg::var(*this, dim, unbiased, keepdim); }
+Tensor Tensor::std(IntArrayRef dim, bool unbiased, bool keepdim) const { return fg::std(*this, dim, unbiased, keepdim); }
 
 Tensor Tensor::nonzero() const { return fg::nonzero(*this); }
 bool Tensor::is_nonzero() const { return fg::is_nonzero(*this); }

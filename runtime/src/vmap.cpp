@@ -353,6 +353,13 @@ std::vector<int64_t> dims(IntArrayRef logical_dims, int64_t nb) {
   return out;
 }
 
+std::vector<int64_t> reduced_dims(const Tensor& x, int64_t nb, IntArrayRef logical_dims) {
+  if (!logical_dims.empty()) return dims(logical_dims, nb);
+  std::vector<int64_t> out;
+  for (int64_t d = nb; d < x.dim(); ++d) out.push_back(d);
+  return out;
+}
+
 std::vector<int64_t> batch_shape(const Tensor& x, int64_t nb, IntArrayRef sizes) {
   if (nb < 0 || nb > x.dim())
     vfail("batch_shape", nb, " batch dims requested of a tensor of shape ", x.sizes());
@@ -550,14 +557,17 @@ Batched bmm(const Batched& a, const Batched& b) {
   return matmul_rule(a, b, "bmm");
 }
 
-namespace {
-// a + b with the operands aligned (for a bias).
-Batched add_aligned(const Batched& a, const Batched& b, const char* fn) {
+Batched detail::add_aligned(const Batched& a, const Batched& b, const char* fn) {
   const auto [x, y] = align({a, b});
   return with_context(fn, [&] { return describe({{"output", &a}, {"bias", &b}}); },
                       [&]() -> Batched { return {fg::add(x, y), a.levels | b.levels}; });
 }
-}  // namespace
+
+Batched detail::mul_aligned(const Batched& a, const Batched& b, const char* fn) {
+  const auto [x, y] = align({a, b});
+  return with_context(fn, [&] { return describe({{"output", &a}, {"weight", &b}}); },
+                      [&]() -> Batched { return {fg::mul(x, y), a.levels | b.levels}; });
+}
 
 Batched linear(const Batched& x, const Batched& w, const Batched& bias) {
   check_operand(x, "linear", "input");
@@ -835,10 +845,7 @@ Batched scatter_add(const Batched& self, int64_t dim_in, const Batched& index, c
 
 // ------------------------------------------------------------------ losses
 
-namespace {
-
-// Sums (or averages) x over its logical dims (x batched with nb dims); a logical scalar stays.
-Tensor reduce_logical(const Tensor& x, int64_t nb, Reduction reduction) {
+Tensor detail::reduce_logical(const Tensor& x, int64_t nb, Reduction reduction) {
   const int64_t rank = x.dim() - nb;
   if (reduction == Reduction::None) return x;
   if (rank == 0) return x;  // the sum or mean of one element is that element
@@ -846,8 +853,6 @@ Tensor reduce_logical(const Tensor& x, int64_t nb, Reduction reduction) {
   for (int64_t i = 0; i < rank; ++i) ds.push_back(nb + i);
   return reduction == Reduction::Sum ? x.sum(ds) : x.mean(ds);
 }
-
-}  // namespace
 
 Batched mse_loss(const Batched& input, const Batched& target, Reduction reduction) {
   check_operand(input, "mse_loss", "input");

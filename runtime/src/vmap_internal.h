@@ -1,4 +1,4 @@
-// Helpers shared by the files of fg::vmap's batching rules (vmap.cpp, vmap_conv.cpp); not part of
+// Helpers shared by the files of fg::vmap's batching rules (vmap.cpp, vmap_conv.cpp, vmap_layers.cpp); not part of
 // the public API.
 #pragma once
 
@@ -31,6 +31,12 @@ std::string describe(std::initializer_list<std::pair<const char*, const Batched*
 // throws naming fn when two operands disagree.
 std::vector<int64_t> level_sizes(const Batched* ops, size_t n, Levels all, const char* fn);
 std::vector<int64_t> level_sizes(const std::vector<Batched>& ops, Levels all, const char* fn);
+
+// a + b and a * b with the operands aligned (a bias, a weight), batched at both levels.
+Batched add_aligned(const Batched& a, const Batched& b, const char* fn);
+Batched mul_aligned(const Batched& a, const Batched& b, const char* fn);
+// Sums (or averages) x over its logical dims (x batched with nb dims); a logical scalar stays.
+Tensor reduce_logical(const Tensor& x, int64_t nb, Reduction reduction);
 
 // Runs f; an fg::Error from an underlying op is rethrown as "fg::vmap: <fn>: <context>: <error>"
 // (errors that already come from a vmap rule pass unchanged).

@@ -147,6 +147,43 @@ cases["loss_grad_and_value_aux"] = {"outputs": [enc(g), enc(v), enc(aux)]}
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+# Model layers (tests/generator/ad/golden_functions.cpp, LAYER): each f(x, y) as torch computes it,
+# and grad of sum(sin(f) * 2) w.r.t. x and y. torch 1.13 has no scaled_dot_product_attention: it is
+# written here from its definition (torch >= 2.0's math path).
+def sdpa(q, k, v, mask=None, causal=False, scale=None):
+    s = q @ k.transpose(-2, -1) * (scale if scale is not None else 1 / math.sqrt(q.shape[-1]))
+    if causal:
+        s = s.masked_fill(torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).triu(1), -math.inf)
+    if mask is not None:
+        s = s.masked_fill(~mask, -math.inf) if mask.dtype == torch.bool else s + mask
+    return s.softmax(-1) @ v
+
+
+layers = {
+    "layer_norm": ([2, 3, 4], [3, 4], lambda x, y: F.layer_norm(x, [3, 4], y, y * 0.5) + F.layer_norm(x * y, [4])),
+    "group_norm": ([2, 4, 3], [4], lambda x, y: F.group_norm(x, 2, y, y.sin()) + F.group_norm(x * 2, 4)),
+    "batch_norm": ([3, 2, 4], [2], lambda x, y: F.batch_norm(x, None, None, y, y.cos(), training=True) +
+                   F.batch_norm(x, torch.arange(2) * 0.3, torch.arange(2) + 1.0, None, y, training=False)),
+    "attention": ([2, 3, 4], [2, 5, 4], lambda x, y: sdpa(x, y, y * 0.5) + sdpa(x, x.sin(), x, causal=True) +
+                  sdpa(x, y, y.cos(), torch.arange(5) <= torch.arange(3).unsqueeze(1) + 1, scale=0.7)),
+    "embedding": ([5, 3], [2, 3], lambda x, y: F.embedding(torch.arange(4).reshape(2, 2), x) * y +
+                  F.embedding(torch.arange(3) * 2, x * 2, padding_idx=2).sum(0)),
+    "var_std": ([3, 4], [3, 4], lambda x, y: torch.var(x * y, 1).unsqueeze(1) + x.var(0, unbiased=False, keepdim=True) +
+                (x * y + 1).std((0, 1), unbiased=True, keepdim=True) * x + y.std(unbiased=False)),
+    "masks": ([3, 4], [4], lambda x, y: (x * y).masked_fill(torch.arange(3).unsqueeze(1) > torch.arange(4) - 2, 1.5) +
+              x.masked_fill(torch.arange(4) > 1, -2) + (x * y).triu(1) + x.tril(-1) * 2),
+    "rearrangements": ([2, 3, 4], [3, 4], lambda x, y: x.flip((0, 2)) * y + x.roll((1, -2), (1, 2)) + x.roll(3) +
+                       y.repeat(2, 1, 1) + F.one_hot(torch.arange(3), 4) * y),
+    "losses": ([3, 4], [3, 4], lambda x, y: F.binary_cross_entropy_with_logits(x, y.sigmoid()) +
+               F.binary_cross_entropy_with_logits(x * 2, y.sigmoid(), weight=y.sigmoid(), pos_weight=x.exp(), reduction="none") +
+               F.smooth_l1_loss(x * 3, y, reduction="none", beta=0.5) + F.huber_loss(x * 3, y, reduction="none", delta=0.7) +
+               F.smooth_l1_loss(x, y) + F.huber_loss(x, y * 2, reduction="sum")),
+}
+for i, (name, (xs, ys, f)) in enumerate(sorted(layers.items())):
+    x, y = input(xs, 40 + 2 * i), input(ys, 41 + 2 * i)
+    gx, gy = grad(lambda a, b: (f(a, b).sin() * 2).sum(), argnums=(0, 1))(x, y)
+    cases["layer_" + name] = {"outputs": [enc(f(x, y)), enc(gx), enc(gy)]}
+
 def shape(t):
     return "[" + ", ".join(str(s) for s in t.shape) + "]"
 

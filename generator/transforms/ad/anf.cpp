@@ -1,14 +1,17 @@
 #include "transforms/ad/anf.h"
 
+#include <cctype>
 #include <functional>
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 
 #include <clang/AST/ExprCXX.h>
 
 #include "ir/cxx_text.h"
 #include "ir/build.h"
+#include "ir/types.h"
 #include "ops/inplace.h"
 #include "transforms/ad/returns.h"
 
@@ -984,7 +987,9 @@ class Normalizer {
       return 0;
     }
     if (is_inplace(e)) return inplace(e, scope, out);
-    if (e.op == "dropout" && e.args.size() == 3 && e.arg(0).type == ir::Type::Tensor) return dropout(e, scope, out, name);
+    if (const Rule* rule = e.form == ir::CallForm::Operator ? nullptr : find_rule(e.op);
+        rule != nullptr && (!rule->decompositions.empty() || !rule->no_decomposition.empty()))
+      return decompose(e, *rule, scope, out, name);
     for (const auto& a : e.args)
       if (e.form != ir::CallForm::Vmapped && a->kind == ExprKind::VarRef && a->type == ir::Type::TensorList) {
         fail(*a, "'" + e.op + "' of the whole vector '" + scope.fn->var(a->var).name + "' cannot be differentiated "
@@ -1075,18 +1080,164 @@ class Normalizer {
     return id;
   }
 
-  // dropout(x, p, train) as x * fg::dropout_mask(x, p, train): the mask, drawn as dropout draws it,
-  // is a constant of the derivative kept for the backward pass, as torch keeps its mask.
-  int dropout(const Expr& e, Scope& scope, std::vector<ir::StmtPtr>& out, const std::string& name) {
-    const int x = value(e.arg(0), scope, out, "");
-    ExprPtr self = ir::var_ref(*out_, x), p = scalar(e.arg(1), scope, out), train = scalar(e.arg(2), scope, out);
+  // An op with FG_DECOMPOSE rows (layer_norm, dropout, ...) as the steps of the first row whose
+  // guard holds, each formula made into statements of one op each: AD then differentiates ops
+  // that have rules, at every order, and their forward computes what the op computes.
+  int decompose(const Expr& e, const Rule& rule, Scope& scope, std::vector<ir::StmtPtr>& out, const std::string& name) {
+    ExprPtr call = ir::clone(e);
+    call->args.clear();
+    for (const auto& a : e.args) call->args.push_back(argument(*a, scope, out));
     if (!ok_) return 0;
-    const int mask = emit_formula("mask", "fg::dropout_mask(x, p, train)",
-                                  {{"x", self.get()}, {"p", p.get()}, {"train", train.get()}}, e, out);
-    ExprPtr mask_ref = ir::var_ref(*out_, mask);
-    return ok_ ? emit_formula(name.empty() ? "dropped" : name, "x * m", {{"x", self.get()}, {"m", mask_ref.get()}}, e,
-                              out)
-               : 0;
+    const OpView v = view_of_call(*call);
+    std::vector<ExprPtr> keep;
+    FormulaEnv env;
+    if (std::string err = formula_env(*call, v, resolver_, keep, env); !err.empty()) {
+      fail(e, "internal error: " + err);
+      return 0;
+    }
+    std::set<std::string> given;
+    for (size_t i = 0; i < v.params.size(); ++i) given.insert(v.params[i]);
+    // Optional tensors left out: {} (a default, or written), or std::nullopt where a tensor goes.
+    absent_.clear();
+    for (const std::string& param : tensor_params(*call))
+      if (auto it = env.find(param); it != env.end() && absent(*it->second)) absent_.insert(param);
+    for (size_t i = 0; i < call->args.size() && i < call->param_types.size(); ++i)
+      if (call->param_types[i] == ir::Type::Tensor && call->args[i]->type != ir::Type::Tensor && !absent(*call->args[i])) {
+        fail(e.arg(i), "'" + e.op + "' is differentiated with its '" + v.params[i] + "' as a tensor or left out; "
+                       "pass an fg::Tensor (or {} for none), not this optional value");
+        return 0;
+      }
+    const Rule::Decomposition* row = nullptr;
+    for (const auto& d : rule.decompositions) {
+      const std::optional<bool> holds = guard_holds(d.guard, env, given);
+      if (!holds) {
+        fail(e, "'" + e.op + "' is differentiated in one of two forms chosen by " + undecided_ + ", which must be "
+                "a literal true or false here; write the call in each branch of an if/else on it");
+        return 0;
+      }
+      if (*holds) {
+        row = &d;
+        break;
+      }
+    }
+    if (row == nullptr) {
+      fail(e, rule.no_decomposition.empty() ? "'" + e.op + "' cannot be differentiated with these arguments"
+                                            : rule.no_decomposition);
+      return 0;
+    }
+    int last = 0;
+    for (const Rule::Step& st : row->steps) {
+      const std::string& step = st.name;
+      const std::string& formula = st.formula;
+      const std::optional<bool> wanted = guard_holds(st.guard, env, given);
+      if (!wanted) {
+        fail(e, "'" + e.op + "' is differentiated in a form chosen by " + undecided_ + ", which must be a literal "
+                "true or false here; write the call in each branch of an if/else on it");
+        return 0;
+      }
+      if (!*wanted || names_absent(formula)) {  // (skipped, or on an absent weight: the value so far)
+        if (last != 0) bind_step(step, ir::var_ref(*out_, last), keep, env);
+        continue;
+      }
+      FormulaResult r = instantiate(formula, env, resolver_);
+      if (!r.expr) {
+        fail(e, "internal error: '" + formula + "': " + r.error);
+        return 0;
+      }
+      if (r.expr->type != ir::Type::Tensor) {  // a number or a shape, used where the steps name it
+        bind_step(step, std::move(r.expr), keep, env);
+        continue;
+      }
+      const bool final = &st == &row->steps.back();
+      last = emit_tree(final && !name.empty() ? name : step, std::move(r.expr), e, out);
+      bind_step(step, ir::var_ref(*out_, last), keep, env);
+    }
+    if (last == 0) fail(e, "internal error: the decomposition of '" + e.op + "' computed no tensor");
+    return last;
+  }
+
+  static bool absent(const Expr& x) {
+    return (x.kind == ExprKind::List && x.args.empty()) ||
+           (x.kind == ExprKind::Opaque && (x.text == "{}" || x.text == "std::nullopt"));
+  }
+  static bool names(const std::string& formula, const std::string& word) {
+    for (size_t at = formula.find(word); at != std::string::npos; at = formula.find(word, at + 1)) {
+      const auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+      const bool before = at > 0 && (ident(formula[at - 1]) || formula[at - 1] == '.' || formula[at - 1] == ':');
+      const bool after = at + word.size() < formula.size() && ident(formula[at + word.size()]);
+      if (!before && !after) return true;
+    }
+    return false;
+  }
+  // The parameters of the call's op that are tensors (optional ones included), by its declaration.
+  static std::vector<std::string> tensor_params(const Expr& call) {
+    std::vector<std::string> out;
+    if (call.callee == nullptr) return out;
+    for (const clang::ParmVarDecl* p : call.callee->parameters())
+      if (ir_type_of(p->getType()) == ir::Type::Tensor) out.push_back(p->getNameAsString());
+    return out;
+  }
+  bool names_absent(const std::string& formula) const {
+    for (const std::string& param : absent_)
+      if (names(formula, param)) return true;
+    return false;
+  }
+  std::set<std::string> absent_;  // the decomposed call's optional tensors left out
+  void bind_step(const std::string& step, ExprPtr x, std::vector<ExprPtr>& keep, FormulaEnv& env) {
+    keep.push_back(std::move(x));
+    env[step] = keep.back().get();
+  }
+
+  // A row's guard: words `p` (a literal true, or a tensor or number given) and `!p`, all holding;
+  // nullopt when a flag is not a literal (undecided_ names it).
+  std::optional<bool> guard_holds(const std::string& guard, const FormulaEnv& env, const std::set<std::string>& given) {
+    std::istringstream words(guard);
+    std::string w;
+    bool holds = true, decided = true;
+    while (words >> w) {
+      const bool negated = w[0] == '!';
+      const std::string param = negated ? w.substr(1) : w;
+      auto it = env.find(param);
+      bool value = false;
+      if (it == env.end()) {
+        value = false;
+      } else if (it->second->type == ir::Type::Bool) {
+        const std::string& text = it->second->text;
+        if (it->second->kind != ExprKind::Opaque || (text != "true" && text != "false")) {
+          decided = false;
+          undecided_ = "'" + param + "'";
+          continue;
+        }
+        value = text == "true";
+      } else {
+        value = absent_.count(param) == 0 && (it->second->type == ir::Type::Tensor || given.count(param) != 0);
+      }
+      holds &= value != negated;
+    }
+    if (!holds) return false;
+    if (!decided) return std::nullopt;
+    return true;
+  }
+  std::string undecided_;
+
+  // `name = <formula>` as statements of one tensor op each: the tensor-valued calls inside the
+  // formula first, each in a variable of its own.
+  int emit_tree(const std::string& name, ExprPtr x, const Expr& at, std::vector<ir::StmtPtr>& out) {
+    atomize(*x, at, out);
+    x->range = at.range;
+    const int id = new_tensor(name);
+    StmtPtr d = ir::decl(id, std::move(x));
+    d->range = at.range;
+    out.push_back(std::move(d));
+    return id;
+  }
+  void atomize(Expr& x, const Expr& at, std::vector<ir::StmtPtr>& out) {
+    for (auto& a : x.args) {
+      if (a->kind == ExprKind::Call && a->type == ir::Type::Tensor)
+        a = ir::var_ref(*out_, emit_tree("t", std::move(a), at, out));
+      else
+        atomize(*a, at, out);
+    }
   }
 
   // (values, indices) = x.max(dim, keepdim) as ops with rules: the indices (argmax, a constant of

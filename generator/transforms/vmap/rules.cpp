@@ -275,7 +275,17 @@ Val Batcher::reduce(const Expr& e, std::vector<Val> args, int nb) {
       return {rebuild(e, values(args)), l};
     }
     if (e.args[i]->type == ir::Type::IntList) {
-      args[i].e = shift_dims(std::move(args[i].e), nb);
+      const Expr& d = *args[i].e;
+      const bool listed = (d.kind == ExprKind::List && !d.args.empty()) ||
+                          (d.kind == ExprKind::Opaque && d.text.size() > 2 && d.text.front() == '{');
+      if (listed) {
+        args[i].e = shift_dims(std::move(args[i].e), nb);
+      } else {  // {} (or a list empty at run time) reduces every logical dim, not the batch dims
+        ExprPtr self = bind(std::move(args[0]), "self");
+        args[i].e = runtime("vmap::reduced_dims", exprs(ir::clone(*self), literal(nb), std::move(args[i].e)),
+                            ir::Type::IntList);
+        args[0].e = std::move(self);
+      }
       return {rebuild(e, values(args)), l};
     }
   }
@@ -297,6 +307,8 @@ Val Batcher::reduce(const Expr& e, std::vector<Val> args, int nb) {
   if (e.op == "argmax" || e.op == "argmin") return with(runtime(e.op, exprs(std::move(flat), literal(nb))));
   if (e.op == "norm")
     return with(runtime("norm", exprs(std::move(flat), has_rest ? std::move(args[1].e) : literal(2), over())));
+  if (e.op == "var" || e.op == "std")  // var(self, unbiased)
+    return with(runtime(e.op, exprs(std::move(flat), over(), has_rest ? std::move(args[1].e) : text("true", ir::Type::Bool))));
   return {rebuild(e, values(args)), l};
 }
 
@@ -350,6 +362,14 @@ Val Batcher::query(const Expr& e, std::vector<Val> args, int nb) {
   return {runtime("vmap::logical_sizes", std::move(a), ir::Type::IntList), l};
 }
 
+namespace {
+// An optional tensor left out: {} or std::nullopt.
+bool is_absent(const Expr& x) {
+  return (x.kind == ExprKind::List && x.args.empty()) ||
+         (x.kind == ExprKind::Opaque && (x.text == "{}" || x.text == "std::nullopt"));
+}
+}  // namespace
+
 Val Batcher::helper(const Expr& e, std::vector<Val> args, int nb) {
   const Levels l = an_.of(e);
   const auto done = [&](ExprPtr x) {
@@ -362,9 +382,7 @@ Val Batcher::helper(const Expr& e, std::vector<Val> args, int nb) {
                         exprs(std::move(args[0].e), literal(nb), std::move(args[1].e))));
   // A tensor operand as fg::vmap::Batched; {} (an absent optional tensor) as it is.
   const auto b = [&](size_t i) {
-    const Expr& x = *args[i].e;
-    const bool absent = (x.kind == ExprKind::List && x.args.empty()) || (x.kind == ExprKind::Opaque && x.text == "{}");
-    return absent ? std::move(args[i].e) : batched(std::move(args[i].e), args[i].levels);
+    return is_absent(*args[i].e) ? std::move(args[i].e) : batched(std::move(args[i].e), args[i].levels);
   };
   const auto given = [&](size_t i, const std::string& otherwise) {
     return i < args.size() ? std::move(args[i].e) : text(otherwise);
@@ -380,7 +398,26 @@ Val Batcher::helper(const Expr& e, std::vector<Val> args, int nb) {
     return braced(std::move(items));
   };
   std::vector<ExprPtr> a;
-  if (e.op == "cat" || e.op == "stack") {
+  if (const OpRule rule = find_rule(e.op); !rule.params.empty()) {
+    // A row that lists the op's parameters: tensors as Batched (absent: {}), the others as given
+    // or by default.
+    for (size_t p = 0; p < rule.params.size(); ++p) {
+      const bool tensor = p < e.param_types.size() && e.param_types[p] == ir::Type::Tensor;
+      if (p >= args.size()) {
+        a.push_back(text(rule.params[p].default_value.empty() ? "{}" : rule.params[p].default_value));
+      } else if (tensor && is_absent(*args[p].e)) {
+        a.push_back(braced({}));
+      } else if (tensor && e.args[p]->type != ir::Type::Tensor) {
+        ctx_.reporter->report("unsupported", e.args[p]->range.getBegin(),
+                              "under vmap, '" + e.op + "' takes its '" + rule.params[p].name +
+                                  "' as an fg::Tensor or {} for none; pass the tensor itself, not this optional value")
+            << e.args[p]->range;
+        return {rebuild(e, values(args)), l};
+      } else {
+        a.push_back(tensor ? b(p) : std::move(args[p].e));
+      }
+    }
+  } else if (e.op == "cat" || e.op == "stack") {
     if (e.arg(0).kind != ExprKind::List) return unsupported_list(e, std::move(args));
     a = exprs(list(0), given(1, "0"));
   } else if (e.op == "einsum") {

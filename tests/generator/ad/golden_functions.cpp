@@ -64,4 +64,29 @@ std::tuple<fg::Tensor, fg::Tensor> loss_with_aux(const fg::Tensor& w, const fg::
   return {(pred * pred).mean(), pred};
 }
 
+
+// ---- model layers: each f(x, y) and grad of sum(sin(f) * 2) w.r.t. both (make_golden.py: layers)
+#define LAYER(name, expression)                                                                   \
+  fg::Tensor layer_##name(const fg::Tensor& x, const fg::Tensor& y) { return expression; }       \
+  FUNCGEN("layer_" #name "_grad = grad(layer_" #name "_loss, argnums=(0, 1))")                    \
+  fg::Tensor layer_##name##_loss(const fg::Tensor& x, const fg::Tensor& y) { return (layer_##name(x, y).sin() * 2).sum(); }
+LAYER(layer_norm, fg::layer_norm(x, {3, 4}, y, y * 0.5) + fg::layer_norm(x * y, {4}))
+LAYER(group_norm, fg::group_norm(x, 2, y, y.sin()) + fg::group_norm(x * 2, 4))
+LAYER(batch_norm, fg::batch_norm(x, y, y.cos(), {}, {}, true) + fg::batch_norm(x, {}, y, fg::arange(2, x.options()) * 0.3, fg::arange(2, x.options()) + 1, false))
+LAYER(attention, fg::scaled_dot_product_attention(x, y, y * 0.5) +
+                     fg::scaled_dot_product_attention(x, x.sin(), x, {}, 0.0, true) +
+                     fg::scaled_dot_product_attention(x, y, y.cos(), fg::arange(5) <= fg::arange(3).unsqueeze(1) + 1,
+                                                      0.0, false, 0.7))
+LAYER(embedding, fg::embedding(x, fg::arange(4).reshape({2, 2})) * y + fg::embedding(x * 2, fg::arange(3) * 2, 2).sum(0))
+LAYER(var_std, fg::var(x * y, {1}).unsqueeze(1) + x.var({0}, false, true) + (x * y + 1).std({0, 1}, true, true) * x +
+                   y.std(false))
+LAYER(masks, (x * y).masked_fill(fg::arange(3).unsqueeze(1) > fg::arange(4) - 2, 1.5) + x.masked_fill(fg::arange(4) > 1, -2) +
+                 (x * y).triu(1) + x.tril(-1) * 2)
+LAYER(rearrangements, x.flip({0, 2}) * y + x.roll({1, -2}, {1, 2}) + x.roll(3) + y.repeat({2, 1, 1}) +
+                          fg::one_hot(fg::arange(3), 4) * y)
+LAYER(losses, fg::binary_cross_entropy_with_logits(x, y.sigmoid()) +
+                  fg::binary_cross_entropy_with_logits(x * 2, y.sigmoid(), y.sigmoid(), x.exp(), fg::Reduction::None) +
+                  fg::smooth_l1_loss(x * 3, y, fg::Reduction::None, 0.5) + fg::huber_loss(x * 3, y, fg::Reduction::None, 0.7) +
+                  fg::smooth_l1_loss(x, y) + fg::huber_loss(x, y * 2, fg::Reduction::Sum))
+#undef LAYER
 }  // namespace golden

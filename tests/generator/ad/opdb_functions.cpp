@@ -172,6 +172,27 @@ FG_OP(max_pool2d, fg::max_pool2d(x * y, 2) + fg::max_pool2d(x + y, {3, 2}, {1, 2
 FG_OP(max_pool1d, fg::max_pool1d(x * y, 3, 2, 1, 2, true))
 FG_OP(avg_pool2d, fg::avg_pool2d(x * y, 2) + fg::avg_pool2d(x, 3, 2, 1, true, false).narrow(-1, 0, 1).narrow(-2, 0, 1) + fg::avg_pool2d(y, 2, 1, 0, false, true, 3).narrow(-1, 0, 1).narrow(-2, 0, 1))
 FG_OP(adaptive_avg_pool2d, fg::adaptive_avg_pool2d(x * y, {3, 2}) + fg::adaptive_avg_pool2d(x, 1))
+// Statistics, normalization, attention, embedding, masks and rearrangements, and losses: the ops
+// AD differentiates as decompositions (FG_DECOMPOSE) or by their own rules.
+FG_OP(var, fg::var(x * y, {1}) + x.var({0}, false, true).sum() + y.var())
+FG_OP(std, (x * y + 1).std({0, 1}, true, true) * x + y.std(false))
+FG_OP(layer_norm, fg::layer_norm(x, {3, 4}, y, y * 0.5) + fg::layer_norm(x * y, {4}))
+FG_OP(group_norm, fg::group_norm(x, 2, y, y.sin()) + fg::group_norm(x * 2, 4))
+FG_OP(batch_norm, fg::batch_norm(x, y, y.cos(), {}, {}, true) + fg::batch_norm(x, {}, y, fg::arange(2, x.options()) * 0.3, fg::arange(2, x.options()) + 1, false))
+FG_OP(attention, fg::scaled_dot_product_attention(x, y, y * 0.5) +
+                     fg::scaled_dot_product_attention(x, x.sin(), x, {}, 0.0, true) +
+                     fg::scaled_dot_product_attention(x, y, y.cos(), fg::arange(5) <= fg::arange(3).unsqueeze(1) + 1,
+                                                      0.0, false, 0.7))
+FG_OP(embedding, fg::embedding(x, fg::arange(4).reshape({2, 2})) * y + fg::embedding(x * 2, fg::arange(3) * 2, 1).sum(0))
+FG_OP(masked_fill, (x * y).masked_fill(fg::arange(3).unsqueeze(1) > fg::arange(4) - 2, 1.5) + x.masked_fill(fg::arange(4) > 1, -2))
+FG_OP(triangles, (x * y).triu(1) + x.tril(-1) * 2 + fg::triu(y))
+FG_OP(flip_roll, x.flip({0, 2}) * y + x.roll({1, -2}, {1, 2}) + x.roll(3))
+FG_OP(repeat, x.repeat({2, 1, 2}) * y)
+FG_OP(one_hot, x * fg::one_hot(fg::arange(3), 4) + y)
+FG_OP(bce_with_logits, fg::binary_cross_entropy_with_logits(x, y.sigmoid()) +
+                           fg::binary_cross_entropy_with_logits(x * 2, y.sigmoid(), y.sigmoid(), x.exp(), fg::Reduction::None).sum(0).sum())
+FG_OP(smooth_l1_huber, fg::smooth_l1_loss(x * 3, y, fg::Reduction::None, 0.5) + fg::huber_loss(x * 3, y, fg::Reduction::None, 0.7) +
+                           fg::smooth_l1_loss(x, y) + fg::huber_loss(x, y * 2, fg::Reduction::Sum))
 // ops on lists of tensors (one element constant in some)
 FG_OP(cat, fg::cat({x, y.sin()}, 0))
 FG_OP(cat_last_dim, fg::cat({x * 2, fg::ones_like(y), y}, -1))

@@ -105,4 +105,49 @@ TEST(TorchFuncGolden, HasAux) {
   expect_golden("loss_grad_and_value_aux", 2, std::get<1>(value_aux));
 }
 
+// The model layers: the runtime's forward and funcgen's gradient (of their decompositions) against
+// torch's F.layer_norm, F.batch_norm, ... (seeds as make_golden.py gives them, in sorted order).
+}  // namespace
+namespace golden {
+#define DECLARE_LAYER(name) fg::Tensor layer_##name(const fg::Tensor& x, const fg::Tensor& y);
+DECLARE_LAYER(attention)
+DECLARE_LAYER(batch_norm)
+DECLARE_LAYER(embedding)
+DECLARE_LAYER(group_norm)
+DECLARE_LAYER(layer_norm)
+DECLARE_LAYER(losses)
+DECLARE_LAYER(masks)
+DECLARE_LAYER(rearrangements)
+DECLARE_LAYER(var_std)
+#undef DECLARE_LAYER
+}  // namespace golden
+namespace {
+
+using Layer = fg::Tensor (*)(const fg::Tensor&, const fg::Tensor&);
+using LayerGrad = std::tuple<fg::Tensor, fg::Tensor> (*)(const fg::Tensor&, const fg::Tensor&);
+void expect_layer(const std::string& name, int index, std::vector<int64_t> xs, std::vector<int64_t> ys, Layer f,
+                  LayerGrad g) {
+  SCOPED_TRACE(name);
+  const fg::Tensor x = input(xs, 40 + 2 * index), y = input(ys, 41 + 2 * index);
+  expect_golden("layer_" + name, 0, f(x, y));
+  fg::Tensor gx, gy;
+  ASSERT_NO_THROW(std::tie(gx, gy) = g(x, y));
+  expect_golden("layer_" + name, 1, gx);
+  expect_golden("layer_" + name, 2, gy);
+}
+#define EXPECT_LAYER(name, index, xs, ys) \
+  expect_layer(#name, index, xs, ys, golden::layer_##name, golden::layer_##name##_grad)
+
+TEST(TorchFuncGolden, ModelLayers) {
+  EXPECT_LAYER(attention, 0, (std::vector<int64_t>{2, 3, 4}), (std::vector<int64_t>{2, 5, 4}));
+  EXPECT_LAYER(batch_norm, 1, (std::vector<int64_t>{3, 2, 4}), (std::vector<int64_t>{2}));
+  EXPECT_LAYER(embedding, 2, (std::vector<int64_t>{5, 3}), (std::vector<int64_t>{2, 3}));
+  EXPECT_LAYER(group_norm, 3, (std::vector<int64_t>{2, 4, 3}), (std::vector<int64_t>{4}));
+  EXPECT_LAYER(layer_norm, 4, (std::vector<int64_t>{2, 3, 4}), (std::vector<int64_t>{3, 4}));
+  EXPECT_LAYER(losses, 5, (std::vector<int64_t>{3, 4}), (std::vector<int64_t>{3, 4}));
+  EXPECT_LAYER(masks, 6, (std::vector<int64_t>{3, 4}), (std::vector<int64_t>{4}));
+  EXPECT_LAYER(rearrangements, 7, (std::vector<int64_t>{2, 3, 4}), (std::vector<int64_t>{3, 4}));
+  EXPECT_LAYER(var_std, 8, (std::vector<int64_t>{3, 4}), (std::vector<int64_t>{3, 4}));
+}
+
 }  // namespace

@@ -155,7 +155,21 @@ const Shape M{3, 4};
   X(max_pool2d, (Shape{2, 5, 4}), (Shape{2, 5, 4})) \
   X(max_pool1d, (Shape{2, 3, 7}), (Shape{7})) \
   X(avg_pool2d, (Shape{1, 2, 5, 4}), (Shape{1, 2, 5, 4})) \
-  X(adaptive_avg_pool2d, (Shape{2, 5, 4}), (Shape{5, 4}))
+  X(adaptive_avg_pool2d, (Shape{2, 5, 4}), (Shape{5, 4})) \
+  X(var, M, M) \
+  X(std, M, M) \
+  X(layer_norm, (Shape{2, 3, 4}), (Shape{3, 4})) \
+  X(group_norm, (Shape{2, 4, 3}), (Shape{4})) \
+  X(batch_norm, (Shape{3, 2, 4}), (Shape{2})) \
+  X(attention, (Shape{2, 3, 4}), (Shape{2, 5, 4})) \
+  X(embedding, (Shape{5, 3}), (Shape{2, 3})) \
+  X(masked_fill, M, (Shape{4})) \
+  X(triangles, M, M) \
+  X(flip_roll, (Shape{2, 3, 4}), M) \
+  X(repeat, (Shape{3, 1}), (Shape{2, 3, 2})) \
+  X(one_hot, M, (Shape{4})) \
+  X(bce_with_logits, M, M) \
+  X(smooth_l1_huber, M, M)
 
 // The functions of the op database (defined in opdb_functions.cpp, compiled with its generated code).
 namespace opdb {

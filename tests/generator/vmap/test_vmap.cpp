@@ -410,6 +410,26 @@ TEST_F(Vmap, Linear) {
   check_vmap(vt::linear_nobias_vw, vt::linear_nobias, {L({None, 0})}, rnd({3, 4}), rnd({5, 6, 4}));
 }
 
+TEST_F(Vmap, Layers) {
+  // norms: x [2, 4, 4] ([N, C, L]), w and b [4]
+  check_vmap(vt::norms_vx, vt::norms, {L({0, None, None})}, rnd({3, 2, 4, 4}), rnd({4}), rnd({4}));
+  check_vmap(vt::norms_vw, vt::norms, {L({None, 0, 0})}, rnd({2, 4, 4}), rnd({3, 4}), rnd({3, 4}));
+  check_vmap(vt::norms_vv, vt::norms, {L({None, 0, 0}), L({0, None, None})}, rnd({2, 2, 4, 4}), rnd({3, 4}),
+             rnd({3, 4}));
+  // attention: q [3, 4], k [5, 4], v [5, 2]
+  check_vmap(vt::attention_vq, vt::attention, {L({0, None, None})}, rnd({2, 3, 4}), rnd({5, 4}), rnd({5, 2}));
+  check_vmap(vt::attention_vkv, vt::attention, {L({None, 0, 0})}, rnd({3, 4}), rnd({2, 5, 4}), rnd({2, 5, 2}));
+  check_vmap(vt::attention_vv, vt::attention, {L({None, 0, 0}), L({0, None, None})}, rnd({2, 3, 4}), rnd({3, 5, 4}),
+             rnd({3, 5, 2}));
+  // layers: x [3, 4], table [6, 4]
+  check_vmap(vt::layers_vx, vt::layers, {L({0, None})}, rnd({5, 3, 4}), rnd({6, 4}));
+  check_vmap(vt::layers_vw, vt::layers, {L({None, 0})}, rnd({3, 4}), rnd({5, 6, 4}));
+  check_vmap(vt::layers_v00, vt::layers, {L({0, 0})}, rnd({5, 3, 4}), rnd({5, 6, 4}));
+  check_vmap(vt::losses_vx, vt::losses, {L({0, None})}, rnd({5, 3, 4}), rnd({3, 4}));
+  check_vmap(vt::losses_v00, vt::losses, {L({0, 0})}, rnd({5, 3, 4}), rnd({5, 3, 4}));
+  check_vmap(vt::pieces_v, vt::pieces, {L({0})}, rnd({3, 5, 4}));
+}
+
 TEST_F(Vmap, Einsum) {
   check_vmap(vt::einsum_fn_v00, vt::einsum_fn, {L({0, 0})}, rnd({5, 3, 4}), rnd({5, 4, 5}));
   check_vmap(vt::einsum_fn_v0n, vt::einsum_fn, {L({0, None})}, rnd({5, 3, 4}), rnd({4, 5}));

@@ -315,6 +315,48 @@ fg::Tensor conv_transpose_fn(const fg::Tensor& x, const fg::Tensor& w) {
   return fg::conv_transpose2d(x, w, w.sum({0, 2, 3}), 2, 1, 1);
 }
 
+// Normalization, attention and the other layers: weights batched or not, indices batched, two
+// levels (fg::vmap's rules in runtime/src/vmap_layers.cpp).
+FUNCGEN("norms_vx = vmap(norms, in_dims=(0, None, None))")
+FUNCGEN("norms_vw = vmap(norms, in_dims=(None, 0, 0))")
+FUNCGEN("norms_vv = vmap(vmap(norms, in_dims=(0, None, None)), in_dims=(None, 0, 0))")
+fg::Tensor norms(const fg::Tensor& x, const fg::Tensor& w, const fg::Tensor& b) {
+  return fg::layer_norm(x, {4}, w, b) + fg::group_norm(x, 2, w, b) + fg::batch_norm(x, w, b, {}, {}, true) +
+         fg::batch_norm(x, {}, b, fg::arange(4, x.options()) * 0.1, fg::arange(4, x.options()) + 1, false) +
+         x.var({1}, true, true) + x.std() + fg::layer_norm(x, {4, 4});
+}
+FUNCGEN("attention_vq = vmap(attention, in_dims=(0, None, None))")
+FUNCGEN("attention_vkv = vmap(attention, in_dims=(None, 0, 0))")
+FUNCGEN("attention_vv = vmap(vmap(attention, in_dims=(0, None, None)), in_dims=(None, 0, 0))")
+fg::Tensor attention(const fg::Tensor& q, const fg::Tensor& k, const fg::Tensor& v) {
+  return fg::scaled_dot_product_attention(q, k, v) +
+         fg::scaled_dot_product_attention(q, k, v, fg::arange(5) <= fg::arange(3).unsqueeze(1) + 1) +
+         fg::scaled_dot_product_attention(q, q, q.narrow(1, 0, 2), {}, 0.0, true);
+}
+FUNCGEN("layers_vx = vmap(layers, in_dims=(0, None))")
+FUNCGEN("layers_vw = vmap(layers, in_dims=(None, 0))")
+FUNCGEN("layers_v00 = vmap(layers, in_dims=(0, 0))")
+fg::Tensor layers(const fg::Tensor& x, const fg::Tensor& table) {
+  const fg::Tensor rows = fg::embedding(table, fg::arange(3) * 2, 0) + fg::embedding(table, x.argmax(1));
+  return (rows * x).triu(1) + x.tril() + x.flip({0}) * 2 + x.roll({1}, {1}) + x.roll(2) +
+         x.repeat({1, 2}).narrow(1, 1, 4) + x.masked_fill(x > 0.5, 0.25) + fg::one_hot(fg::arange(3), 4) * table.narrow(0, 0, 3);
+}
+FUNCGEN("losses_vx = vmap(losses, in_dims=(0, None))")
+FUNCGEN("losses_v00 = vmap(losses, in_dims=(0, 0))")
+fg::Tensor losses(const fg::Tensor& x, const fg::Tensor& t) {
+  return fg::binary_cross_entropy_with_logits(x, t.sigmoid()) +
+         fg::binary_cross_entropy_with_logits(x, t.sigmoid(), t.exp(), t.cos() + 2, fg::Reduction::Sum) +
+         fg::smooth_l1_loss(x, t, fg::Reduction::Mean, 0.5) + fg::huber_loss(x, t) +
+         fg::binary_cross_entropy_with_logits(x, t.sigmoid(), {}, {}, fg::Reduction::None).sum(1).sum();
+}
+FUNCGEN("pieces_v = vmap(pieces)")
+fg::Tensor pieces(const fg::Tensor& x) {
+  const std::vector<fg::Tensor> parts = x.split(2);
+  const std::vector<fg::Tensor> halves = x.chunk(2, 1);
+  const std::vector<fg::Tensor> sized = fg::split(x, {1, 4});
+  return parts[0] * halves[1].sum(1).narrow(0, 0, 2).unsqueeze(1) + parts[2] + sized[0];
+}
+
 FUNCGEN("linear_nobias_vx = vmap(linear_nobias, in_dims=(0, None))")
 FUNCGEN("linear_nobias_vw = vmap(linear_nobias, in_dims=(None, 0))")
 fg::Tensor linear_nobias(const fg::Tensor& x, const fg::Tensor& w) { return fg::linear(x, w); }

@@ -181,6 +181,38 @@ double gelu_tanh(const std::string& approximate);
 // The class dim of cross_entropy's and nll_loss's input: 0 for an input of 1 dim, else 1.
 int64_t class_dim(int64_t input_dim);
 
+// The layers' decompositions (templates/derivatives.def, FG_DECOMPOSE; runtime/src/layers.cpp).
+// layer_norm's normalized dims, as negative dims (throws unless the input ends in normalized_shape).
+std::vector<int64_t> layer_norm_dims(IntArrayRef input_sizes, IntArrayRef normalized_shape);
+// [N, num_groups, -1], group_norm's view of an input [N, C, *].
+std::vector<int64_t> group_norm_shape(IntArrayRef input_sizes, int64_t num_groups);
+// [C, 1, ...]: a per-channel tensor's view that broadcasts along dim 1 of an input [N, C, *].
+std::vector<int64_t> channel_shape(IntArrayRef input_sizes);
+// {0, 2, 3, ...}: batch_norm's statistics dims.
+std::vector<int64_t> batch_norm_dims(IntArrayRef input_sizes);
+// var's divisor: the reduced elements, less one when unbiased (0 at least).
+double var_denominator(IntArrayRef sizes, IntArrayRef dim, bool unbiased);
+double attention_scale(int64_t embed, std::optional<double> scale);
+double neg_infinity();
+// bool [L, S], true where key position s comes after query position l (is_causal's masked ones).
+Tensor causal_mask(int64_t L, int64_t S);
+// self with an attn_mask applied: bool (false: -inf) or float (added); both broadcast.
+Tensor apply_attention_mask(const Tensor& self, const Tensor& attn_mask);
+// Where apply_attention_mask sets -inf: !attn_mask for a bool mask, nowhere for a float one.
+Tensor attention_dropped(const Tensor& attn_mask);
+// embedding's result shape, [*indices, embedding_dim] (throws unless weight is 2-D).
+std::vector<int64_t> embedding_shape(IntArrayRef indices_sizes, IntArrayRef weight_sizes);
+// bool [num_embeddings, 1], true at padding_idx's row.
+Tensor padding_row_mask(int64_t num_embeddings, int64_t padding_idx);
+// repeat as reshape -> expand -> reshape: [1, s0, 1, s1, ...], [r0, s0, r1, s1, ...], [r0 s0, ...]
+// (leading repeats beyond self's dims over size-1 dims).
+std::vector<int64_t> repeat_view(IntArrayRef sizes, IntArrayRef repeats);
+std::vector<int64_t> repeat_expand(IntArrayRef sizes, IntArrayRef repeats);
+std::vector<int64_t> repeat_result(IntArrayRef sizes, IntArrayRef repeats);
+std::vector<int64_t> negated(IntArrayRef values);
+// smooth_l1_loss's beta where it divides (beta 0 is the L1 loss, whose quadratic side is empty).
+double positive_or_one(double beta);
+
 // For jacrev/jacfwd/hessian: the standard basis of the tensors of shape `sizes`, as rows of an
 // identity [n, sizes...] (n = the number of elements), in the dtype and on the device of `like`.
 Tensor basis(const Tensor& like, IntArrayRef sizes);

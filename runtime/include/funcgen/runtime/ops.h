@@ -176,6 +176,22 @@ Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<ScalarType> dt
 Tensor& sum_out(Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim = false);
 Tensor& mean_out(Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim = false);
 
+// Variance and standard deviation over `dim` (every dim when empty), with Bessel's correction
+// when unbiased (torch's correction=1). The all-dims form takes a bool only: var(x, {1}) and
+// var(x, 0) reduce dim 1 and dim 0 (a plain bool parameter would take both as `unbiased`).
+Tensor var(const Tensor& self, IntArrayRef dim, bool unbiased = true, bool keepdim = false);
+Tensor std(const Tensor& self, IntArrayRef dim, bool unbiased = true, bool keepdim = false);
+Tensor var(const Tensor& self);
+Tensor std(const Tensor& self);
+template <typename Bool, typename = std::enable_if_t<std::is_same_v<Bool, bool>>>
+Tensor var(const Tensor& self, Bool unbiased) {
+  return var(self, IntArrayRef(), unbiased, false);
+}
+template <typename Bool, typename = std::enable_if_t<std::is_same_v<Bool, bool>>>
+Tensor std(const Tensor& self, Bool unbiased) {
+  return std(self, IntArrayRef(), unbiased, false);
+}
+
 // ---------------------------------------------------------------- linear algebra
 Tensor matmul(const Tensor& self, const Tensor& other);  // all of torch.matmul's broadcasting
 Tensor mm(const Tensor& self, const Tensor& mat2);
@@ -270,6 +286,56 @@ Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef strid
 // Averages over windows [floor(i * in / out), ceil((i + 1) * in / out)) of each spatial dim.
 Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size);
 
+// ---------------------------------------------------------------- normalization
+// As torch.nn.functional's. layer_norm normalizes over the last normalized_shape.size() dims, whose
+// sizes must be normalized_shape; weight and bias have that shape.
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight = std::nullopt,
+                  const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5);
+// input [N, C, *]: statistics per example over each of num_groups groups of C / num_groups
+// channels; weight and bias [C].
+Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<Tensor>& weight = std::nullopt,
+                  const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5);
+// input [N, C, *], with at::batch_norm's argument order. In training (or without running statistics)
+// the statistics are the batch's, per channel over N and *; the running statistics, when given, are
+// updated in place (running = (1 - momentum) * running + momentum * batch, the variance unbiased).
+// In evaluation they normalize.
+Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                  const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var, bool training,
+                  double momentum = 0.1, double eps = 1e-5);
+
+// ---------------------------------------------------------------- attention
+// softmax(query @ key^T * scale + mask) @ value over [..., L, E] x [..., S, E] x [..., S, Ev]
+// (leading dims broadcast). attn_mask: bool (true takes part) or float (added), broadcastable to
+// [..., L, S]; is_causal masks key positions after the query's (top-left aligned, as torch);
+// scale defaults to 1 / sqrt(E). A row with every position masked gives NaN, as torch.
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const std::optional<Tensor>& attn_mask = std::nullopt, double dropout_p = 0.0,
+                                    bool is_causal = false, std::optional<double> scale = std::nullopt);
+
+// ---------------------------------------------------------------- embedding, masks, rearrangements
+// weight[indices]: [*indices.sizes(), weight.size(1)]; the row padding_idx (unless -1) gets no
+// gradient, as at::embedding.
+Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx = -1);
+// int64 [*self.sizes(), num_classes] (num_classes -1: one more than self's largest value).
+Tensor one_hot(const Tensor& self, int64_t num_classes = -1);
+// self with value where mask is true; self and mask broadcast.
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value);
+// The upper / lower triangle of the last two dims (k-th diagonal and above / below), zeros elsewhere.
+Tensor triu(const Tensor& self, int64_t diagonal = 0);
+Tensor tril(const Tensor& self, int64_t diagonal = 0);
+Tensor flip(const Tensor& self, IntArrayRef dims);
+// Rolls by shifts[i] along dims[i]; with dims empty, the flattened tensor by shifts[0].
+Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims = {});
+// Tiles self repeats[i] times along each dim (more repeats than dims add leading dims).
+Tensor repeat(const Tensor& self, IntArrayRef repeats);
+// Pieces of split_size along dim (the last one smaller), or of the given sizes; chunks pieces of
+// ceil(size / chunks).
+std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& self, IntArrayRef split_sizes, int64_t dim = 0);
+std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim = 0);
+// A tensor with self's values that AD treats as a constant (torch's detach).
+Tensor detach(const Tensor& self);
+
 // ---------------------------------------------------------------- losses
 enum class Reduction : int64_t { None = 0, Mean = 1, Sum = 2 };
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
@@ -279,6 +345,18 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<T
 // log_softmax over dim 1 followed by nll_loss; targets are class indices.
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight = std::nullopt,
                      Reduction reduction = Reduction::Mean, int64_t ignore_index = -100);
+// -w [pos_weight * t * log sigmoid(x) + (1 - t) * log(1 - sigmoid(x))], computed stably; weight
+// and pos_weight (per class, the last dim) broadcast.
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const std::optional<Tensor>& weight = std::nullopt,
+                                        const std::optional<Tensor>& pos_weight = std::nullopt,
+                                        Reduction reduction = Reduction::Mean);
+// 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target; beta 0 is the L1 loss).
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
+                      double beta = 1.0);
+// 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta).
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
+                  double delta = 1.0);
 
 // ---------------------------------------------------------------- value-dependent shapes
 Tensor nonzero(const Tensor& self);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <type_traits>
 #include <ostream>
 #include <tuple>
 #include <vector>
@@ -170,6 +171,19 @@ class Tensor {
   std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
   Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
   Tensor logsumexp(IntArrayRef dim, bool keepdim = false) const;
+  // (x.var(false) is over every dim, unbiased false; x.var(0) and x.var({0}) over dim 0)
+  Tensor var(IntArrayRef dim, bool unbiased = true, bool keepdim = false) const;
+  Tensor std(IntArrayRef dim, bool unbiased = true, bool keepdim = false) const;
+  Tensor var() const { return var(IntArrayRef()); }
+  Tensor std() const { return std(IntArrayRef()); }
+  template <typename Bool, typename = std::enable_if_t<std::is_same_v<Bool, bool>>>
+  Tensor var(Bool unbiased) const {
+    return var(IntArrayRef(), unbiased);
+  }
+  template <typename Bool, typename = std::enable_if_t<std::is_same_v<Bool, bool>>>
+  Tensor std(Bool unbiased) const {
+    return std(IntArrayRef(), unbiased);
+  }
   Tensor norm(const Scalar& p = 2) const;
   Tensor norm(const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim = false) const;
   Tensor softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
@@ -209,6 +223,16 @@ class Tensor {
   Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
   const Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) const;
   std::vector<Tensor> unbind(int64_t dim = 0) const;
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<Tensor> split(IntArrayRef split_sizes, int64_t dim = 0) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
+  Tensor triu(int64_t diagonal = 0) const;
+  Tensor tril(int64_t diagonal = 0) const;
+  Tensor flip(IntArrayRef dims) const;
+  Tensor roll(IntArrayRef shifts, IntArrayRef dims = {}) const;
+  Tensor repeat(IntArrayRef repeats) const;
+  Tensor detach() const;
 
   // ---- in place ----
   const Tensor& copy_(const Tensor& src) const;

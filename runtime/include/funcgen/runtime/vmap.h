@@ -115,6 +115,8 @@ Levels union_levels(const std::vector<Batched>& operands);
 // negative ones (counted from the end) stay.
 inline int64_t dim(int64_t logical_dim, int64_t nb) { return logical_dim >= 0 ? logical_dim + nb : logical_dim; }
 std::vector<int64_t> dims(IntArrayRef logical_dims, int64_t nb);
+// A reduction's dims as physical ones: an empty list (every dim) is every logical dim of x.
+std::vector<int64_t> reduced_dims(const Tensor& x, int64_t nb, IntArrayRef logical_dims);
 // `sizes` with x's nb batch sizes in front (view/reshape/expand/new_* sizes).
 std::vector<int64_t> batch_shape(const Tensor& x, int64_t nb, IntArrayRef sizes);
 // `batch_sizes` followed by `sizes` (the batch_shape of a value whose batch sizes are known).
@@ -210,6 +212,29 @@ Batched max_pool2d(const Batched& self, IntArrayRef kernel_size, IntArrayRef str
 Batched avg_pool2d(const Batched& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
                    bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override);
 Batched adaptive_avg_pool2d(const Batched& self, IntArrayRef output_size);
+
+// The layers (vmap_layers.cpp): an absent optional tensor is {} (an undefined Batched).
+Batched layer_norm(const Batched& input, IntArrayRef normalized_shape, const Batched& weight, const Batched& bias,
+                   double eps);
+Batched group_norm(const Batched& input, int64_t num_groups, const Batched& weight, const Batched& bias, double eps);
+// Running statistics must be unbatched, and are not updated by a batched input (fg::Error, as
+// torch.func raises; funcgen diagnoses it where it can see it).
+Batched batch_norm(const Batched& input, const Batched& weight, const Batched& bias, const Batched& running_mean,
+                   const Batched& running_var, bool training, double momentum, double eps);
+Batched scaled_dot_product_attention(const Batched& query, const Batched& key, const Batched& value,
+                                     const Batched& attn_mask, double dropout_p, bool is_causal,
+                                     std::optional<double> scale);
+Batched embedding(const Batched& weight, const Batched& indices, int64_t padding_idx);
+Batched one_hot(const Batched& self, int64_t num_classes);
+Batched triu(const Batched& self, int64_t diagonal);
+Batched tril(const Batched& self, int64_t diagonal);
+Batched flip(const Batched& self, IntArrayRef dims);
+Batched roll(const Batched& self, IntArrayRef shifts, IntArrayRef dims);
+Batched repeat(const Batched& self, IntArrayRef repeats);
+Batched binary_cross_entropy_with_logits(const Batched& input, const Batched& target, const Batched& weight,
+                                         const Batched& pos_weight, Reduction reduction);
+Batched smooth_l1_loss(const Batched& input, const Batched& target, Reduction reduction, double beta);
+Batched huber_loss(const Batched& input, const Batched& target, Reduction reduction, double delta);
 
 // ------------------------------------------------------------------ derivative helpers (fg::ad)
 

@@ -1,0 +1,441 @@
+// The layers of models beyond convolution and pooling: var/std, the normalizations (layer, group,
+// batch), attention, embedding, masks and rearrangements (triu/tril, masked_fill, flip, roll,
+// repeat, split/chunk). layer_norm and group_norm normalize rows in one pass over memory each
+// (statistics in double, then the normalized row); the others are compositions of the runtime's
+// kernels. Their derivatives are decompositions into these ops (templates/derivatives.def).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "funcgen/runtime/ad.h"
+#include "funcgen/runtime/random.h"
+#include "internal.h"
+
+namespace fg {
+namespace {
+
+using detail::fail;
+
+// Dims of `self` reduced by var/std: `dim` wrapped, or all of them.
+std::vector<int64_t> reduced_dims(const Tensor& self, IntArrayRef dim, const char* op) {
+  std::vector<int64_t> out;
+  if (dim.empty()) {
+    for (int64_t d = 0; d < self.dim(); ++d) out.push_back(d);
+    return out;
+  }
+  for (int64_t d : dim) out.push_back(detail::wrap_dim(d, std::max<int64_t>(self.dim(), 1), op));
+  return out;
+}
+
+Tensor variance(const Tensor& self, IntArrayRef dim, bool unbiased, bool keepdim, const char* op) {
+  detail::check_defined(self, op);
+  detail::check_cpu(self, op);
+  if (!isFloatingType(self.dtype())) fail(op, "expected a floating-point input, got ", self.dtype());
+  const std::vector<int64_t> dims = reduced_dims(self, dim, op);
+  const double n = ad::reduced_numel(self.sizes(), dims);
+  const Tensor centered = self - self.mean(dims, true);
+  // torch: n - correction <= 0 gives inf (0 / 0: nan), not an error.
+  return (centered * centered).sum(dims, keepdim) / std::max(n - (unbiased ? 1.0 : 0.0), 0.0);
+}
+
+// Normalizes each row of `rows` ([M, K], contiguous) to mean 0 and variance 1 (biased) in place
+// of `out`, with statistics accumulated in double.
+template <typename T>
+void normalize_rows(const T* x, T* y, int64_t M, int64_t K, double eps) {
+#pragma omp parallel for if (M * K > (1 << 16))
+  for (int64_t m = 0; m < M; ++m) {
+    const T* r = x + m * K;
+    double mean = 0;
+    for (int64_t k = 0; k < K; ++k) mean += static_cast<double>(r[k]);
+    mean /= static_cast<double>(K);
+    double var = 0;
+    for (int64_t k = 0; k < K; ++k) {
+      const double d = static_cast<double>(r[k]) - mean;
+      var += d * d;
+    }
+    const double rstd = 1.0 / std::sqrt(var / static_cast<double>(K) + eps);
+    T* o = y + m * K;
+    for (int64_t k = 0; k < K; ++k) o[k] = static_cast<T>((static_cast<double>(r[k]) - mean) * rstd);
+  }
+}
+
+// x reshaped to rows of K elements, each normalized; the result has x's shape.
+Tensor normalized_rows(const Tensor& x, int64_t K, double eps, const char* op) {
+  const Tensor c = x.contiguous();
+  Tensor out = empty(x.sizes(), x.options());
+  const int64_t M = K == 0 ? 0 : c.numel() / K;
+  detail::dispatch_floating(x.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    normalize_rows(static_cast<const T*>(c.data_ptr()), static_cast<T*>(out.data_ptr()), M, K, eps);
+  });
+  return out;
+}
+
+void check_optional(const std::optional<Tensor>& t, const Tensor& input, const char* op, const char* name,
+                    IntArrayRef want) {
+  if (!t || !t->defined()) return;
+  detail::check_cpu(*t, op);
+  if (t->sizes() != want)
+    fail(op, "expected ", name, " of shape ", want, " for an input of shape ", input.sizes(), ", got ", t->sizes());
+}
+
+// weight and bias ([C]) applied along dim 1 of y ([N, C, *]).
+Tensor channel_affine(Tensor y, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias) {
+  if (weight && weight->defined()) y = y * weight->reshape(ad::channel_shape(y.sizes()));
+  if (bias && bias->defined()) y = y + bias->reshape(ad::channel_shape(y.sizes()));
+  return y;
+}
+
+void check_channels(const Tensor& input, const char* op) {
+  detail::check_defined(input, op);
+  detail::check_cpu(input, op);
+  if (input.dim() < 2) fail(op, "expected an input of shape [N, C, *], got ", input.sizes());
+  if (!isFloatingType(input.dtype())) fail(op, "expected a floating-point input, got ", input.dtype());
+}
+
+}  // namespace
+
+Tensor var(const Tensor& self) { return variance(self, {}, true, false, "var"); }
+Tensor var(const Tensor& self, IntArrayRef dim, bool unbiased, bool keepdim) {
+  return variance(self, dim, unbiased, keepdim, "var");
+}
+Tensor std(const Tensor& self) { return variance(self, {}, true, false, "std").sqrt(); }
+Tensor std(const Tensor& self, IntArrayRef dim, bool unbiased, bool keepdim) {
+  return variance(self, dim, unbiased, keepdim, "std").sqrt();
+}
+
+Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, double eps) {
+  detail::check_defined(input, "layer_norm");
+  detail::check_cpu(input, "layer_norm");
+  ad::layer_norm_dims(input.sizes(), normalized_shape);  // (checks the shapes)
+  check_optional(weight, input, "layer_norm", "a weight", normalized_shape);
+  check_optional(bias, input, "layer_norm", "a bias", normalized_shape);
+  Tensor y = normalized_rows(input, detail::product(normalized_shape), eps, "layer_norm");
+  if (weight && weight->defined()) y = y * *weight;
+  if (bias && bias->defined()) y = y + *bias;
+  return y;
+}
+
+Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, double eps) {
+  check_channels(input, "group_norm");
+  ad::group_norm_shape(input.sizes(), num_groups);  // (checks the groups)
+  check_optional(weight, input, "group_norm", "a weight", input.size(1));
+  check_optional(bias, input, "group_norm", "a bias", input.size(1));
+  const int64_t K = input.numel() == 0 ? 0 : input.numel() / (input.size(0) * num_groups);
+  return channel_affine(normalized_rows(input, K, eps, "group_norm"), weight, bias);
+}
+
+Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                  const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var, bool training,
+                  double momentum, double eps) {
+  check_channels(input, "batch_norm");
+  const int64_t C = input.size(1);
+  check_optional(weight, input, "batch_norm", "a weight", C);
+  check_optional(bias, input, "batch_norm", "a bias", C);
+  check_optional(running_mean, input, "batch_norm", "running_mean", C);
+  check_optional(running_var, input, "batch_norm", "running_var", C);
+  const bool have_mean = running_mean && running_mean->defined(), have_var = running_var && running_var->defined();
+  if (have_mean != have_var) fail("batch_norm", "expected both running_mean and running_var, or neither");
+  const std::vector<int64_t> shape = ad::channel_shape(input.sizes());
+  Tensor y;
+  if (training || !have_mean) {
+    const std::vector<int64_t> dims = ad::batch_norm_dims(input.sizes());
+    const double n = ad::reduced_numel(input.sizes(), dims);
+    if (training && n <= 1) fail("batch_norm", "expected more than 1 value per channel when training, got input of shape ", input.sizes());
+    const Tensor mean = input.mean(dims, true);
+    const Tensor centered = input - mean;
+    const Tensor var = (centered * centered).mean(dims, true);
+    y = centered * (var + eps).rsqrt();
+    if (training && have_mean) {  // torch keeps the unbiased variance
+      running_mean->mul_(1 - momentum).add_(mean.reshape({C}).to(running_mean->dtype()) * momentum);
+      running_var->mul_(1 - momentum).add_((var * (n / (n - 1))).reshape({C}).to(running_var->dtype()) * momentum);
+    }
+  } else {
+    y = (input - running_mean->reshape(shape)) * (running_var->reshape(shape) + eps).rsqrt();
+  }
+  return channel_affine(y, weight, bias);
+}
+
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const std::optional<Tensor>& attn_mask, double dropout_p, bool is_causal,
+                                    std::optional<double> scale) {
+  const char* op = "scaled_dot_product_attention";
+  for (const Tensor* t : {&query, &key, &value}) {
+    detail::check_defined(*t, op);
+    detail::check_cpu(*t, op);
+    if (t->dim() < 2) fail(op, "expected query, key and value of at least 2 dims, got shapes ", query.sizes(), ", ",
+                           key.sizes(), " and ", value.sizes());
+  }
+  if (query.size(-1) != key.size(-1) || key.size(-2) != value.size(-2))
+    fail(op, "expected query [..., L, E], key [..., S, E] and value [..., S, Ev], got shapes ", query.sizes(), ", ",
+         key.sizes(), " and ", value.sizes());
+  if (is_causal && attn_mask && attn_mask->defined())
+    fail(op, "expected either attn_mask or is_causal, not both (as torch)");
+  Tensor scores = query.matmul(key.transpose(-2, -1)) * ad::attention_scale(query.size(-1), scale);
+  if (is_causal) scores = scores.masked_fill(ad::causal_mask(query.size(-2), key.size(-2)), ad::neg_infinity());
+  if (attn_mask && attn_mask->defined()) scores = ad::apply_attention_mask(scores, *attn_mask);
+  Tensor weights = scores.softmax(-1);
+  if (dropout_p > 0) weights = dropout(weights, dropout_p, true);
+  return weights.matmul(value);
+}
+
+Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx) {
+  detail::check_defined(weight, "embedding", "weight");
+  detail::check_defined(indices, "embedding", "indices");
+  const std::vector<int64_t> shape = ad::embedding_shape(indices.sizes(), weight.sizes());
+  if (indices.dtype() != kLong) fail("embedding", "expected int64 indices, got ", indices.dtype());
+  if (padding_idx < -1 || padding_idx >= weight.size(0))
+    fail("embedding", "padding_idx ", padding_idx, " is out of range for ", weight.size(0), " embeddings");
+  return weight.index_select(0, indices.reshape({-1})).reshape(shape);
+}
+
+Tensor one_hot(const Tensor& self, int64_t num_classes) {
+  detail::check_defined(self, "one_hot");
+  detail::check_cpu(self, "one_hot");
+  if (self.dtype() != kLong) fail("one_hot", "expected an int64 tensor of class indices, got ", self.dtype());
+  const Tensor c = self.contiguous();
+  const int64_t* p = c.data_ptr<int64_t>();
+  int64_t lo = 0, hi = -1;
+  for (int64_t i = 0; i < c.numel(); ++i) {
+    lo = std::min(lo, p[i]);
+    hi = std::max(hi, p[i]);
+  }
+  if (lo < 0) fail("one_hot", "expected non-negative class indices, got ", lo);
+  if (num_classes == -1) {
+    if (c.numel() == 0) fail("one_hot", "cannot infer the number of classes of an empty tensor; give num_classes");
+    num_classes = hi + 1;
+  }
+  if (num_classes < 0) fail("one_hot", "expected num_classes -1 or non-negative, got ", num_classes);
+  if (hi >= num_classes) fail("one_hot", "class index ", hi, " is out of range for ", num_classes, " classes");
+  std::vector<int64_t> sizes(self.sizes().begin(), self.sizes().end());
+  sizes.push_back(num_classes);
+  Tensor out = zeros(sizes, TensorOptions().dtype(kLong));
+  int64_t* o = out.data_ptr<int64_t>();
+  for (int64_t i = 0; i < c.numel(); ++i) o[i * num_classes + p[i]] = 1;
+  return out;
+}
+
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
+  detail::check_defined(self, "masked_fill");
+  detail::check_defined(mask, "masked_fill", "mask");
+  if (mask.dtype() != kBool) fail("masked_fill", "expected a bool mask, got ", mask.dtype());
+  infer_size(self.sizes(), mask.sizes(), "masked_fill");
+  return where(mask, full({}, value, self.options()), self);
+}
+
+namespace {
+Tensor triangle(const Tensor& self, int64_t diagonal, bool upper) {
+  const char* op = upper ? "triu" : "tril";
+  detail::check_defined(self, op);
+  if (self.dim() < 2) fail(op, "expected a tensor of at least 2 dims, got shape ", self.sizes());
+  const int64_t R = self.size(-2), C = self.size(-1);
+  const Tensor rows = arange(R, TensorOptions().dtype(kLong)).unsqueeze(1);
+  const Tensor cols = arange(C, TensorOptions().dtype(kLong)).unsqueeze(0);
+  const Tensor keep = upper ? (cols - rows >= diagonal) : (cols - rows <= diagonal);
+  return where(keep, self, zeros({}, self.options()));
+}
+}  // namespace
+
+Tensor triu(const Tensor& self, int64_t diagonal) { return triangle(self, diagonal, true); }
+Tensor tril(const Tensor& self, int64_t diagonal) { return triangle(self, diagonal, false); }
+
+Tensor flip(const Tensor& self, IntArrayRef dims) {
+  detail::check_defined(self, "flip");
+  std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(self.dim(), 1)), false);
+  Tensor out = self;
+  for (int64_t d : dims) {
+    const int64_t w = detail::wrap_dim(d, self.dim(), "flip");
+    if (seen[static_cast<size_t>(w)]) fail("flip", "dim ", w, " appears more than once in dims ", dims);
+    seen[static_cast<size_t>(w)] = true;
+    const int64_t n = self.size(w);
+    if (n > 1) out = out.index_select(w, arange(n - 1, -1, -1, TensorOptions().dtype(kLong)));
+  }
+  return out.clone();
+}
+
+Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
+  detail::check_defined(self, "roll");
+  if (dims.empty()) {
+    if (shifts.size() != 1) fail("roll", "expected one shift without dims, got ", shifts);
+    return roll(self.reshape({-1}), shifts, 0).reshape(self.sizes());
+  }
+  if (shifts.size() != dims.size())
+    fail("roll", "expected as many shifts as dims, got shifts ", shifts, " and dims ", dims);
+  Tensor out = self;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const int64_t d = detail::wrap_dim(dims[i], self.dim(), "roll");
+    const int64_t n = self.size(d);
+    if (n == 0) continue;
+    const int64_t s = ((shifts[i] % n) + n) % n;
+    if (s != 0) out = cat({out.narrow(d, n - s, s), out.narrow(d, 0, n - s)}, d);
+  }
+  return out.clone();
+}
+
+Tensor repeat(const Tensor& self, IntArrayRef repeats) {
+  detail::check_defined(self, "repeat");
+  const std::vector<int64_t> view = ad::repeat_view(self.sizes(), repeats);  // (checks)
+  return self.reshape(view).expand(ad::repeat_expand(self.sizes(), repeats)).reshape(ad::repeat_result(self.sizes(), repeats));
+}
+
+std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
+  detail::check_defined(self, "split");
+  if (self.dim() == 0) fail("split", "cannot split a 0-d tensor");
+  const int64_t d = detail::wrap_dim(dim, self.dim(), "split");
+  if (split_size < 0 || (split_size == 0 && self.size(d) != 0))
+    fail("split", "expected a positive split_size, got ", split_size);
+  std::vector<Tensor> out;
+  const int64_t n = self.size(d);
+  if (n == 0) return {self};
+  for (int64_t start = 0; start < n; start += split_size) out.push_back(self.narrow(d, start, std::min(split_size, n - start)));
+  return out;
+}
+
+std::vector<Tensor> split(const Tensor& self, IntArrayRef split_sizes, int64_t dim) {
+  detail::check_defined(self, "split");
+  if (self.dim() == 0) fail("split", "cannot split a 0-d tensor");
+  const int64_t d = detail::wrap_dim(dim, self.dim(), "split");
+  int64_t total = 0;
+  for (int64_t s : split_sizes) {
+    if (s < 0) fail("split", "expected non-negative split sizes, got ", split_sizes);
+    total += s;
+  }
+  if (total != self.size(d))
+    fail("split", "split sizes ", split_sizes, " add up to ", total, ", not to the size ", self.size(d), " of dim ", d,
+         " of a tensor of shape ", self.sizes());
+  std::vector<Tensor> out;
+  int64_t start = 0;
+  for (int64_t s : split_sizes) {
+    out.push_back(self.narrow(d, start, s));
+    start += s;
+  }
+  return out;
+}
+
+std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
+  detail::check_defined(self, "chunk");
+  if (chunks <= 0) fail("chunk", "expected a positive number of chunks, got ", chunks);
+  if (self.dim() == 0) fail("chunk", "cannot chunk a 0-d tensor");
+  const int64_t d = detail::wrap_dim(dim, self.dim(), "chunk");
+  const int64_t n = self.size(d);
+  return split(self, std::max<int64_t>((n + chunks - 1) / chunks, 1), d);
+}
+
+Tensor detach(const Tensor& self) { return self; }
+
+// ---------------------------------------------------------------- the decompositions' helpers
+namespace ad {
+
+std::vector<int64_t> layer_norm_dims(IntArrayRef input_sizes, IntArrayRef normalized_shape) {
+  const size_t k = normalized_shape.size(), n = input_sizes.size();
+  bool ok = k >= 1 && k <= n;
+  for (size_t i = 0; ok && i < k; ++i) ok = input_sizes[n - k + i] == normalized_shape[i];
+  if (!ok)
+    fail("layer_norm", "expected an input whose last dims are normalized_shape ", normalized_shape, ", got shape ",
+         input_sizes);
+  std::vector<int64_t> dims;
+  for (int64_t i = -static_cast<int64_t>(k); i < 0; ++i) dims.push_back(i);
+  return dims;
+}
+
+std::vector<int64_t> group_norm_shape(IntArrayRef input_sizes, int64_t num_groups) {
+  if (input_sizes.size() < 2) fail("group_norm", "expected an input of shape [N, C, *], got ", input_sizes);
+  if (num_groups <= 0 || input_sizes[1] % num_groups != 0)
+    fail("group_norm", "expected num_groups to divide the ", input_sizes[1], " channels, got ", num_groups);
+  return {input_sizes[0], num_groups, -1};
+}
+
+std::vector<int64_t> channel_shape(IntArrayRef input_sizes) {
+  if (input_sizes.size() < 2) fail("batch_norm", "expected an input of shape [N, C, *], got ", input_sizes);
+  std::vector<int64_t> shape(input_sizes.size() - 1, 1);
+  shape[0] = input_sizes[1];
+  return shape;
+}
+
+std::vector<int64_t> batch_norm_dims(IntArrayRef input_sizes) {
+  if (input_sizes.size() < 2) fail("batch_norm", "expected an input of shape [N, C, *], got ", input_sizes);
+  std::vector<int64_t> dims{0};
+  for (int64_t d = 2; d < static_cast<int64_t>(input_sizes.size()); ++d) dims.push_back(d);
+  return dims;
+}
+
+double var_denominator(IntArrayRef sizes, IntArrayRef dim, bool unbiased) {
+  return std::max(reduced_numel(sizes, dim) - (unbiased ? 1.0 : 0.0), 0.0);
+}
+
+double attention_scale(int64_t embed, std::optional<double> scale) {
+  return scale ? *scale : 1.0 / std::sqrt(static_cast<double>(embed));
+}
+
+double neg_infinity() { return -std::numeric_limits<double>::infinity(); }
+
+Tensor causal_mask(int64_t L, int64_t S) {
+  const Tensor rows = arange(L, TensorOptions().dtype(kLong)).unsqueeze(1);
+  const Tensor cols = arange(S, TensorOptions().dtype(kLong)).unsqueeze(0);
+  return cols > rows;
+}
+
+Tensor apply_attention_mask(const Tensor& self, const Tensor& attn_mask) {
+  const char* op = "scaled_dot_product_attention";
+  infer_size(self.sizes(), attn_mask.sizes(), op);
+  if (attn_mask.dtype() == kBool) return self.masked_fill(attention_dropped(attn_mask), neg_infinity());
+  if (!isFloatingType(attn_mask.dtype())) fail(op, "expected a bool or floating-point attn_mask, got ", attn_mask.dtype());
+  return self + attn_mask;
+}
+
+Tensor attention_dropped(const Tensor& attn_mask) {
+  return attn_mask.dtype() == kBool ? logical_not(attn_mask) : zeros(attn_mask.sizes(), TensorOptions().dtype(kBool));
+}
+
+std::vector<int64_t> embedding_shape(IntArrayRef indices_sizes, IntArrayRef weight_sizes) {
+  if (weight_sizes.size() != 2) fail("embedding", "expected a weight of shape [num_embeddings, embedding_dim], got ", weight_sizes);
+  std::vector<int64_t> shape(indices_sizes.begin(), indices_sizes.end());
+  shape.push_back(weight_sizes[1]);
+  return shape;
+}
+
+Tensor padding_row_mask(int64_t num_embeddings, int64_t padding_idx) {
+  return (arange(num_embeddings, TensorOptions().dtype(kLong)) == padding_idx).unsqueeze(1);
+}
+
+std::vector<int64_t> repeat_view(IntArrayRef sizes, IntArrayRef repeats) {
+  if (repeats.size() < sizes.size())
+    fail("repeat", "expected at least as many repeats as dims, got repeats ", repeats, " for a tensor of shape ", sizes);
+  for (int64_t r : repeats)
+    if (r < 0) fail("repeat", "expected non-negative repeats, got ", repeats);
+  std::vector<int64_t> view;
+  const size_t lead = repeats.size() - sizes.size();
+  for (size_t i = 0; i < repeats.size(); ++i) {
+    view.push_back(1);
+    view.push_back(i < lead ? 1 : sizes[i - lead]);
+  }
+  return view;
+}
+
+std::vector<int64_t> repeat_expand(IntArrayRef sizes, IntArrayRef repeats) {
+  std::vector<int64_t> view = repeat_view(sizes, repeats);
+  for (size_t i = 0; i < repeats.size(); ++i) view[2 * i] = repeats[i];
+  return view;
+}
+
+std::vector<int64_t> repeat_result(IntArrayRef sizes, IntArrayRef repeats) {
+  const std::vector<int64_t> view = repeat_view(sizes, repeats);
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < repeats.size(); ++i) out.push_back(repeats[i] * view[2 * i + 1]);
+  return out;
+}
+
+std::vector<int64_t> negated(IntArrayRef values) {
+  std::vector<int64_t> out;
+  for (int64_t v : values) out.push_back(-v);
+  return out;
+}
+
+double positive_or_one(double beta) { return beta > 0 ? beta : 1.0; }
+
+}  // namespace ad
+}  // namespace fg
