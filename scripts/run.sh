@@ -29,7 +29,7 @@ case "${1:-}" in
     configure_and_build "$build_dir" -- --target funcgen funcgen_runtime
     install_dir="$(cd "$build_dir" && pwd)/install"
     cmake --install "$build_dir" --prefix "$install_dir" >/dev/null
-    for sample in per_sample_grads per_sample_grads_cnn jacobians_hessians model_ensembling autodiff_cookbook equilibrium_training; do
+    for sample in per_sample_grads per_sample_grads_cnn neural_tangent_kernels jacobians_hessians model_ensembling autodiff_cookbook equilibrium_training; do
       sample_dir="$build_dir/user/$sample"
       cmake -S "samples/$sample" -B "$sample_dir" -G Ninja -DCMAKE_PREFIX_PATH="$install_dir" >/dev/null
       cmake --build "$sample_dir"

@@ -52,9 +52,11 @@ void check_argument_writes(const VmapCheckContext& ctx, const BatchingAnalysis& 
     const bool absent = (a.kind == ir::ExprKind::List && a.args.empty()) ||
                         (a.kind == ir::ExprKind::Opaque && (a.text == "{}" || a.text == "std::nullopt"));
     if (written && !absent) dests.push_back(i);
-    else if (!written && a.type == ir::Type::Tensor) src |= fn.of(a);
+    else if (e.params[i] == w.source) src |= fn.of(a);
   }
-  if (!w.when.empty() && (flag == nullptr || (flag->kind == ir::ExprKind::Opaque && flag->text == "false"))) return;
+  const bool off = flag != nullptr && flag->kind == ir::ExprKind::Opaque &&
+                   (flag->text == "false" || flag->text.find_first_not_of('0') == std::string::npos);
+  if (!w.when.empty() && (flag == nullptr || off)) return;
   for (size_t i : dests) {
     if ((src & ~fn.of(*e.args[i])) == 0) continue;
     const std::string dest_name = checks::describe(f, ctx.context, *e.args[i]);
@@ -62,8 +64,7 @@ void check_argument_writes(const VmapCheckContext& ctx, const BatchingAnalysis& 
                         "'" + e.op + "' updates '" + dest_name + "' in place with batched values, but '" + dest_name +
                             "' is not batched; under vmap it cannot hold one result per example (torch.func raises "
                             "here too): pass {} for it (torch.func's replace_all_batch_norm_modules_ does so for "
-                            "batch_norm)" + (w.when.empty() ? "" : ", call it with " + w.when + "=false") +
-                            ", or map it too")
+                            "batch_norm)" + (w.when.empty() ? "" : ", or call it with " + w.when + "=false"))
         << e.range;
     return;  // once per call
   }

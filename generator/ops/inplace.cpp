@@ -34,13 +34,14 @@ std::optional<InplaceOp> find_inplace(const std::string& op) {
 const ArgumentWrites* argument_writes(const std::string& op) {
   static const std::map<std::string, ArgumentWrites> t = [] {
     std::map<std::string, ArgumentWrites> m;
-    const auto row = [&](const char* name, const std::string& params, const char* when) {
+    const auto row = [&](const char* name, const std::string& params, const char* when, const char* source) {
       std::istringstream words(params);
       for (std::string w; words >> w;) m[name].params.push_back(w);
       m[name].when = when;
+      m[name].source = source;
     };
 #define FG_INPLACE(op, partner, kind)
-#define FG_WRITES(op, params, when) row(#op, params, #when);
+#define FG_WRITES(op, params, when, source) row(#op, params, #when, #source);
 #include "inplace.def"
 #undef FG_WRITES
 #undef FG_INPLACE

@@ -24,10 +24,11 @@ struct InplaceOp {
 std::optional<InplaceOp> listed_inplace(const std::string& op);
 
 // An op that also writes into some of its arguments (templates/inplace.def, FG_WRITES): their
-// parameter names, and the bool parameter that enables the writes ("" when always).
+// parameter names, the bool parameter that enables the writes ("" when always), and the argument
+// whose values are written.
 struct ArgumentWrites {
   std::vector<std::string> params;
-  std::string when;
+  std::string when, source;
 };
 const ArgumentWrites* argument_writes(const std::string& op);
 

@@ -83,4 +83,6 @@ Tensor gelu(const Tensor& self, const std::string& approximate) {
   fail("gelu", "approximate must be 'none' or 'tanh', got '", approximate, "'");
 }
 
+Tensor logsigmoid(const Tensor& self) { return log_sigmoid(self); }
+
 }  // namespace fg

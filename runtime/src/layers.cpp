@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "funcgen/runtime/ad.h"
@@ -322,7 +323,8 @@ std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
   if (self.dim() == 0) fail("chunk", "cannot chunk a 0-d tensor");
   const int64_t d = detail::wrap_dim(dim, self.dim(), "chunk");
   const int64_t n = self.size(d);
-  return split(self, std::max<int64_t>((n + chunks - 1) / chunks, 1), d);
+  if (n == 0) return std::vector<Tensor>(static_cast<size_t>(chunks), self);  // as torch: chunks empty pieces
+  return split(self, (n + chunks - 1) / chunks, d);
 }
 
 Tensor detach(const Tensor& self) { return self; }
@@ -436,6 +438,47 @@ std::vector<int64_t> negated(IntArrayRef values) {
 }
 
 double positive_or_one(double beta) { return beta > 0 ? beta : 1.0; }
+
+Tensor checked(const Tensor& self, bool /*ok*/) { return self; }
+
+bool check_sizes(const std::string& op, const std::string& what, IntArrayRef got, IntArrayRef want) {
+  if (got != want) fail(op.c_str(), "expected ", what, " of shape ", want, ", got ", got);
+  return true;
+}
+
+bool check_channels(const std::string& op, const std::string& what, IntArrayRef got, IntArrayRef input_sizes) {
+  if (input_sizes.size() < 2) fail(op.c_str(), "expected an input of shape [N, C, *], got ", input_sizes);
+  return check_sizes(op, what, got, IntArrayRef(input_sizes[1]));
+}
+
+bool check_broadcasts_to(const std::string& op, const std::string& what, IntArrayRef got, IntArrayRef input_sizes) {
+  if (infer_size(got, input_sizes, op.c_str()) != std::vector<int64_t>(input_sizes.begin(), input_sizes.end()))
+    fail(op.c_str(), "expected ", what, " to broadcast to the input's shape ", input_sizes, ", got ", got);
+  return true;
+}
+
+bool check_at_least(const std::string& op, const std::string& what, double value, double bound, bool strict) {
+  if (strict ? !(value > bound) : !(value >= bound))
+    fail(op.c_str(), "expected ", what, strict ? " above " : " of at least ", bound, ", got ", value);
+  return true;
+}
+
+bool check_batch_statistics(IntArrayRef input_sizes, bool training) {
+  if (training && reduced_numel(input_sizes, batch_norm_dims(input_sizes)) <= 1)
+    fail("batch_norm", "expected more than 1 value per channel when training, got input of shape ", input_sizes);
+  return true;
+}
+
+bool check_not_causal_and_masked(bool is_causal, bool masked) {
+  if (is_causal && masked) fail("scaled_dot_product_attention", "expected either attn_mask or is_causal, not both (as torch)");
+  return true;
+}
+
+bool check_padding_idx(int64_t padding_idx, int64_t num_embeddings) {
+  if (padding_idx < -1 || padding_idx >= num_embeddings)
+    fail("embedding", "padding_idx ", padding_idx, " is out of range for ", num_embeddings, " embeddings");
+  return true;
+}
 
 }  // namespace ad
 }  // namespace fg

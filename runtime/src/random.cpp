@@ -166,6 +166,20 @@ Tensor dropout_mask(const Tensor& input, double p, bool train) {
   return bernoulli(input, 1 - p) * (1.0 / (1.0 - p));
 }
 
+Tensor feature_dropout_mask(const Tensor& input, double p, bool train) {
+  check_dropout(input, p);
+  if (input.dim() < 2) fail("feature_dropout", "expected an input of shape [N, C, *] or [C, *], got ", input.sizes());
+  // [N, C, *] keeps N and C; an unbatched [C, *] (torch: 2-D for dropout1d) keeps C only.
+  std::vector<int64_t> shape(input.sizes().begin(), input.sizes().end());
+  const size_t kept = input.dim() == 2 ? 1 : 2;
+  for (size_t d = kept; d < shape.size(); ++d) shape[d] = 1;
+  return dropout_mask(empty(shape, input.options()), p, train);
+}
+
+Tensor feature_dropout(const Tensor& input, double p, bool train) {
+  return input * feature_dropout_mask(input, p, train);
+}
+
 Tensor dropout(const Tensor& input, double p, bool train) {
   check_dropout(input, p);
   if (!train || p == 0) return input;  // (no mask to allocate in evaluation)

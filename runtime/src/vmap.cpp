@@ -984,6 +984,18 @@ Tensor dropout_mask(const Tensor& x, int64_t nb, IntArrayRef batch, double p, bo
   return fg::dropout_mask(fg::empty(with_batch(batch, logical_sizes(x, nb)), x.options()), p, train);
 }
 
+Tensor feature_dropout_mask(const Tensor& x, int64_t nb, IntArrayRef batch, double p, bool train) {
+  if (!x.defined()) vfail("feature_dropout_mask", "the input tensor is undefined");
+  // The logical input's channel mask ([N, C, 1, ...]; [C, 1, ...] unbatched), drawn per element
+  // with the 'different' levels' batch dims in front.
+  const IntArrayRef ls = logical_sizes(x, nb);
+  if (ls.size() < 2)
+    vfail("feature_dropout", "expected an input of logical shape [N, C, *] or [C, *], got ", ls);
+  std::vector<int64_t> shape(ls.begin(), ls.end());
+  for (size_t d = ls.size() == 2 ? 1 : 2; d < shape.size(); ++d) shape[d] = 1;
+  return fg::dropout_mask(fg::empty(with_batch(batch, shape), x.options()), p, train);
+}
+
 Tensor bernoulli_same(const Tensor& p, int64_t nb) {
   if (!p.defined()) vfail("bernoulli_same", "the probability tensor is undefined");
   if (!isFloatingType(p.dtype())) vfail("bernoulli_same", "expected floating-point probabilities, got ", p.dtype());

@@ -61,6 +61,9 @@ Batched aligned_loss(const std::vector<Batched>& ops, Reduction reduction, const
 Batched layer_norm(const Batched& input, IntArrayRef normalized_shape, const Batched& weight, const Batched& bias,
                    double eps) {
   check_operand(input, "layer_norm", "input");
+  // (the normalized dims must be logical ones: with fewer, the physical op would take batch dims)
+  with_context("layer_norm", [&] { return describe({{"input", &input}}); },
+               [&] { return fg::ad::layer_norm_dims(lshape(input), normalized_shape); });
   const auto ctx = [&] { return describe({{"input", &input}, {"weight", &weight}, {"bias", &bias}}); };
   // The normalized dims are trailing ones: the batch dims in front are more rows.
   const bool shared = weight.levels == 0 && bias.levels == 0;
@@ -157,7 +160,7 @@ Batched scaled_dot_product_attention(const Batched& query, const Batched& key, c
   });
 }
 
-Batched embedding(const Batched& weight, const Batched& indices, int64_t padding_idx) {  // NOLINT
+Batched embedding(const Batched& weight, const Batched& indices, int64_t padding_idx) {
   check_operand(weight, "embedding", "weight");
   check_operand(indices, "embedding", "indices");
   if (lrank(weight) != 2)
@@ -167,6 +170,7 @@ Batched embedding(const Batched& weight, const Batched& indices, int64_t padding
     return with_context("embedding", ctx, [&]() -> Batched {
       return {fg::embedding(weight.value, indices.value, padding_idx), indices.levels};
     });
+  if (indices.value.dtype() != kLong) vfail("embedding", "expected int64 indices, got ", indices.value.dtype());
   // Each example's table stacked into one: example b's row i is row b * V + i.
   const Levels all = weight.levels | indices.levels;
   const std::vector<int64_t> sizes = level_sizes(std::vector<Batched>{weight, indices}, all, "embedding");
@@ -176,6 +180,12 @@ Batched embedding(const Batched& weight, const Batched& indices, int64_t padding
     const int64_t V = w.size(nb);
     const Tensor table = w.reshape({-1, w.size(nb + 1)});
     const Tensor idx = materialize(indices.value, indices.levels, all, sizes).reshape({copies, -1});
+    // (an index outside an example's table would read another example's rows)
+    if (idx.numel() > 0 && (idx.amin().item<int64_t>() < 0 || idx.amax().item<int64_t>() >= V))
+      vfail("embedding", "index out of range for ", V, " embeddings: indices range over [",
+            idx.amin().item<int64_t>(), ", ", idx.amax().item<int64_t>(), "]");
+    if (padding_idx < -1 || padding_idx >= V)
+      vfail("embedding", "padding_idx ", padding_idx, " is out of range for ", V, " embeddings");
     const Tensor offsets = (arange(copies, TensorOptions().dtype(kLong)) * V).unsqueeze(1);
     // (padding_idx only stops gradients, which the derivative's own ops handle: the values are the same)
     const Tensor rows = fg::embedding(table, idx + offsets);

@@ -27,6 +27,10 @@ fg::Tensor diag_embed_fixed(const fg::Tensor& vec) {
   result.diagonal().copy_(vec);
   return result;
 }
+// batch_norm without running statistics (replace_all_batch_norm_modules_'s fix): each example's
+// own statistics, nothing written in place.
+FUNCGEN("batched_norm_fixed = vmap(norm_fixed)")
+fg::Tensor norm_fixed(const fg::Tensor& x) { return fg::batch_norm(x, {}, {}, {}, {}, true); }
 
 // ---- out variant
 FUNCGEN("batched_plus = vmap(plus)")

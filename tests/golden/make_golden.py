@@ -4,8 +4,9 @@ tests/generator/ad/test_golden.cpp checks funcgen's generated code against.
 
 Run: /usr/bin/python3 tests/golden/make_golden.py > tests/golden/torch_func_golden.json
 Inputs are deterministic (input() below; the C++ side builds the same ones), float64. It also
-writes what samples/per_sample_grads and samples/jacobians_hessians print, computed here with
-torch.func, as their expected_output.txt (the end-to-end test compares)."""
+writes what samples/per_sample_grads, per_sample_grads_cnn, neural_tangent_kernels and
+jacobians_hessians print, computed here with torch.func, as their expected_output.txt (the
+end-to-end test compares)."""
 import json
 import math
 import os
@@ -215,6 +216,94 @@ lines += matrix("hessian of output 0:", h[0])
 g, hv = jvp(grad(energy), (sx,), (input([d], 31),))
 lines += matrix("grad(energy) and hvp(energy, v) as rows:", torch.stack([g, hv]))
 with open(os.path.join(root, "samples", "jacobians_hessians", "expected_output.txt"), "w") as f:
+    f.write("\n".join(lines) + "\n")
+
+# samples/per_sample_grads_cnn and samples/neural_tangent_kernels print these (their main.cpp).
+def scaled(shape, seed, scale):
+    n = math.prod(shape)
+    return torch.tensor([math.sin(0.37 * (i + 1) + seed) * scale for i in range(n)]).reshape(shape)
+
+
+def shape_str(t):
+    return "[" + ", ".join(str(s) for s in t.shape) + "]"
+
+
+cnn = {"conv1.weight": scaled([32, 1, 3, 3], 1, 1 / 3), "conv1.bias": scaled([32], 2, 0.1),
+       "conv2.weight": scaled([64, 32, 3, 3], 3, 1 / math.sqrt(288)), "conv2.bias": scaled([64], 4, 0.1),
+       "fc1.weight": scaled([128, 9216], 5, 1 / 96), "fc1.bias": scaled([128], 6, 0.1),
+       "fc2.weight": scaled([10, 128], 7, 1 / math.sqrt(128)), "fc2.bias": scaled([10], 8, 0.1)}
+
+
+def simple_cnn(p, x):  # the per-sample-gradients tutorial's SimpleCNN
+    x = F.conv2d(x, p["conv1.weight"], p["conv1.bias"]).relu()
+    x = F.conv2d(x, p["conv2.weight"], p["conv2.bias"]).relu()
+    x = F.max_pool2d(x, 2).flatten(1)
+    x = F.linear(x, p["fc1.weight"], p["fc1.bias"]).relu()
+    return F.log_softmax(F.linear(x, p["fc2.weight"], p["fc2.bias"]), dim=1)
+
+
+def cnn_loss(p, sample, target):
+    return F.nll_loss(simple_cnn(p, sample.unsqueeze(0)), target.unsqueeze(0))
+
+
+cnn_data, cnn_targets = scaled([8, 1, 28, 28], 9, 1.0), torch.tensor([(3 * i + 1) % 10 for i in range(8)])
+cnn_grads = vmap(grad(cnn_loss), in_dims=(None, 0, 0))(cnn, cnn_data, cnn_targets)
+lines = ["per-sample gradients: conv1.weight %s, conv2.weight %s, fc1.weight %s, fc2.bias %s" %
+         (shape_str(cnn_grads["conv1.weight"]), shape_str(cnn_grads["conv2.weight"]),
+          shape_str(cnn_grads["fc1.weight"]), shape_str(cnn_grads["fc2.bias"]))]
+same = True
+for i in range(8):
+    row = torch.cat([cnn_grads[k][i].flatten() for k in cnn])
+    one = grad(cnn_loss)(cnn, cnn_data[i], cnn_targets[i])
+    same &= torch.allclose(row, torch.cat([one[k].flatten() for k in cnn]), 1e-10, 1e-10)
+    lines.append("example %d: gradient norm %.8f" % (i, row.norm()))
+lines.append("the same as the loop of single-example gradients: %s" % ("yes" if same else "no"))
+with open(os.path.join(root, "samples", "per_sample_grads_cnn", "expected_output.txt"), "w") as f:
+    f.write("\n".join(lines) + "\n")
+
+ntk_p = {"conv1.weight": scaled([32, 3, 3, 3], 1, 1 / math.sqrt(27)), "conv1.bias": scaled([32], 2, 0.1),
+         "conv2.weight": scaled([32, 32, 3, 3], 3, 1 / math.sqrt(288)), "conv2.bias": scaled([32], 4, 0.1),
+         "conv3.weight": scaled([32, 32, 3, 3], 5, 1 / math.sqrt(288)), "conv3.bias": scaled([32], 6, 0.1),
+         "fc.weight": scaled([10, 1152], 7, 1 / math.sqrt(1152)), "fc.bias": scaled([10], 8, 0.1)}
+
+
+def fnet_single(p, x):  # the neural-tangent-kernel tutorial's CNN on one image
+    h = F.conv2d(x.unsqueeze(0), p["conv1.weight"], p["conv1.bias"]).relu()
+    h = F.conv2d(h, p["conv2.weight"], p["conv2.bias"]).relu()
+    h = F.conv2d(h, p["conv3.weight"], p["conv3.bias"]).flatten(1)
+    return F.linear(h, p["fc.weight"], p["fc.bias"]).squeeze(0)
+
+
+def empirical_ntk_jacobian_contraction(p, x1, x2, equation):
+    jac1 = vmap(jacrev(fnet_single), (None, 0))(p, x1)
+    jac2 = vmap(jacrev(fnet_single), (None, 0))(p, x2)
+    return sum(torch.einsum(equation, jac1[k].flatten(2), jac2[k].flatten(2)) for k in p)
+
+
+def empirical_ntk_ntk_vps(p, x1, x2):  # the tutorial's implicit method
+    def get_ntk(a, b):
+        out, vjp_fn = vjp(lambda q: fnet_single(q, a), p)
+
+        def get_ntk_slice(vec):
+            return jvp(lambda q: fnet_single(q, b), (p,), vjp_fn(vec))[1]
+        return vmap(get_ntk_slice)(torch.eye(out.numel()))
+    return vmap(vmap(get_ntk, (None, 0)), (0, None))(x1, x2)
+
+
+x_train, x_test = scaled([4, 3, 12, 12], 9, 1.0), scaled([2, 3, 12, 12], 10, 1.0)
+full = empirical_ntk_jacobian_contraction(ntk_p, x_test, x_train, "Naf,Mbf->NMab")
+trace = empirical_ntk_jacobian_contraction(ntk_p, x_test, x_train, "Naf,Maf->NM")
+jfc = vmap(jacrev(fnet_single), (None, 0))(ntk_p, x_test)["fc.weight"]
+lines = ["jacobian of fc.weight for the test images: %s" % shape_str(jfc),
+         "ntk (trace) of the test images against the training images:"]
+lines += ["".join(" %12.6f" % v for v in row) for row in trace.tolist()]
+lines.append("full ntk [%d, %d, 10, 10]; block (test 1, train 2), outputs 0..3:" % (full.shape[0], full.shape[1]))
+lines += ["".join(" %12.6f" % v for v in row[:4]) for row in full[1][2][:4].tolist()]
+lines.append("the trace kernel is the full kernel's trace: %s" %
+             ("yes" if torch.allclose(full.diagonal(0, 2, 3).sum(-1), trace, 1e-10, 1e-10) else "no"))
+lines.append("the implicit method (jvps of vjps) agrees with the jacobian contraction: %s" %
+             ("yes" if torch.allclose(empirical_ntk_ntk_vps(ntk_p, x_test, x_train), full, 1e-9, 1e-9) else "no"))
+with open(os.path.join(root, "samples", "neural_tangent_kernels", "expected_output.txt"), "w") as f:
     f.write("\n".join(lines) + "\n")
 
 print(json.dumps({"generator": "torch " + torch.__version__ + " (functorch transforms)", "cases": cases},

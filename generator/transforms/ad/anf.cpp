@@ -987,7 +987,7 @@ class Normalizer {
       return 0;
     }
     if (is_inplace(e)) return inplace(e, scope, out);
-    if (const Rule* rule = e.form == ir::CallForm::Operator ? nullptr : find_rule(e.op);
+    if (const Rule* rule = e.form == ir::CallForm::Operator || e.form == ir::CallForm::User ? nullptr : find_rule(e.op);
         rule != nullptr && (!rule->decompositions.empty() || !rule->no_decomposition.empty()))
       return decompose(e, *rule, scope, out, name);
     for (const auto& a : e.args)
@@ -1099,6 +1099,10 @@ class Normalizer {
     for (size_t i = 0; i < v.params.size(); ++i) given.insert(v.params[i]);
     // Optional tensors left out: {} (a default, or written), or std::nullopt where a tensor goes.
     absent_.clear();
+    bool_params_.clear();
+    if (call->callee != nullptr)
+      for (const clang::ParmVarDecl* p : call->callee->parameters())
+        if (p->getType()->isBooleanType()) bool_params_.insert(p->getNameAsString());
     for (const std::string& param : tensor_params(*call))
       if (auto it = env.find(param); it != env.end() && absent(*it->second)) absent_.insert(param);
     for (size_t i = 0; i < call->args.size() && i < call->param_types.size(); ++i)
@@ -1201,14 +1205,17 @@ class Normalizer {
       bool value = false;
       if (it == env.end()) {
         value = false;
-      } else if (it->second->type == ir::Type::Bool) {
+      } else if (bool_params_.count(param) != 0 || it->second->type == ir::Type::Bool) {
+        // A flag: true, false, or an integer literal (0 is false), as the bool parameter takes it.
         const std::string& text = it->second->text;
-        if (it->second->kind != ExprKind::Opaque || (text != "true" && text != "false")) {
+        const bool literal = it->second->kind == ExprKind::Opaque &&
+                             (text == "true" || text == "false" || text.find_first_not_of("0123456789") == std::string::npos);
+        if (!literal || text.empty()) {
           decided = false;
           undecided_ = "'" + param + "'";
           continue;
         }
-        value = text == "true";
+        value = text == "true" || (text != "false" && text.find_first_not_of('0') != std::string::npos);
       } else {
         value = absent_.count(param) == 0 && (it->second->type == ir::Type::Tensor || given.count(param) != 0);
       }
@@ -1219,6 +1226,7 @@ class Normalizer {
     return true;
   }
   std::string undecided_;
+  std::set<std::string> bool_params_;  // the decomposed call's bool parameters (its flags)
 
   // `name = <formula>` as statements of one tensor op each: the tensor-valued calls inside the
   // formula first, each in a variable of its own.

@@ -489,6 +489,24 @@ Val Batcher::random(const Expr& e, std::vector<Val> args) {
                                                 std::move(args[1].e), std::move(args[2].e))),
             l};
   }
+  // feature_dropout(x, p, train) as x * its channel mask ([N, C, 1, ...] of the logical x), drawn
+  // per example at 'different' levels; the mask alone likewise (AD's decomposition keeps it).
+  if (e.op == "feature_dropout" || e.op == "feature_dropout_mask") {
+    if (different != 0 && (lx & ~different) != 0) {
+      ctx_.reporter->report("unsupported", e.range.getBegin(),
+                            "'" + e.op + "' on a tensor batched at a vmap level with randomness='same' inside a vmap "
+                            "with randomness='different' cannot be generated yet; use one randomness for both")
+          << e.range;
+      return {rebuild(e, values(args)), l};
+    }
+    const Levels lv = different != 0 ? different : lx;
+    ExprPtr x = bind(Val{different != 0 && lx != different ? coerce(std::move(args[0]), different) : std::move(args[0].e), lv}, "x");
+    ExprPtr mask = runtime("vmap::feature_dropout_mask",
+                           exprs(ir::clone(*x), literal(nbatch(lv)), different != 0 ? batch_sizes_of(different) : braced({}),
+                                 std::move(args[1].e), std::move(args[2].e)));
+    if (e.op == "feature_dropout_mask") return {std::move(mask), different};
+    return {runtime("mul", exprs(std::move(x), std::move(mask))), lv};
+  }
   // dropout(x, p, train), bernoulli(p): the mask is drawn per example at 'different' levels.
   if (different == 0) {
     if (e.op == "dropout")

@@ -155,4 +155,11 @@ fg::Tensor dropout_loss(const fg::Tensor& x, const fg::Tensor& w) {
   return (fg::dropout(x * w, 0.5, true).tanh() * w).sum() + fg::dropout(x, 0.3, false).sum();
 }
 
+// feature_dropout: whole channels dropped, with the forward's mask ([N, C, 1]; [C, 1] per example)
+FUNCGEN("channel_dropout_loss_grad = grad(channel_dropout_loss, argnums=(0, 1))")
+FUNCGEN("channel_dropout_loss_psg = vmap(grad(channel_dropout_loss), in_dims=(0, None), randomness='different')")
+fg::Tensor channel_dropout_loss(const fg::Tensor& x, const fg::Tensor& w) {
+  return (fg::feature_dropout(x * w, 0.5, true).tanh() * w).sum();
+}
+
 }  // namespace adtest

@@ -29,4 +29,5 @@ fg::Tensor temporary_view_write(const fg::Tensor& x);
 fg::Tensor aliased(const fg::Tensor& x);
 fg::Tensor view_of_view(const fg::Tensor& x);
 fg::Tensor dropout_loss(const fg::Tensor& x, const fg::Tensor& w);
+fg::Tensor channel_dropout_loss(const fg::Tensor& x, const fg::Tensor& w);
 }  // namespace adtest

@@ -51,7 +51,7 @@ FG_OP(sigmoid, x.sigmoid() + y)
 FG_OP(relu, x.relu() * y)
 FG_OP(erf, x.erf() * y)
 FG_OP(silu, fg::silu(x) + y)
-FG_OP(log_sigmoid, fg::log_sigmoid(x * 2) * y)
+FG_OP(log_sigmoid, fg::log_sigmoid(x * 2) * y + fg::logsigmoid(y))
 FG_OP(leaky_relu, fg::leaky_relu(x, 0.2) * y + fg::leaky_relu(y))
 FG_OP(elu, fg::elu(x * 2, 0.7) + y)
 FG_OP(softplus, fg::softplus(x * 3, 2.0, 4.0) * y + fg::softplus(y))
@@ -181,6 +181,7 @@ FG_OP(group_norm, fg::group_norm(x, 2, y, y.sin()) + fg::group_norm(x * 2, 4))
 FG_OP(batch_norm, fg::batch_norm(x, y, y.cos(), {}, {}, true) + fg::batch_norm(x, {}, y, fg::arange(2, x.options()) * 0.3, fg::arange(2, x.options()) + 1, false))
 FG_OP(attention, fg::scaled_dot_product_attention(x, y, y * 0.5) +
                      fg::scaled_dot_product_attention(x, x.sin(), x, {}, 0.0, true) +
+                     fg::scaled_dot_product_attention(x.cos(), x, x, {}, 0.0, 0) +  // (a flag written 0)
                      fg::scaled_dot_product_attention(x, y, y.cos(), fg::arange(5) <= fg::arange(3).unsqueeze(1) + 1,
                                                       0.0, false, 0.7))
 FG_OP(embedding, fg::embedding(x, fg::arange(4).reshape({2, 2})) * y + fg::embedding(x * 2, fg::arange(3) * 2, 1).sum(0))

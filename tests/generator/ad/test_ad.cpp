@@ -220,6 +220,30 @@ TEST_F(Grad, WritesIntoRowsOfATensorInALoop) {
 
 // dropout's derivative uses the forward's mask: against finite differences of the function with
 // that mask fixed (drawn again from the same seed), for grad, jvp and per-example grads.
+TEST_F(Grad, FeatureDropoutDropsChannelsWithTheForwardsMask) {
+  const fg::Tensor x = rand64({4, 6, 5}), w = rand64({5});
+  fg::manual_seed(21);
+  const fg::Tensor mask = fg::feature_dropout_mask(x * w, 0.5, true);
+  ASSERT_EQ(mask.sizes(), fg::IntArrayRef({4, 6, 1}));
+  EXPECT_GT(mask.eq(0).sum().item<int64_t>(), 0);
+  EXPECT_GT(mask.ne(0).sum().item<int64_t>(), 0);
+  const Fn fixed = [&](const auto& a) { return ((a[0] * a[1] * mask).tanh() * a[1]).sum(); };
+  fg::manual_seed(21);
+  const auto [gx, gw] = adtest::channel_dropout_loss_grad(x, w);
+  expect_grad(gx, fixed, {x, w}, 0);
+  expect_grad(gw, fixed, {x, w}, 1);
+  // per-example gradients, randomness='different': example i ([6, 5]) gets channel mask i ([6, 1])
+  fg::manual_seed(22);
+  const fg::Tensor masks = fg::dropout_mask(fg::empty({4, 6, 1}, fg::kDouble), 0.5, true);
+  fg::manual_seed(22);
+  const fg::Tensor psg = adtest::channel_dropout_loss_psg(x, w);
+  for (int64_t i = 0; i < 4; ++i) {
+    const fg::Tensor m = masks.select(0, i);
+    const Fn one = [&](const auto& a) { return ((a[0] * a[1] * m).tanh() * a[1]).sum(); };
+    expect_grad(psg.select(0, i), one, {x.select(0, i), w}, 0);
+  }
+}
+
 TEST_F(Grad, DropoutUsesTheForwardsMask) {
   const fg::Tensor x = rand64({4, 5}), w = rand64({5});
   fg::manual_seed(11);

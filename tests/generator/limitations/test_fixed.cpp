@@ -14,6 +14,7 @@
 std::tuple<fg::Tensor, fg::Tensor> sin_sin(const fg::Tensor& x);
 fg::Tensor pure(const fg::Tensor& x);
 fg::Tensor diag_embed_fixed(const fg::Tensor& vec);
+fg::Tensor norm_fixed(const fg::Tensor& x);
 fg::Tensor plus(const fg::Tensor& x, const fg::Tensor& y);
 fg::Tensor relu_fixed(const fg::Tensor& x);
 fg::Tensor custom_dot(const fg::Tensor& x);
@@ -53,6 +54,11 @@ TEST_F(FixedGallery, ReturnedIntermediateInsteadOfGlobal) {
 }
 
 TEST_F(FixedGallery, PureFunction) { expect_same(batched_pure(x), loop(pure, x)); }
+
+TEST_F(FixedGallery, BatchNormWithoutRunningStatisticsHasPerExampleStatistics) {
+  const fg::Tensor xs = fg::randn({3, 2, 4, 5}, fg::kDouble);
+  expect_same(batched_norm_fixed(xs), loop(norm_fixed, xs));
+}
 
 TEST_F(FixedGallery, NewZerosMakesTheDestinationBatched) {
   const fg::Tensor vecs = fg::tensor({{0., 1., 2.}, {3., 4., 5.}});

@@ -416,6 +416,13 @@ TEST_F(Vmap, Layers) {
   check_vmap(vt::norms_vw, vt::norms, {L({None, 0, 0})}, rnd({2, 4, 4}), rnd({3, 4}), rnd({3, 4}));
   check_vmap(vt::norms_vv, vt::norms, {L({None, 0, 0}), L({0, None, None})}, rnd({2, 2, 4, 4}), rnd({3, 4}),
              rnd({3, 4}));
+  {  // (the loop would update the running statistics once per example: compare the outputs only)
+    const fg::Tensor x = rnd({2, 4, 4}), w = rnd({3, 4});
+    const fg::Tensor out = vt::norm_stats_vw(x, w, fg::zeros({4}, fg::kDouble), fg::ones({4}, fg::kDouble));
+    for (int64_t k = 0; k < 3; ++k)
+      EXPECT_TRUE(fg::allclose(out[k], vt::norm_stats(x, w[k], fg::zeros({4}, fg::kDouble), fg::ones({4}, fg::kDouble)),
+                               1e-12, 1e-12));
+  }
   // attention: q [3, 4], k [5, 4], v [5, 2]
   check_vmap(vt::attention_vq, vt::attention, {L({0, None, None})}, rnd({2, 3, 4}), rnd({5, 4}), rnd({5, 2}));
   check_vmap(vt::attention_vkv, vt::attention, {L({None, 0, 0})}, rnd({3, 4}), rnd({2, 5, 4}), rnd({2, 5, 2}));

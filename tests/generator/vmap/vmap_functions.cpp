@@ -325,6 +325,11 @@ fg::Tensor norms(const fg::Tensor& x, const fg::Tensor& w, const fg::Tensor& b) 
          fg::batch_norm(x, {}, b, fg::arange(4, x.options()) * 0.1, fg::arange(4, x.options()) + 1, false) +
          x.var({1}, true, true) + x.std() + fg::layer_norm(x, {4, 4});
 }
+// Running statistics updated from an unbatched input while the weight is batched: allowed.
+FUNCGEN("norm_stats_vw = vmap(norm_stats, in_dims=(None, 0, None, None))")
+fg::Tensor norm_stats(const fg::Tensor& x, const fg::Tensor& w, const fg::Tensor& mean, const fg::Tensor& var) {
+  return fg::batch_norm(x, w, {}, mean, var, true);
+}
 FUNCGEN("attention_vq = vmap(attention, in_dims=(0, None, None))")
 FUNCGEN("attention_vkv = vmap(attention, in_dims=(None, 0, 0))")
 FUNCGEN("attention_vv = vmap(vmap(attention, in_dims=(0, None, None)), in_dims=(None, 0, 0))")

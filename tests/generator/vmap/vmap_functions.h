@@ -60,6 +60,7 @@ fg::Tensor linear_nobias(const fg::Tensor& x, const fg::Tensor& w);
 fg::Tensor conv_fn(const fg::Tensor& x, const fg::Tensor& w, const fg::Tensor& b);
 fg::Tensor norms(const fg::Tensor& x, const fg::Tensor& w, const fg::Tensor& b);
 fg::Tensor attention(const fg::Tensor& q, const fg::Tensor& k, const fg::Tensor& v);
+fg::Tensor norm_stats(const fg::Tensor& x, const fg::Tensor& w, const fg::Tensor& mean, const fg::Tensor& var);
 fg::Tensor layers(const fg::Tensor& x, const fg::Tensor& table);
 fg::Tensor losses(const fg::Tensor& x, const fg::Tensor& t);
 fg::Tensor pieces(const fg::Tensor& x);

@@ -210,6 +210,16 @@ std::vector<int64_t> repeat_view(IntArrayRef sizes, IntArrayRef repeats);
 std::vector<int64_t> repeat_expand(IntArrayRef sizes, IntArrayRef repeats);
 std::vector<int64_t> repeat_result(IntArrayRef sizes, IntArrayRef repeats);
 std::vector<int64_t> negated(IntArrayRef values);
+// A decomposition's argument checks, which throw as the op does (naming it): `checked` is self
+// (AD's identity) after the check that computed `ok` ran.
+Tensor checked(const Tensor& self, bool ok);
+bool check_sizes(const std::string& op, const std::string& what, IntArrayRef got, IntArrayRef want);
+bool check_channels(const std::string& op, const std::string& what, IntArrayRef got, IntArrayRef input_sizes);
+bool check_broadcasts_to(const std::string& op, const std::string& what, IntArrayRef got, IntArrayRef input_sizes);
+bool check_at_least(const std::string& op, const std::string& what, double value, double bound, bool strict);
+bool check_batch_statistics(IntArrayRef input_sizes, bool training);
+bool check_not_causal_and_masked(bool is_causal, bool masked);
+bool check_padding_idx(int64_t padding_idx, int64_t num_embeddings);
 // smooth_l1_loss's beta where it divides (beta 0 is the L1 loss, whose quadratic side is empty).
 double positive_or_one(double beta);
 

@@ -108,6 +108,8 @@ FG_UNARY_FUNCTIONS(erf)
 FG_UNARY_FUNCTIONS(silu)         // x * sigmoid(x), torch::silu
 FG_UNARY_FUNCTIONS(log_sigmoid)  // log(sigmoid(x)), torch::log_sigmoid
 #undef FG_UNARY_FUNCTIONS
+// torch.nn.functional.logsigmoid's name for log_sigmoid.
+Tensor logsigmoid(const Tensor& self);
 
 // torch.nn.functional's activations with parameters (float32 or float64 tensors).
 Tensor leaky_relu(const Tensor& self, const Scalar& negative_slope = 0.01);

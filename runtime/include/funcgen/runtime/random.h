@@ -43,5 +43,10 @@ Tensor dropout(const Tensor& input, double p, bool train);
 // dropout's scaled mask (0 or 1 / (1 - p) per element, ones when !train): dropout(x, p, train) is
 // x * dropout_mask(x, p, train) for the same generator state. Differentiated code keeps it.
 Tensor dropout_mask(const Tensor& input, double p, bool train);
+// Dropout of whole channels (torch's feature_dropout, F.dropout1d/2d/3d): input [N, C, *] (or
+// [C, *]); each channel is zeroed with probability p or scaled by 1 / (1 - p). Its mask has size 1
+// over the * dims; feature_dropout(x, p, train) is x * feature_dropout_mask(x, p, train).
+Tensor feature_dropout(const Tensor& input, double p, bool train);
+Tensor feature_dropout_mask(const Tensor& input, double p, bool train);
 
 }  // namespace fg

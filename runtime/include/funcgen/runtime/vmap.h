@@ -297,6 +297,8 @@ Tensor bernoulli_same(const Tensor& p, int64_t nb);
 // dropout_mask(x, p, train) for x with nb batch dims: one mask of x's logical shape with `batch` in
 // front (the sizes of the randomness='different' levels; none for 'same').
 Tensor dropout_mask(const Tensor& x, int64_t nb, IntArrayRef batch, double p, bool train);
+// feature_dropout_mask of x's logical tensor ([N, C, 1, ...]), with `batch` in front.
+Tensor feature_dropout_mask(const Tensor& x, int64_t nb, IntArrayRef batch, double p, bool train);
 
 // ------------------------------------------------------------------ control_flow='select'
 
