@@ -48,11 +48,8 @@ void check_argument_writes(const VmapCheckContext& ctx, const BatchingAnalysis& 
   for (size_t i = 0; i < e.args.size() && i < e.params.size(); ++i) {
     const bool written = std::find(w.params.begin(), w.params.end(), e.params[i]) != w.params.end();
     if (e.params[i] == w.when) flag = e.args[i].get();
-    const ir::Expr& a = *e.args[i];
-    const bool absent = (a.kind == ir::ExprKind::List && a.args.empty()) ||
-                        (a.kind == ir::ExprKind::Opaque && (a.text == "{}" || a.text == "std::nullopt"));
-    if (written && !absent) dests.push_back(i);
-    else if (e.params[i] == w.source) src |= fn.of(a);
+    if (written && !ir::is_absent(*e.args[i])) dests.push_back(i);
+    else if (e.params[i] == w.source) src |= fn.of(*e.args[i]);
   }
   const bool off = flag != nullptr && flag->kind == ir::ExprKind::Opaque &&
                    (flag->text == "false" || flag->text.find_first_not_of('0') == std::string::npos);

@@ -136,6 +136,11 @@ inline constexpr char kLambdaArg = '\x02';
 inline constexpr char kHeldLeaf = '\x03';
 
 // Whether the call is of a lambda (a variable of the body, or one a helper was passed).
+// An optional argument left out where a tensor goes: `{}` or `std::nullopt`.
+inline bool is_absent(const Expr& e) {
+  return (e.kind == ExprKind::List && e.args.empty()) ||
+         (e.kind == ExprKind::Opaque && (e.text == "{}" || e.text == "std::nullopt"));
+}
 inline bool is_lambda_call(const Expr& e) { return e.kind == ExprKind::Call && e.form == CallForm::User && e.op == "lambda"; }
 
 // Whether the call is of a lambda that a helper was passed (it has no text: its name is not in scope

@@ -74,12 +74,12 @@ Tensor normalized_rows(const Tensor& x, int64_t K, double eps, const char* op) {
   return out;
 }
 
-void check_optional(const std::optional<Tensor>& t, const Tensor& input, const char* op, const char* name,
-                    IntArrayRef want) {
+// An optional weight, bias or statistic of the op: on the CPU and of shape `want` (the checks the
+// decompositions of derivatives.def run too: fg::ad::check_sizes).
+void check_optional(const std::optional<Tensor>& t, const char* op, const char* name, IntArrayRef want) {
   if (!t || !t->defined()) return;
   detail::check_cpu(*t, op);
-  if (t->sizes() != want)
-    fail(op, "expected ", name, " of shape ", want, " for an input of shape ", input.sizes(), ", got ", t->sizes());
+  ad::check_sizes(op, name, t->sizes(), want);
 }
 
 // weight and bias ([C]) applied along dim 1 of y ([N, C, *]).
@@ -112,8 +112,8 @@ Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::
   detail::check_defined(input, "layer_norm");
   detail::check_cpu(input, "layer_norm");
   ad::layer_norm_dims(input.sizes(), normalized_shape);  // (checks the shapes)
-  check_optional(weight, input, "layer_norm", "a weight", normalized_shape);
-  check_optional(bias, input, "layer_norm", "a bias", normalized_shape);
+  check_optional(weight, "layer_norm", "a weight", normalized_shape);
+  check_optional(bias, "layer_norm", "a bias", normalized_shape);
   Tensor y = normalized_rows(input, detail::product(normalized_shape), eps, "layer_norm");
   if (weight && weight->defined()) y = y * *weight;
   if (bias && bias->defined()) y = y + *bias;
@@ -124,8 +124,8 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<T
                   const std::optional<Tensor>& bias, double eps) {
   check_channels(input, "group_norm");
   ad::group_norm_shape(input.sizes(), num_groups);  // (checks the groups)
-  check_optional(weight, input, "group_norm", "a weight", input.size(1));
-  check_optional(bias, input, "group_norm", "a bias", input.size(1));
+  check_optional(weight, "group_norm", "a weight", input.size(1));
+  check_optional(bias, "group_norm", "a bias", input.size(1));
   const int64_t K = input.numel() == 0 ? 0 : input.numel() / (input.size(0) * num_groups);
   return channel_affine(normalized_rows(input, K, eps, "group_norm"), weight, bias);
 }
@@ -135,10 +135,10 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, cons
                   double momentum, double eps) {
   check_channels(input, "batch_norm");
   const int64_t C = input.size(1);
-  check_optional(weight, input, "batch_norm", "a weight", C);
-  check_optional(bias, input, "batch_norm", "a bias", C);
-  check_optional(running_mean, input, "batch_norm", "running_mean", C);
-  check_optional(running_var, input, "batch_norm", "running_var", C);
+  check_optional(weight, "batch_norm", "a weight", C);
+  check_optional(bias, "batch_norm", "a bias", C);
+  check_optional(running_mean, "batch_norm", "running_mean", C);
+  check_optional(running_var, "batch_norm", "running_var", C);
   const bool have_mean = running_mean && running_mean->defined(), have_var = running_var && running_var->defined();
   if (have_mean != have_var) fail("batch_norm", "expected both running_mean and running_var, or neither");
   const std::vector<int64_t> shape = ad::channel_shape(input.sizes());
@@ -146,7 +146,7 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, cons
   if (training || !have_mean) {
     const std::vector<int64_t> dims = ad::batch_norm_dims(input.sizes());
     const double n = ad::reduced_numel(input.sizes(), dims);
-    if (training && n <= 1) fail("batch_norm", "expected more than 1 value per channel when training, got input of shape ", input.sizes());
+    ad::check_batch_statistics(input.sizes(), training);
     const Tensor mean = input.mean(dims, true);
     const Tensor centered = input - mean;
     const Tensor var = (centered * centered).mean(dims, true);
@@ -174,8 +174,7 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
   if (query.size(-1) != key.size(-1) || key.size(-2) != value.size(-2))
     fail(op, "expected query [..., L, E], key [..., S, E] and value [..., S, Ev], got shapes ", query.sizes(), ", ",
          key.sizes(), " and ", value.sizes());
-  if (is_causal && attn_mask && attn_mask->defined())
-    fail(op, "expected either attn_mask or is_causal, not both (as torch)");
+  ad::check_not_causal_and_masked(is_causal, attn_mask && attn_mask->defined());
   Tensor scores = query.matmul(key.transpose(-2, -1)) * ad::attention_scale(query.size(-1), scale);
   if (is_causal) scores = scores.masked_fill(ad::causal_mask(query.size(-2), key.size(-2)), ad::neg_infinity());
   if (attn_mask && attn_mask->defined()) scores = ad::apply_attention_mask(scores, *attn_mask);
@@ -189,8 +188,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
   detail::check_defined(indices, "embedding", "indices");
   const std::vector<int64_t> shape = ad::embedding_shape(indices.sizes(), weight.sizes());
   if (indices.dtype() != kLong) fail("embedding", "expected int64 indices, got ", indices.dtype());
-  if (padding_idx < -1 || padding_idx >= weight.size(0))
-    fail("embedding", "padding_idx ", padding_idx, " is out of range for ", weight.size(0), " embeddings");
+  ad::check_padding_idx(padding_idx, weight.size(0));
   return weight.index_select(0, indices.reshape({-1})).reshape(shape);
 }
 
@@ -229,14 +227,17 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) 
 }
 
 namespace {
+// [R, C] int64: column index minus row index (the diagonal each element is on).
+Tensor diagonal_index(int64_t R, int64_t C) {
+  return arange(C, TensorOptions().dtype(kLong)).unsqueeze(0) - arange(R, TensorOptions().dtype(kLong)).unsqueeze(1);
+}
+
 Tensor triangle(const Tensor& self, int64_t diagonal, bool upper) {
   const char* op = upper ? "triu" : "tril";
   detail::check_defined(self, op);
   if (self.dim() < 2) fail(op, "expected a tensor of at least 2 dims, got shape ", self.sizes());
-  const int64_t R = self.size(-2), C = self.size(-1);
-  const Tensor rows = arange(R, TensorOptions().dtype(kLong)).unsqueeze(1);
-  const Tensor cols = arange(C, TensorOptions().dtype(kLong)).unsqueeze(0);
-  const Tensor keep = upper ? (cols - rows >= diagonal) : (cols - rows <= diagonal);
+  const Tensor d = diagonal_index(self.size(-2), self.size(-1));
+  const Tensor keep = upper ? d >= diagonal : d <= diagonal;
   return where(keep, self, zeros({}, self.options()));
 }
 }  // namespace
@@ -375,11 +376,7 @@ double attention_scale(int64_t embed, std::optional<double> scale) {
 
 double neg_infinity() { return -std::numeric_limits<double>::infinity(); }
 
-Tensor causal_mask(int64_t L, int64_t S) {
-  const Tensor rows = arange(L, TensorOptions().dtype(kLong)).unsqueeze(1);
-  const Tensor cols = arange(S, TensorOptions().dtype(kLong)).unsqueeze(0);
-  return cols > rows;
-}
+Tensor causal_mask(int64_t L, int64_t S) { return diagonal_index(L, S) > 0; }
 
 Tensor apply_attention_mask(const Tensor& self, const Tensor& attn_mask) {
   const char* op = "scaled_dot_product_attention";

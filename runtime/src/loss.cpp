@@ -98,8 +98,7 @@ void check_loss_operands(const Tensor& input, const Tensor& target, const char* 
   detail::check_cpu(target, op);
   if (!isFloatingType(input.dtype()) || !isFloatingType(target.dtype()))
     fail(op, "expected floating-point input and target, got ", input.dtype(), " and ", target.dtype());
-  if (input.sizes() != target.sizes())
-    fail(op, "expected a target of the input's shape ", input.sizes(), ", got ", target.sizes());
+  ad::check_sizes(op, "a target", target.sizes(), input.sizes());
 }
 }  // namespace
 
@@ -121,14 +120,14 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
 
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, double beta) {
   check_loss_operands(input, target, "smooth_l1_loss");
-  if (beta < 0) fail("smooth_l1_loss", "expected a non-negative beta, got ", beta);
+  ad::check_at_least("smooth_l1_loss", "beta", beta, 0, false);
   const Tensor diff = input - target, a = diff.abs();
   return reduce_loss(where(a < beta, diff * diff * (0.5 / ad::positive_or_one(beta)), a - 0.5 * beta), reduction);
 }
 
 Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction, double delta) {
   check_loss_operands(input, target, "huber_loss");
-  if (delta <= 0) fail("huber_loss", "expected a positive delta, got ", delta);
+  ad::check_at_least("huber_loss", "delta", delta, 0, true);
   const Tensor diff = input - target, a = diff.abs();
   return reduce_loss(where(a < delta, diff * diff * 0.5, (a - 0.5 * delta) * delta), reduction);
 }

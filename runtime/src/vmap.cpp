@@ -939,16 +939,6 @@ Batched nll_loss(const Batched& input, const Batched& target, const Batched& wei
   });
 }
 
-Batched nll_loss(const Batched& input, const Batched& target, NoTensor, Reduction reduction,
-                 int64_t ignore_index) {
-  return nll_loss(input, target, Batched{}, reduction, ignore_index);
-}
-
-Batched cross_entropy(const Batched& input, const Batched& target, NoTensor, Reduction reduction,
-                      int64_t ignore_index) {
-  return cross_entropy(input, target, Batched{}, reduction, ignore_index);
-}
-
 Batched cross_entropy(const Batched& input, const Batched& target, const Batched& weight, Reduction reduction,
                       int64_t ignore_index) {
   check_operand(input, "cross_entropy", "input");

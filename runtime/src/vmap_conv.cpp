@@ -277,14 +277,6 @@ const Batched kNoBias{};
   Batched name(const Batched& input, const Batched& weight, const Batched& bias, IntArrayRef stride,            \
                const PaddingMode& padding, IntArrayRef dilation, int64_t groups) {                              \
     return conv(input, weight, bias, stride, {{}, &padding}, dilation, groups, #name);                          \
-  }                                                                                                              \
-  Batched name(const Batched& input, const Batched& weight, NoTensor, IntArrayRef stride, IntArrayRef padding,  \
-               IntArrayRef dilation, int64_t groups) {                                                          \
-    return conv(input, weight, kNoBias, stride, {padding}, dilation, groups, #name);                            \
-  }                                                                                                              \
-  Batched name(const Batched& input, const Batched& weight, NoTensor, IntArrayRef stride,                       \
-               const PaddingMode& padding, IntArrayRef dilation, int64_t groups) {                              \
-    return conv(input, weight, kNoBias, stride, {{}, &padding}, dilation, groups, #name);                       \
   }
 FG_CONV_RULES(conv1d)
 FG_CONV_RULES(conv2d)
@@ -294,10 +286,6 @@ FG_CONV_RULES(conv2d)
   Batched name(const Batched& input, const Batched& weight, const Batched& bias, IntArrayRef stride,            \
                IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {         \
     return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, #name);       \
-  }                                                                                                              \
-  Batched name(const Batched& input, const Batched& weight, NoTensor, IntArrayRef stride, IntArrayRef padding,  \
-               IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {                              \
-    return conv_transpose(input, weight, kNoBias, stride, padding, output_padding, groups, dilation, #name);    \
   }
 FG_CONV_TRANSPOSE_RULES(conv_transpose1d)
 FG_CONV_TRANSPOSE_RULES(conv_transpose2d)

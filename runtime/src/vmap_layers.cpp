@@ -184,8 +184,7 @@ Batched embedding(const Batched& weight, const Batched& indices, int64_t padding
     if (idx.numel() > 0 && (idx.amin().item<int64_t>() < 0 || idx.amax().item<int64_t>() >= V))
       vfail("embedding", "index out of range for ", V, " embeddings: indices range over [",
             idx.amin().item<int64_t>(), ", ", idx.amax().item<int64_t>(), "]");
-    if (padding_idx < -1 || padding_idx >= V)
-      vfail("embedding", "padding_idx ", padding_idx, " is out of range for ", V, " embeddings");
+    fg::ad::check_padding_idx(padding_idx, V);
     const Tensor offsets = (arange(copies, TensorOptions().dtype(kLong)) * V).unsqueeze(1);
     // (padding_idx only stops gradients, which the derivative's own ops handle: the values are the same)
     const Tensor rows = fg::embedding(table, idx + offsets);

@@ -154,7 +154,7 @@ TEST(Layers, Errors) {
   expect_error([&] { fg::split(x, {1, 1}, 1); }, "fg::split: split sizes [1, 1] add up to 2, not to the size 3 of dim 1");
   expect_error([&] { x.repeat({2}); }, "fg::repeat: expected at least as many repeats as dims");
   expect_error([&] { x.masked_fill(fg::ones({3}, fg::kBool), 1); }, "masked_fill");
-  expect_error([&] { fg::smooth_l1_loss(x, values({3, 4}, 0.1)); }, "fg::smooth_l1_loss: expected a target of the input's shape [2, 3, 4], got [3, 4]");
+  expect_error([&] { fg::smooth_l1_loss(x, values({3, 4}, 0.1)); }, "fg::smooth_l1_loss: expected a target of shape [2, 3, 4], got [3, 4]");
   using fg::vmap::Batched;
   expect_error([&] { fg::vmap::batch_norm({values({2, 3, 2, 4}, 0.3), 1}, {}, {}, {fg::zeros({2}, fg::kDouble), 0},
                                           {fg::ones({2}, fg::kDouble), 0}, true, 0.1, 1e-5); },

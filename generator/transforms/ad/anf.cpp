@@ -1104,9 +1104,9 @@ class Normalizer {
       for (const clang::ParmVarDecl* p : call->callee->parameters())
         if (p->getType()->isBooleanType()) bool_params_.insert(p->getNameAsString());
     for (const std::string& param : tensor_params(*call))
-      if (auto it = env.find(param); it != env.end() && absent(*it->second)) absent_.insert(param);
+      if (auto it = env.find(param); it != env.end() && ir::is_absent(*it->second)) absent_.insert(param);
     for (size_t i = 0; i < call->args.size() && i < call->param_types.size(); ++i)
-      if (call->param_types[i] == ir::Type::Tensor && call->args[i]->type != ir::Type::Tensor && !absent(*call->args[i])) {
+      if (call->param_types[i] == ir::Type::Tensor && call->args[i]->type != ir::Type::Tensor && !ir::is_absent(*call->args[i])) {
         fail(e.arg(i), "'" + e.op + "' is differentiated with its '" + v.params[i] + "' as a tensor or left out; "
                        "pass an fg::Tensor (or {} for none), not this optional value");
         return 0;
@@ -1160,10 +1160,6 @@ class Normalizer {
     return last;
   }
 
-  static bool absent(const Expr& x) {
-    return (x.kind == ExprKind::List && x.args.empty()) ||
-           (x.kind == ExprKind::Opaque && (x.text == "{}" || x.text == "std::nullopt"));
-  }
   static bool names(const std::string& formula, const std::string& word) {
     for (size_t at = formula.find(word); at != std::string::npos; at = formula.find(word, at + 1)) {
       const auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };

@@ -362,14 +362,6 @@ Val Batcher::query(const Expr& e, std::vector<Val> args, int nb) {
   return {runtime("vmap::logical_sizes", std::move(a), ir::Type::IntList), l};
 }
 
-namespace {
-// An optional tensor left out: {} or std::nullopt.
-bool is_absent(const Expr& x) {
-  return (x.kind == ExprKind::List && x.args.empty()) ||
-         (x.kind == ExprKind::Opaque && (x.text == "{}" || x.text == "std::nullopt"));
-}
-}  // namespace
-
 Val Batcher::helper(const Expr& e, std::vector<Val> args, int nb) {
   const Levels l = an_.of(e);
   const auto done = [&](ExprPtr x) {
@@ -382,12 +374,11 @@ Val Batcher::helper(const Expr& e, std::vector<Val> args, int nb) {
                         exprs(std::move(args[0].e), literal(nb), std::move(args[1].e))));
   // A tensor operand as fg::vmap::Batched; {} (an absent optional tensor) as it is.
   const auto b = [&](size_t i) {
-    return is_absent(*args[i].e) ? std::move(args[i].e) : batched(std::move(args[i].e), args[i].levels);
+    return ir::is_absent(*args[i].e) ? std::move(args[i].e) : batched(std::move(args[i].e), args[i].levels);
   };
   const auto given = [&](size_t i, const std::string& otherwise) {
     return i < args.size() ? std::move(args[i].e) : text(otherwise);
   };
-  const auto given_b = [&](size_t i) { return i < args.size() ? b(i) : braced({}); };
   // A braced list of tensors, each as Batched.
   const auto list = [&](size_t i) {
     std::vector<ExprPtr> items;
@@ -405,7 +396,7 @@ Val Batcher::helper(const Expr& e, std::vector<Val> args, int nb) {
       const bool tensor = p < e.param_types.size() && e.param_types[p] == ir::Type::Tensor;
       if (p >= args.size()) {
         a.push_back(text(rule.params[p].default_value.empty() ? "{}" : rule.params[p].default_value));
-      } else if (tensor && is_absent(*args[p].e)) {
+      } else if (tensor && ir::is_absent(*args[p].e)) {
         a.push_back(braced({}));
       } else if (tensor && e.args[p]->type != ir::Type::Tensor) {
         ctx_.reporter->report("unsupported", e.args[p]->range.getBegin(),
@@ -423,27 +414,6 @@ Val Batcher::helper(const Expr& e, std::vector<Val> args, int nb) {
   } else if (e.op == "einsum") {
     if (e.arg(1).kind != ExprKind::List) return unsupported_list(e, std::move(args));
     a = exprs(std::move(args[0].e), list(1));
-  } else if (e.op == "index_select" || e.op == "gather") {
-    a = exprs(b(0), std::move(args[1].e), b(2));
-  } else if (e.op == "scatter_add") {
-    a = exprs(b(0), std::move(args[1].e), b(2), b(3));
-  } else if (e.op == "linear") {
-    a = exprs(b(0), b(1), given_b(2));
-  } else if (e.op == "conv1d" || e.op == "conv2d") {
-    a = exprs(b(0), b(1), given_b(2), given(3, "1"), given(4, "0"), given(5, "1"), given(6, "1"));
-  } else if (e.op == "conv_transpose1d" || e.op == "conv_transpose2d") {
-    a = exprs(b(0), b(1), given_b(2), given(3, "1"), given(4, "0"), given(5, "0"), given(6, "1"), given(7, "1"));
-  } else if (e.op == "max_pool1d" || e.op == "max_pool2d") {
-    a = exprs(b(0), std::move(args[1].e), given(2, "{}"), given(3, "0"), given(4, "1"), given(5, "false"));
-  } else if (e.op == "avg_pool2d") {
-    a = exprs(b(0), std::move(args[1].e), given(2, "{}"), given(3, "0"), given(4, "false"), given(5, "true"),
-              given(6, "std::nullopt"));
-  } else if (e.op == "adaptive_avg_pool2d") {
-    a = exprs(b(0), std::move(args[1].e));
-  } else if (e.op == "mse_loss") {
-    a = exprs(b(0), b(1), given(2, "fg::Reduction::Mean"));
-  } else if (e.op == "nll_loss" || e.op == "cross_entropy") {
-    a = exprs(b(0), b(1), given_b(2), given(3, "fg::Reduction::Mean"), given(4, "-100"));
   } else if (e.op == "ad::add_gradients") {  // one may have no value, so no batch: both given the sum's
     a = exprs(b(0), b(1), mask(l), batch_sizes_of(l));
   } else if (e.op.rfind("ad::", 0) == 0) {
@@ -472,6 +442,13 @@ Val Batcher::random(const Expr& e, std::vector<Val> args) {
   }
   const Levels lx = args[0].levels;
   const int nx = nbatch(lx);
+  const auto mixed_randomness = [&]() -> Val {
+    ctx_.reporter->report("unsupported", e.range.getBegin(),
+                          "'" + e.op + "' on a tensor batched at a vmap level with randomness='same' inside a vmap with "
+                          "randomness='different' cannot be generated yet; use one randomness for both")
+        << e.range;
+    return {rebuild(e, values(args)), l};
+  };
   if (e.op == "randn_like" || e.op == "rand_like") {
     if (lx == different) return {rebuild(e, values(args)), l};
     ExprPtr x = bind(std::move(args[0]), "like");
@@ -492,13 +469,7 @@ Val Batcher::random(const Expr& e, std::vector<Val> args) {
   // feature_dropout(x, p, train) as x * its channel mask ([N, C, 1, ...] of the logical x), drawn
   // per example at 'different' levels; the mask alone likewise (AD's decomposition keeps it).
   if (e.op == "feature_dropout" || e.op == "feature_dropout_mask") {
-    if (different != 0 && (lx & ~different) != 0) {
-      ctx_.reporter->report("unsupported", e.range.getBegin(),
-                            "'" + e.op + "' on a tensor batched at a vmap level with randomness='same' inside a vmap "
-                            "with randomness='different' cannot be generated yet; use one randomness for both")
-          << e.range;
-      return {rebuild(e, values(args)), l};
-    }
+    if (different != 0 && (lx & ~different) != 0) return mixed_randomness();
     const Levels lv = different != 0 ? different : lx;
     ExprPtr x = bind(Val{different != 0 && lx != different ? coerce(std::move(args[0]), different) : std::move(args[0].e), lv}, "x");
     ExprPtr mask = runtime("vmap::feature_dropout_mask",
@@ -515,13 +486,7 @@ Val Batcher::random(const Expr& e, std::vector<Val> args) {
               l};
     return {runtime("vmap::bernoulli_same", exprs(std::move(args[0].e), literal(nx))), l};
   }
-  if ((lx & ~different) != 0) {
-    ctx_.reporter->report("unsupported", e.range.getBegin(),
-                          "'" + e.op + "' on a tensor batched at a vmap level with randomness='same' inside a vmap with "
-                          "randomness='different' cannot be generated yet; use one randomness for both")
-        << e.range;
-    return {rebuild(e, values(args)), l};
-  }
+  if ((lx & ~different) != 0) return mixed_randomness();
   if (lx != different) args[0].e = coerce(std::move(args[0]), different);
   return {rebuild(e, values(args)), l};
 }

@@ -160,8 +160,8 @@ Batched index_select(const Batched& self, int64_t dim, const Batched& index);
 Batched gather(const Batched& self, int64_t dim, const Batched& index);
 Batched scatter_add(const Batched& self, int64_t dim, const Batched& index, const Batched& src);
 
-// An optional tensor argument that is absent: generated code spells it {std::nullopt, levels}
-// when the call passes std::nullopt (and {} as an undefined Batched).
+// An optional tensor argument that is absent, in the calls of fg::ad helpers (whose arguments
+// generated code passes as written): std::nullopt; ops' rules get {} (an undefined Batched).
 struct NoTensor {
   NoTensor(std::nullopt_t, Levels = 0) {}  // NOLINT: implicit, from std::nullopt and {std::nullopt, levels}
 };
@@ -169,39 +169,23 @@ struct NoTensor {
 Batched mse_loss(const Batched& input, const Batched& target, Reduction reduction);
 Batched nll_loss(const Batched& input, const Batched& target, const Batched& weight, Reduction reduction,
                  int64_t ignore_index);
-Batched nll_loss(const Batched& input, const Batched& target, NoTensor weight, Reduction reduction,
-                 int64_t ignore_index);
 Batched cross_entropy(const Batched& input, const Batched& target, const Batched& weight,
                       Reduction reduction, int64_t ignore_index);
-Batched cross_entropy(const Batched& input, const Batched& target, NoTensor weight, Reduction reduction,
-                      int64_t ignore_index);
 
 // Convolutions (conv_rules in vmap_conv.cpp): a batched input alone is folded into the batch dim
 // N; a batched weight folds the batch into the channels and groups, as functorch's rules do. An
-// absent bias is {} (an undefined Batched) or NoTensor.
+// absent bias is {} (an undefined Batched).
 Batched conv1d(const Batched& input, const Batched& weight, const Batched& bias, IntArrayRef stride,
                IntArrayRef padding, IntArrayRef dilation, int64_t groups);
 Batched conv1d(const Batched& input, const Batched& weight, const Batched& bias, IntArrayRef stride,
                const PaddingMode& padding, IntArrayRef dilation, int64_t groups);
-Batched conv1d(const Batched& input, const Batched& weight, NoTensor bias, IntArrayRef stride,
-               IntArrayRef padding, IntArrayRef dilation, int64_t groups);
-Batched conv1d(const Batched& input, const Batched& weight, NoTensor bias, IntArrayRef stride,
-               const PaddingMode& padding, IntArrayRef dilation, int64_t groups);
 Batched conv2d(const Batched& input, const Batched& weight, const Batched& bias, IntArrayRef stride,
                IntArrayRef padding, IntArrayRef dilation, int64_t groups);
 Batched conv2d(const Batched& input, const Batched& weight, const Batched& bias, IntArrayRef stride,
-               const PaddingMode& padding, IntArrayRef dilation, int64_t groups);
-Batched conv2d(const Batched& input, const Batched& weight, NoTensor bias, IntArrayRef stride,
-               IntArrayRef padding, IntArrayRef dilation, int64_t groups);
-Batched conv2d(const Batched& input, const Batched& weight, NoTensor bias, IntArrayRef stride,
                const PaddingMode& padding, IntArrayRef dilation, int64_t groups);
 Batched conv_transpose1d(const Batched& input, const Batched& weight, const Batched& bias, IntArrayRef stride,
                          IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation);
-Batched conv_transpose1d(const Batched& input, const Batched& weight, NoTensor bias, IntArrayRef stride,
-                         IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation);
 Batched conv_transpose2d(const Batched& input, const Batched& weight, const Batched& bias, IntArrayRef stride,
-                         IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation);
-Batched conv_transpose2d(const Batched& input, const Batched& weight, NoTensor bias, IntArrayRef stride,
                          IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation);
 
 // Pooling: the batch dims join the planes (every dim before the pooled ones).
