@@ -1,10 +1,12 @@
-// Element-wise, reduction and softmax throughput on float32, 1K to 16M elements: GB/s of the
-// minimum memory traffic each op needs (inputs read once, output written once), and that as a
-// percentage of the machine's STREAM triad bandwidth (see machine_peak.h). Small sizes run from
-// cache and can exceed 100%.
+// Element-wise, reduction, softmax and normalization throughput on float32, 1K to 16M elements:
+// GB/s of the minimum memory traffic each op needs (inputs read once, output written once), and
+// that as a percentage of the machine's STREAM triad bandwidth (see machine_peak.h). Small sizes
+// run from cache and can exceed 100%.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "funcgen/funcgen.h"
 #include "machine_peak.h"
@@ -92,6 +94,44 @@ void BM_softmax(benchmark::State& state) {
   run_bytes(state, n, 2 * n * kF, [&] { benchmark::DoNotOptimize(fg::softmax(a, -1)); });
 }
 
+// ---------------------------------------------------------------- normalization and attention
+// layer_norm over rows of 1024 with weight and bias.
+void BM_layer_norm(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const fg::Tensor a = fg::rand({n / kRow, kRow}), w = fg::rand({kRow}), b = fg::rand({kRow});
+  run_bytes(state, n, 2 * n * kF, [&] { benchmark::DoNotOptimize(fg::layer_norm(a, {kRow}, w, b)); });
+}
+// group_norm of [N, 64, 16, 16] in 8 groups, with weight and bias.
+void BM_group_norm(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const fg::Tensor a = fg::rand({std::max<int64_t>(1, n / (64 * 256)), 64, 16, 16}), w = fg::rand({64}), b = fg::rand({64});
+  run_bytes(state, a.numel(), 2 * a.numel() * kF, [&] { benchmark::DoNotOptimize(fg::group_norm(a, 8, w, b)); });
+}
+// batch_norm of [N, 64, 16, 16] in training, updating running statistics.
+void BM_batch_norm(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  const fg::Tensor a = fg::rand({std::max<int64_t>(2, n / (64 * 256)), 64, 16, 16}), w = fg::rand({64}), b = fg::rand({64});
+  fg::Tensor mean = fg::zeros({64}), var = fg::ones({64});
+  run_bytes(state, a.numel(), 2 * a.numel() * kF,
+            [&] { benchmark::DoNotOptimize(fg::batch_norm(a, w, b, mean, var, true, 0.1, 1e-5)); });
+}
+// Masked softmax as scaled_dot_product_attention computes it (scale, causal mask, softmax in one
+// pass per row), measured through the op with a head dim of 1, whose products are thin: [n/1024]
+// queries of 1024 keys. Traffic counted: the scores read and the weights written once.
+void BM_attention_causal(benchmark::State& state) {
+  const int64_t n = state.range(0), L = std::max<int64_t>(1, n / kRow);
+  const fg::Tensor q = fg::rand({L, 1}), k = fg::rand({kRow, 1}), v = fg::rand({kRow, 1});
+  run_bytes(state, L * kRow, 2 * L * kRow * kF,
+            [&] { benchmark::DoNotOptimize(fg::scaled_dot_product_attention(q, k, v, {}, 0.0, true)); });
+}
+// The same softmax unfused, as the ops AD's decomposition runs: scale, masked_fill, softmax.
+void BM_attention_causal_unfused(benchmark::State& state) {
+  const int64_t n = state.range(0), L = std::max<int64_t>(1, n / kRow);
+  const fg::Tensor scores = fg::rand({L, kRow}), mask = fg::ad::causal_mask(L, kRow);
+  run_bytes(state, L * kRow, 2 * L * kRow * kF,
+            [&] { benchmark::DoNotOptimize((scores * 0.125).masked_fill(mask, -INFINITY).softmax(-1)); });
+}
+
 #define FG_SIZES ->RangeMultiplier(16)->Range(1 << 10, 1 << 24)->UseRealTime()
 BENCHMARK(BM_add) FG_SIZES;
 BENCHMARK(BM_mul) FG_SIZES;
@@ -104,6 +144,11 @@ BENCHMARK(BM_tanh) FG_SIZES;
 BENCHMARK(BM_sigmoid) FG_SIZES;
 BENCHMARK(BM_sum) FG_SIZES;
 BENCHMARK(BM_softmax) FG_SIZES;
+BENCHMARK(BM_layer_norm) FG_SIZES;
+BENCHMARK(BM_group_norm) FG_SIZES;
+BENCHMARK(BM_batch_norm) FG_SIZES;
+BENCHMARK(BM_attention_causal) FG_SIZES;
+BENCHMARK(BM_attention_causal_unfused) FG_SIZES;
 
 }  // namespace
 

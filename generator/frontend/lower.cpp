@@ -2218,6 +2218,81 @@ class FunctionLowerer {
     return nullptr;
   }
 
+  // ------------------------------------------------------------------ pieces of split and chunk
+  // `x.split(n, dim)` and `x.chunk(n, dim)` (or fg::split, fg::chunk) read by index: piece i is
+  // fg::ad::split_piece(x, n, dim, i) or chunk_piece, an op of its own that AD differentiates as a
+  // narrow, and the count fg::ad::split_count(x.size(dim), n) or chunk_count.
+  struct Pieces {
+    const clang::Expr* tensor = nullptr;
+    const clang::Expr* n = nullptr;    // split_size or chunks
+    const clang::Expr* dim = nullptr;  // null: 0
+    bool chunk = false;
+  };
+
+  // The pieces `e` makes, if it is a split by an integer size or a chunk.
+  std::optional<Pieces> pieces_of(const clang::Expr* e) const {
+    const auto* call = llvm::dyn_cast<clang::CallExpr>(e);
+    const clang::FunctionDecl* f = call != nullptr ? call->getDirectCallee() : nullptr;
+    if (f == nullptr || (f->getName() != "split" && f->getName() != "chunk") ||
+        !compat::starts_with(f->getQualifiedNameAsString(), "fg::"))
+      return std::nullopt;
+    const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(call);
+    const unsigned first = mc != nullptr ? 0 : 1;
+    if (call->getNumArgs() <= first || !call->getArg(first)->getType()->isIntegerType()) return std::nullopt;
+    Pieces p;
+    p.tensor = mc != nullptr ? mc->getImplicitObjectArgument() : call->getArg(0);
+    p.n = call->getArg(first);
+    if (call->getNumArgs() > first + 1 && !llvm::isa<clang::CXXDefaultArgExpr>(call->getArg(first + 1)))
+      p.dim = call->getArg(first + 1);
+    p.chunk = f->getName() == "chunk";
+    return p;
+  }
+
+  ExprPtr piece_dim(const Pieces& p) { return p.dim != nullptr ? lower_expr(p.dim) : ir::opaque("0", ir::Type::Int); }
+
+  // How many pieces the tensor `held` (lowered) makes.
+  ExprPtr piece_count(const Pieces& p, ExprPtr held, const clang::CXXRecordDecl* tensor) {
+    std::vector<ExprPtr> size_args, args;
+    size_args.push_back(std::move(held));
+    size_args.push_back(piece_dim(p));
+    args.push_back(method_call(tensor, "size", ir::Type::Int, std::move(size_args)));
+    args.push_back(lower_expr(p.n));
+    return fg_call(p.chunk ? "ad::chunk_count" : "ad::split_count", ir::Type::Int, std::move(args),
+                   {"size", p.chunk ? "chunks" : "split_size"});
+  }
+
+  // Piece `index` of the tensor `held` (lowered).
+  ExprPtr piece_at(const Pieces& p, ExprPtr held, ExprPtr index) {
+    std::vector<ExprPtr> args;
+    args.push_back(std::move(held));
+    args.push_back(lower_expr(p.n));
+    args.push_back(piece_dim(p));
+    args.push_back(std::move(index));
+    return fg_call(p.chunk ? "ad::chunk_piece" : "ad::split_piece", ir::Type::Tensor, std::move(args),
+                   {"self", p.chunk ? "chunks" : "split_size", "dim", "index"});
+  }
+
+  // `x.chunk(n, d)[i]`, `.at(i)`, `.front()`, `.back()` of pieces not stored in a variable.
+  ExprPtr piece_read(const clang::Expr* e) {
+    const clang::Expr* object = nullptr;
+    const clang::Expr* index = nullptr;
+    std::string m;
+    if (const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(e); oc != nullptr && oc->getOperator() == clang::OO_Subscript) {
+      object = strip(oc->getArg(0));
+      index = oc->getArg(1);
+    } else if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(e); mc != nullptr && mc->getMethodDecl() != nullptr) {
+      m = mc->getMethodDecl()->getNameAsString();
+      object = strip(mc->getImplicitObjectArgument());
+      if (m == "at" && mc->getNumArgs() == 1) index = mc->getArg(0);
+      else if (m != "front") object = nullptr;  // back() needs the count: store the pieces in a variable
+    }
+    const std::optional<Pieces> p = object != nullptr ? pieces_of(object) : std::nullopt;
+    if (!p) return nullptr;
+    ExprPtr x = piece_at(*p, lower_expr(p->tensor), index != nullptr ? lower_expr(index) : ir::opaque("0", ir::Type::Int));
+    x->range = e->getSourceRange();
+    return x;
+  }
+
   // ------------------------------------------------------------------ vectors built with push_back
   // A local std::vector<fg::Tensor> that the body fills with push_back and stacks (fg::stack(v)) is
   // a list of same-shaped tensors: it is held stacked, as one tensor (its name) and a count
@@ -2230,6 +2305,7 @@ class FunctionLowerer {
     size_t loops = 0;     // loops around the declaration (a push inside more is in a loop)
     const clang::Expr* slices_of = nullptr;  // x of `= x.unbind(dim)`, and its dim (null: 0)
     const clang::Expr* slice_dim = nullptr;
+    std::optional<Pieces> pieces;  // `= x.split(n, dim)` or `x.chunk(n, dim)`: held as x itself
   };
 
   static bool is_tensor_vector(clang::QualType t) {
@@ -2323,6 +2399,22 @@ class FunctionLowerer {
     for (const clang::VarDecl* vd : uses.order) {
       const clang::Expr* init = vd->getInit() != nullptr ? strip(vd->getInit()) : nullptr;
       const clang::Expr* slice_dim = nullptr;
+      if (const std::optional<Pieces> pieces = init != nullptr ? pieces_of(init) : std::nullopt) {
+        // Pieces of different sizes: read, sized and looped over only.
+        if (uses.allowed[vd] != uses.refs[vd] || uses.written[vd] + uses.sets[vd] + uses.returned[vd] != 0 ||
+            uses.passed[vd] + uses.pushes[vd] + uses.stacks[vd] + uses.cats[vd] != 0) {
+          const std::string name = vd->getNameAsString();
+          reject_variable(vd, init,
+                          "the pieces in '" + name + "' cannot be transformed: funcgen transforms a vector of a "
+                          "tensor's pieces (split, chunk) when the function only reads its elements (" + name +
+                          "[i]), sizes it or loops over it; to join them again, use the tensor they came from");
+          continue;
+        }
+        Stacked v;
+        v.pieces = pieces;
+        stacked_[vd] = v;
+        continue;
+      }
       if (const clang::Expr* x = init != nullptr ? unbound(init, slice_dim) : nullptr) {
         // Its elements have one shape: it may be read, sized, looped over and stacked, and grown by
         // push_back only where it is stacked (pushing another shape is for the stack to refuse).
@@ -2699,6 +2791,17 @@ class FunctionLowerer {
     v.loops = loops_;
     StmtPtr d = make(StmtKind::Decl, ds);
     d->var = v.var;
+    if (v.pieces) {  // = x.split(n, dim): x, and its count of pieces
+      const clang::CXXRecordDecl* tensor = bare(v.pieces->tensor->getType())->getAsCXXRecordDecl();
+      d->expr = lower_expr(v.pieces->tensor);
+      out.push_back(std::move(d));
+      StmtPtr c = make(StmtKind::Decl, ds);
+      c->var = v.count;
+      c->expr = piece_count(*v.pieces, ir::var_ref(f_, v.var), tensor);
+      out.push_back(std::move(c));
+      v.pushed = true;
+      return;
+    }
     if (v.slices_of != nullptr) {  // = x.unbind(dim): x.movedim(dim, 0), x.size(dim) slices
       const clang::CXXRecordDecl* tensor = bare(v.slices_of->getType())->getAsCXXRecordDecl();
       const auto dim = [&] { return v.slice_dim != nullptr ? lower_expr(v.slice_dim) : ir::opaque("0", ir::Type::Int); };
@@ -2806,7 +2909,7 @@ class FunctionLowerer {
   ExprPtr stacked_read(const clang::Expr* e) {
     if (stacked_.empty()) return nullptr;
     const auto select = [&](const Stacked& v, ExprPtr index) {
-      ExprPtr x = select_of(bare(e->getType())->getAsCXXRecordDecl(), v.var, ir::opaque("0", ir::Type::Int), std::move(index));
+      ExprPtr x = element_of(v, bare(e->getType())->getAsCXXRecordDecl(), std::move(index));
       x->range = e->getSourceRange();
       return x;
     };
@@ -2880,9 +2983,29 @@ class FunctionLowerer {
   // for (h : v) over a stacked vector: for (int64_t i = 0; i < v_size__; ++i) { h = v.select(0, i); body }
   StmtPtr indexed_stacked(const clang::CXXForRangeStmt* rs, const Stacked& v) {
     const clang::CXXRecordDecl* tensor = bare(rs->getLoopVariable()->getType())->getAsCXXRecordDecl();
-    return index_loop(rs, "int64_t", ir::var_ref(f_, v.count), [&](int index) {
-      return select_of(tensor, v.var, ir::opaque("0", ir::Type::Int), ir::var_ref(f_, index));
-    });
+    return index_loop(rs, "int64_t", ir::var_ref(f_, v.count),
+                      [&](int index) { return element_of(v, tensor, ir::var_ref(f_, index)); });
+  }
+
+  // Element `index` of a vector held stacked: a slice of the held tensor, or a piece of it.
+  ExprPtr element_of(const Stacked& v, const clang::CXXRecordDecl* tensor, ExprPtr index) {
+    if (v.pieces) return piece_at(*v.pieces, ir::var_ref(f_, v.var), std::move(index));
+    return select_of(tensor, v.var, ir::opaque("0", ir::Type::Int), std::move(index));
+  }
+
+  // for (p : x.split(n, d)) body  ->  { const fg::Tensor held = x; for (int64_t i = 0; i < count; ++i) { p = piece i; body } }
+  StmtPtr over_pieces(const clang::CXXForRangeStmt* rs, const Pieces& p) {
+    const clang::VarDecl* var = rs->getLoopVariable();
+    const clang::CXXRecordDecl* tensor = bare(p.tensor->getType())->getAsCXXRecordDecl();
+    StmtPtr block = make(StmtKind::Block, rs);
+    const int held = generated_var(var->getNameAsString() + "_pieces__", ir::Type::Tensor, "const fg::Tensor");
+    StmtPtr src = make(StmtKind::Decl, rs->getRangeInit());
+    src->var = held;
+    src->expr = lower_expr(p.tensor);
+    block->body.push_back(std::move(src));
+    block->body.push_back(index_loop(rs, "int64_t", piece_count(p, ir::var_ref(f_, held), tensor),
+                                     [&](int index) { return piece_at(p, ir::var_ref(f_, held), ir::var_ref(f_, index)); }));
+    return block;
   }
 
   // tensor.select(dim, index) of the variable `tensor` (fg::Tensor is `record`).
@@ -2902,7 +3025,12 @@ class FunctionLowerer {
     x->op = op;
     x->type = type;
     x->range = args[0]->range;
-    for (const clang::NamedDecl* d : fg_namespace()->lookup(&context_.Idents.get(op)))
+    const bool ad = compat::starts_with(op, "ad::");
+    const clang::DeclContext* scope = fg_namespace();
+    if (ad)
+      for (const clang::NamedDecl* d : fg_namespace()->lookup(&context_.Idents.get("ad")))
+        if (const auto* ns = llvm::dyn_cast<clang::NamespaceDecl>(d)) scope = ns;
+    for (const clang::NamedDecl* d : scope->lookup(&context_.Idents.get(ad ? op.substr(4) : op)))
       if (const auto* f = llvm::dyn_cast<clang::FunctionDecl>(d); f != nullptr && f->getNumParams() == args.size())
         x->callee = f;
     x->params = std::move(params);
@@ -2925,6 +3053,7 @@ class FunctionLowerer {
     if (const auto* list = llvm::dyn_cast<clang::InitListExpr>(range)) return unrolled(rs, list);
     const clang::Expr* dim = nullptr;
     if (const clang::Expr* tensor = unbound(range, dim)) return slices(rs, tensor, dim);
+    if (const std::optional<Pieces> p = pieces_of(range)) return over_pieces(rs, *p);
     const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(range);
     if (ref != nullptr && resolve(ref, false) != nullptr) {
       unsupported(rs, "a range-based for loop over the parameter '" + ref->getDecl()->getNameAsString() +
@@ -3381,6 +3510,7 @@ class FunctionLowerer {
     if (ExprPtr x = call_part(e)) return x;
     if (ExprPtr x = made_list_read(e)) return x;
     if (ExprPtr x = stacked_read(e)) return x;
+    if (ExprPtr x = piece_read(e)) return x;
     if ((!needs_ir(e) && !helper_call(e)) || llvm::isa<clang::UnaryExprOrTypeTraitExpr>(e)) return opaque(e);
 
     if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(e)) {

@@ -1,5 +1,6 @@
 #include "funcgen/runtime/ad.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -108,9 +109,10 @@ double reduced_numel(IntArrayRef sizes, IntArrayRef dim) {
     for (int64_t s : sizes) count *= s;
   } else {
     for (int64_t d : dim) {
-      const int64_t k = d < 0 ? d + n : d;
-      if (k < 0 || k >= n) fail("ad::reduced_numel", "dim ", d, " is out of range for shape ", sizes);
-      count *= sizes[static_cast<size_t>(k)];
+      const int64_t k = d < 0 ? d + std::max<int64_t>(n, 1) : d;  // a 0-d tensor's dim 0 (or -1) has 1 element
+      if (k < 0 || k >= std::max<int64_t>(n, 1))
+        fail("ad::reduced_numel", "dim ", d, " is out of range for shape ", sizes);
+      count *= n == 0 ? 1 : sizes[static_cast<size_t>(k)];
     }
   }
   return static_cast<double>(count);

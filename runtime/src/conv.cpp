@@ -1,12 +1,15 @@
 // Convolutions: conv1d, conv2d and their transposes, and the derivative helpers they share
 // (fg::ad::convolution, conv_backward_input, conv_backward_weight). Every one is im2col (or its
-// adjoint, col2im) around one batched product per group on the runtime's GEMM: the columns are
-// laid out [groups, C/groups * kernel, N * output positions], so the whole batch is one wide
-// product per group rather than N narrow ones. A 1-D convolution is a 2-D one of height 1.
+// adjoint, col2im) around products on the runtime's GEMM, a chunk of images at a time (see
+// kChunkColumns). A 1-D convolution is a 2-D one of height 1.
 #include <algorithm>
 #include <array>
+#include <initializer_list>
+#include <limits>
 #include <string>
 #include <vector>
+
+#include <omp.h>
 
 #include "funcgen/runtime/ad.h"
 #include "internal.h"
@@ -115,103 +118,224 @@ void check_tensors(const Tensor& input, const Tensor& weight, const char* op, co
   detail::dispatch_floating(input.scalar_type(), op, [](auto) {});
 }
 
-// x [N, C, H, W] (contiguous) into columns [groups, C/groups * kH * kW, N * oh * ow]: row
-// (c, ki, kj) holds x[n, c, oy * sh - ph + ki * dh, ox * sw - pw + kj * dw], zero outside x.
-template <typename T>
-void im2col(const T* x, const ConvGeometry& g, T* cols) {
-  const int64_t kk = g.kernel[0] * g.kernel[1], L = g.positions(), H = g.in[0], W = g.in[1];
-  const int64_t rows = g.c * kk;
-#pragma omp parallel for if (rows * g.n * L > (int64_t{1} << 16))
-  for (int64_t row = 0; row < rows; ++row) {
-    const int64_t c = row / kk, ki = (row % kk) / g.kernel[1], kj = row % g.kernel[1];
-    for (int64_t n = 0; n < g.n; ++n) {
-      const T* src = x + (n * g.c + c) * H * W;
-      T* dst = cols + (row * g.n + n) * L;
-      for (int64_t oy = 0; oy < g.out[0]; ++oy, dst += g.out[1]) {
+// The columns of a chunk of images: x [N, C, H, W] (contiguous) images [n0, n0 + nb) as rows
+// (c, ki, kj) of nb * positions columns; row (c, ki, kj), column (n, oy, ox) holds
+// x[n0 + n, c, oy * sh - ph + ki * dh, ox * sw - pw + kj * dw], zero outside x. The rows of group
+// g are rows [g * rows(), (g + 1) * rows()).
+//
+// The convolutions run chunk by chunk: a chunk's columns stay in cache while its products read
+// them, the products write the output in its own layout (no transposes after the GEMM), and the
+// chunks run in parallel. A chunk has enough columns (kChunkColumns) for the GEMM to run near
+// its peak: one image when an image has that many output positions.
+constexpr int64_t kChunkColumns = 256;
+
+// The output positions [lo, hi) along one dim (out of them, input size `size`, stride s) whose
+// input index o * s + off lies inside the input.
+std::array<int64_t, 2> inside(int64_t out, int64_t size, int64_t s, int64_t off) {
+  const int64_t lo = std::min(out, off >= 0 ? 0 : (-off + s - 1) / s);
+  const int64_t hi = size - 1 - off < 0 ? 0 : (size - 1 - off) / s + 1;
+  return {lo, std::clamp(hi, lo, out)};
+}
+
+// Calls f(row, ki, kj, n, oy, iy, xs, line) for every output row of the chunk's columns whose input
+// row iy lies inside x (line: x's row iy of image n0 + n, channel c, or nullptr when outside), with
+// xs the valid output columns and the input column of output column ox at ox * sw + xoff.
+template <typename F>
+void for_column_rows(const ConvGeometry& g, int64_t nb, F&& f) {
+  const int64_t kk = g.kernel[0] * g.kernel[1];
+  for (int64_t row = 0; row < g.c * kk; ++row) {
+    const int64_t ki = (row % kk) / g.kernel[1], kj = row % g.kernel[1];
+    const int64_t xoff = kj * g.dilation[1] - g.pad[1];
+    const std::array<int64_t, 2> xs = inside(g.out[1], g.in[1], g.stride[1], xoff);
+    for (int64_t n = 0; n < nb; ++n)
+      for (int64_t oy = 0; oy < g.out[0]; ++oy) {
         const int64_t iy = oy * g.stride[0] - g.pad[0] + ki * g.dilation[0];
-        if (iy < 0 || iy >= H) {
-          std::fill(dst, dst + g.out[1], T(0));
-          continue;
-        }
-        const T* line = src + iy * W;
-        for (int64_t ox = 0; ox < g.out[1]; ++ox) {
-          const int64_t ix = ox * g.stride[1] - g.pad[1] + kj * g.dilation[1];
-          dst[ox] = ix >= 0 && ix < W ? line[ix] : T(0);
-        }
+        f(row / kk, row, n, oy, iy >= 0 && iy < g.in[0] ? iy : -1, xs, xoff);
       }
-    }
   }
 }
 
-// The adjoint of im2col: each column entry added back into dx [N, C, H, W] (zeroed, contiguous).
-// Parallel over channels: the rows of one channel write the same elements.
 template <typename T>
-void col2im(const T* cols, const ConvGeometry& g, T* dx) {
-  const int64_t kk = g.kernel[0] * g.kernel[1], L = g.positions(), H = g.in[0], W = g.in[1];
-#pragma omp parallel for if (g.c * kk * g.n * L > (int64_t{1} << 16))
-  for (int64_t c = 0; c < g.c; ++c) {
-    for (int64_t k = 0; k < kk; ++k) {
-      const int64_t row = c * kk + k, ki = k / g.kernel[1], kj = k % g.kernel[1];
-      for (int64_t n = 0; n < g.n; ++n) {
-        T* dst = dx + (n * g.c + c) * H * W;
-        const T* src = cols + (row * g.n + n) * L;
-        for (int64_t oy = 0; oy < g.out[0]; ++oy, src += g.out[1]) {
-          const int64_t iy = oy * g.stride[0] - g.pad[0] + ki * g.dilation[0];
-          if (iy < 0 || iy >= H) continue;
-          T* line = dst + iy * W;
-          for (int64_t ox = 0; ox < g.out[1]; ++ox) {
-            const int64_t ix = ox * g.stride[1] - g.pad[1] + kj * g.dilation[1];
-            if (ix >= 0 && ix < W) line[ix] += src[ox];
-          }
-        }
-      }
+void im2col(const T* x, const ConvGeometry& g, int64_t n0, int64_t nb, T* cols) {
+  const int64_t L = g.positions(), ld = nb * L, H = g.in[0], W = g.in[1], ow = g.out[1], sw = g.stride[1];
+  for_column_rows(g, nb, [&](int64_t c, int64_t row, int64_t n, int64_t oy, int64_t iy, std::array<int64_t, 2> xs,
+                             int64_t xoff) {
+    T* dst = cols + row * ld + n * L + oy * ow;
+    if (iy < 0) {
+      std::fill(dst, dst + ow, T(0));
+      return;
     }
-  }
+    const T* line = x + (((n0 + n) * g.c + c) * H + iy) * W + xoff;
+    std::fill(dst, dst + xs[0], T(0));
+    if (sw == 1)
+      std::copy(line + xs[0], line + xs[1], dst + xs[0]);
+    else
+      for (int64_t ox = xs[0]; ox < xs[1]; ++ox) dst[ox] = line[ox * sw];
+    std::fill(dst + xs[1], dst + ow, T(0));
+  });
 }
 
-// The columns of x: [groups, rows, N * positions].
-Tensor columns(const Tensor& x, const ConvGeometry& g) {
-  const Tensor xc = x.contiguous();
-  Tensor cols = empty({g.groups, g.rows(), g.n * g.positions()}, x.options());
+// The adjoint of im2col: the chunk's columns added into dx's images [n0, n0 + nb), which it zeroes
+// first.
+template <typename T>
+void col2im(const T* cols, const ConvGeometry& g, int64_t n0, int64_t nb, T* dx) {
+  const int64_t L = g.positions(), ld = nb * L, H = g.in[0], W = g.in[1], ow = g.out[1], sw = g.stride[1];
+  std::fill(dx + n0 * g.c * H * W, dx + (n0 + nb) * g.c * H * W, T(0));
+  for_column_rows(g, nb, [&](int64_t c, int64_t row, int64_t n, int64_t oy, int64_t iy, std::array<int64_t, 2> xs,
+                             int64_t xoff) {
+    if (iy < 0) return;
+    const T* src = cols + row * ld + n * L + oy * ow;
+    T* line = dx + (((n0 + n) * g.c + c) * H + iy) * W + xoff;
+    for (int64_t ox = xs[0]; ox < xs[1]; ++ox) line[ox * sw] += src[ox];
+  });
+}
+
+// [O, P] blocks of nb images of t [N, O, P] (from image n0) as one [O, nb * P] matrix in buf, or,
+// for one image, t's own memory.
+template <typename T>
+const T* group_major(const T* t, const ConvGeometry& g, int64_t channels, int64_t n0, int64_t nb, T* buf) {
+  const int64_t L = g.positions();
+  if (nb == 1) return t + n0 * channels * L;
+  for (int64_t o = 0; o < channels; ++o)
+    for (int64_t n = 0; n < nb; ++n)
+      std::copy_n(t + ((n0 + n) * channels + o) * L, L, buf + (o * nb + n) * L);
+  return buf;
+}
+
+// A scratch buffer of the chunks: `per_image` elements per image of a chunk, plus `fixed`.
+struct ScratchSize {
+  int64_t per_image = 0, fixed = 0;
+  bool zeroed = false;
+};
+
+// Runs body(n0, nb, parallel, scratch) over the chunks of g's images, then finish(scratch) for
+// each thread that ran chunks, one after the other. Chunks run in parallel when there are enough
+// of them to share out, else one after the other with `parallel` set for the work inside a chunk.
+// scratch[i]: the thread's buffer of sizes[i], uninitialized unless zeroed (from the runtime's
+// block cache: made here, as nothing inside the parallel region may throw).
+template <typename T, typename F, typename Finish>
+void for_chunks(const ConvGeometry& g, const TensorOptions& options, std::initializer_list<ScratchSize> sizes, F&& body,
+                Finish&& finish) {
+  detail::gemm_prepare<T>();
+  const int64_t per = std::min(g.n, std::max<int64_t>(1, (kChunkColumns + g.positions() - 1) / g.positions()));
+  const int64_t chunks = (g.n + per - 1) / per;
+  const int64_t int_max = std::numeric_limits<int>::max();
+  if (g.c * g.kernel[0] * g.kernel[1] > int_max || per * g.positions() > int_max || g.o > int_max)
+    fail(g.op, "the convolution's products exceed the 32-bit BLAS interface (input ", IntArrayRef(g.input_sizes()),
+         ", ", g.o, " output channels)");
+  const bool outer = chunks >= 2 * static_cast<int64_t>(omp_get_max_threads()) && !omp_in_parallel();
+  const int threads = outer ? omp_get_max_threads() : 1;
+  std::vector<std::vector<Tensor>> held(static_cast<size_t>(threads));
+  std::vector<std::vector<T*>> scratch(static_cast<size_t>(threads));
+  for (int t = 0; t < threads; ++t)
+    for (const ScratchSize& sz : sizes) {
+      held[t].push_back((sz.zeroed ? zeros : empty)({std::max<int64_t>(1, sz.per_image * per + sz.fixed)}, options));
+      scratch[t].push_back(static_cast<T*>(held[t].back().data_ptr()));
+    }
+  std::vector<char> ran(static_cast<size_t>(threads), 0);
+#pragma omp parallel for schedule(static) num_threads(threads) if (outer)
+  for (int64_t ch = 0; ch < chunks; ++ch) {
+    const int t = omp_in_parallel() ? omp_get_thread_num() : 0;
+    body(ch * per, std::min(per, g.n - ch * per), !outer, scratch[static_cast<size_t>(t)].data());
+    ran[static_cast<size_t>(t)] = 1;
+  }
+  for (int t = 0; t < threads; ++t)
+    if (ran[static_cast<size_t>(t)]) finish(scratch[static_cast<size_t>(t)].data());
+}
+template <typename T, typename F>
+void for_chunks(const ConvGeometry& g, const TensorOptions& options, std::initializer_list<ScratchSize> sizes, F&& body) {
+  for_chunks<T>(g, options, sizes, std::forward<F>(body), [](T* const*) {});
+}
+
+// C(x, w), no bias: per chunk and group, y_g = w_g [og, rows] @ columns_g [rows, nb * P].
+template <typename T>
+void conv_forward_t(const T* x, const T* w, const ConvGeometry& g, T* y, const TensorOptions& options) {
+  const int64_t L = g.positions(), rows = g.rows(), og = g.og();
+  for_chunks<T>(g, options, {{g.c * g.kernel[0] * g.kernel[1] * L}, {g.o * L}}, [&](int64_t n0, int64_t nb, bool parallel, T* const* s) {
+    const int64_t ld = nb * L;
+    im2col(x, g, n0, nb, s[0]);
+    T* out = nb == 1 ? y + n0 * g.o * L : s[1];
+    for (int64_t gr = 0; gr < g.groups; ++gr)
+      detail::gemm<T>(og, ld, rows, w + gr * og * rows, rows, 1, s[0] + gr * rows * ld, ld, 1,
+                      out + gr * og * ld, ld, false, parallel);
+    if (nb > 1)  // [O, nb * P] into the images' [O, P] blocks
+      for (int64_t o = 0; o < g.o; ++o)
+        for (int64_t n = 0; n < nb; ++n) std::copy_n(out + (o * nb + n) * L, L, y + ((n0 + n) * g.o + o) * L);
+  });
+}
+
+// The adjoint of C in x: per chunk and group, columns_g = w_g^T [rows, og] @ dy_g [og, nb * P],
+// added back into dx by col2im.
+template <typename T>
+void conv_input_adjoint_t(const T* dy, const T* w, const ConvGeometry& g, T* dx, const TensorOptions& options) {
+  const int64_t L = g.positions(), rows = g.rows(), og = g.og();
+  for_chunks<T>(g, options, {{g.c * g.kernel[0] * g.kernel[1] * L}, {g.o * L}}, [&](int64_t n0, int64_t nb, bool parallel, T* const* s) {
+    const int64_t ld = nb * L;
+    const T* dyg = group_major(dy, g, g.o, n0, nb, s[1]);
+    for (int64_t gr = 0; gr < g.groups; ++gr)
+      detail::gemm<T>(rows, ld, og, w + gr * og * rows, 1, rows, dyg + gr * og * ld, ld, 1, s[0] + gr * rows * ld,
+                      ld, false, parallel);
+    col2im(s[0], g, n0, nb, dx);
+  });
+}
+
+// The adjoint of C in w: dw_g [og, rows] = sum over chunks of dy_g [og, nb * P] @ columns_g^T,
+// each thread summing its chunks in its own buffer, added into dw when it is done.
+template <typename T>
+void conv_weight_adjoint_t(const T* dy, const T* x, const ConvGeometry& g, T* dw, const TensorOptions& options) {
+  const int64_t L = g.positions(), rows = g.rows(), og = g.og(), size = g.o * rows;
+  std::fill(dw, dw + size, T(0));
+  for_chunks<T>(
+      g, options, {{g.c * g.kernel[0] * g.kernel[1] * L}, {g.o * L}, {0, size, true}},
+      [&](int64_t n0, int64_t nb, bool parallel, T* const* s) {
+        const int64_t ld = nb * L;
+        im2col(x, g, n0, nb, s[0]);
+        const T* dyg = group_major(dy, g, g.o, n0, nb, s[1]);
+        for (int64_t gr = 0; gr < g.groups; ++gr)
+          detail::gemm<T>(og, rows, ld, dyg + gr * og * ld, ld, 1, s[0] + gr * rows * ld, 1, ld,
+                          s[2] + gr * og * rows, rows, true, parallel);
+      },
+      [&](T* const* s) {
+        for (int64_t i = 0; i < size; ++i) dw[i] += s[2][i];
+      });
+}
+
+template <typename T>
+const T* data(const Tensor& t) {
+  return static_cast<const T*>(t.data_ptr());
+}
+
+// C(x, w) of the input's sizes, no bias.
+Tensor conv_forward(const Tensor& x, const Tensor& w, const ConvGeometry& g) {
+  const Tensor xc = x.contiguous(), wc = w.contiguous();
+  Tensor y = empty(g.output_sizes(), x.options());
   detail::dispatch_floating(x.scalar_type(), g.op, [&](auto t) {
     using T = decltype(t);
-    im2col(static_cast<const T*>(xc.data_ptr()), g, static_cast<T*>(cols.data_ptr()));
+    conv_forward_t(data<T>(xc), data<T>(wc), g, static_cast<T*>(y.data_ptr()), x.options());
   });
-  return cols;
-}
-
-// [N, groups * m, positions] (N = 1 when unbatched) as [groups, m, N * positions], and back.
-Tensor to_group_major(const Tensor& t, const ConvGeometry& g, int64_t m) {
-  const Tensor v = t.reshape({g.n, g.groups, m, g.positions()});
-  return g.n == 1 ? v.reshape({g.groups, m, g.positions()})
-                  : v.permute({1, 2, 0, 3}).contiguous().reshape({g.groups, m, g.n * g.positions()});
-}
-Tensor from_group_major(const Tensor& t, const ConvGeometry& g, const std::vector<int64_t>& sizes) {
-  if (g.n == 1) return t.reshape(sizes);
-  return t.reshape({g.groups * t.size(1), g.n, g.positions()}).transpose(0, 1).contiguous().reshape(sizes);
-}
-
-// C(x, w), no bias.
-Tensor conv_forward(const Tensor& x, const Tensor& w, const ConvGeometry& g) {
-  const Tensor y = matmul(w.contiguous().reshape({g.groups, g.og(), g.rows()}), columns(x, g));
-  return from_group_major(y, g, g.output_sizes());
+  return y;
 }
 
 // The adjoint of C in x: dx of the input's sizes for the output gradient dy.
 Tensor conv_input_adjoint(const Tensor& dy, const Tensor& w, const ConvGeometry& g) {
-  const Tensor wt = w.contiguous().reshape({g.groups, g.og(), g.rows()}).transpose(1, 2);
-  const Tensor cols = matmul(wt, to_group_major(dy, g, g.og())).contiguous();
-  Tensor dx = zeros(g.input_sizes(), dy.options());
+  const Tensor dyc = dy.contiguous(), wc = w.contiguous();
+  Tensor dx = empty(g.input_sizes(), dy.options());
   detail::dispatch_floating(dy.scalar_type(), g.op, [&](auto t) {
     using T = decltype(t);
-    col2im(static_cast<const T*>(cols.data_ptr()), g, static_cast<T*>(dx.data_ptr()));
+    conv_input_adjoint_t(data<T>(dyc), data<T>(wc), g, static_cast<T*>(dx.data_ptr()), dy.options());
   });
   return dx;
 }
 
 // The adjoint of C in w: dw of `weight_sizes` for the output gradient dy.
 Tensor conv_weight_adjoint(const Tensor& dy, const Tensor& x, const ConvGeometry& g, IntArrayRef weight_sizes) {
-  return matmul(to_group_major(dy, g, g.og()), columns(x, g).transpose(1, 2)).reshape(weight_sizes);
+  const Tensor dyc = dy.contiguous(), xc = x.contiguous();
+  Tensor dw = empty(weight_sizes, dy.options());
+  detail::dispatch_floating(dy.scalar_type(), g.op, [&](auto t) {
+    using T = decltype(t);
+    conv_weight_adjoint_t(data<T>(dyc), data<T>(xc), g, static_cast<T*>(dw.data_ptr()), dy.options());
+  });
+  return dw;
 }
 
 void check_output(const Tensor& t, const ConvGeometry& g, const char* what) {
@@ -386,10 +510,12 @@ Tensor conv_bias_expand(const Tensor& bias, IntArrayRef sizes, int64_t spatial) 
 Tensor conv_bias_backward(const Tensor& g, int64_t spatial) {
   const int64_t at = g.dim() - spatial - 1;
   if (at < 0) fail("ad::conv_bias_backward", "a gradient of shape ", g.sizes(), " has no channel dim");
-  std::vector<int64_t> dims;
-  for (int64_t d = 0; d < g.dim(); ++d)
-    if (d != at) dims.push_back(d);
-  return dims.empty() ? g.clone() : g.sum(dims);
+  // The spatial dims first (each row's sum, in place in memory), then the batch dims.
+  std::vector<int64_t> trailing, leading;
+  for (int64_t d = 0; d < g.dim(); ++d) (d < at ? leading : trailing).push_back(d);
+  trailing.erase(trailing.begin());  // the channel dim
+  const Tensor per_channel = trailing.empty() ? g.clone() : g.sum(trailing);
+  return leading.empty() ? per_channel : per_channel.sum(leading);
 }
 
 }  // namespace ad

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 
+#include "funcgen/runtime/ad.h"
 #include "strided_loop.h"
 
 namespace fg {
@@ -93,6 +94,7 @@ T integer_binary(cpu::BinaryKind kind, T x, T y) {
     case cpu::BinaryKind::Div: return y == 0 ? T(0) : x / y;  // not reached: div promotes to float
     case cpu::BinaryKind::Maximum: return x > y ? x : y;
     case cpu::BinaryKind::Minimum: return x < y ? x : y;
+    case cpu::BinaryKind::ReluBackward: return y <= 0 ? T(0) : x;
     case cpu::BinaryKind::Pow: {
       if (y < 0) return x == 1 ? T(1) : x == -1 ? ((y & 1) ? T(-1) : T(1)) : T(0);
       T r = 1, b = x;
@@ -742,4 +744,17 @@ bool equal(const Tensor& self, const Tensor& other) {
   return same.numel() == same.to(kLong).sum().item<int64_t>();
 }
 
+namespace ad {
+
+Tensor relu_backward(const Tensor& g, const Tensor& output) {
+  const char* op = "ad::relu_backward";
+  check_defined(g, op, "g");
+  check_defined(output, op, "output");
+  dispatch_floating(g.scalar_type(), op, [](auto) {});
+  if (g.scalar_type() != output.scalar_type())
+    fail(op, "g (", g.scalar_type(), ") and output (", output.scalar_type(), ") must have the same dtype");
+  return binary(BinaryKind::ReluBackward, {g}, {output}, op);
+}
+
+}  // namespace ad
 }  // namespace fg

@@ -56,6 +56,17 @@ Tensor nll_loss_backward(const Tensor& g, IntArrayRef input_sizes, ScalarType dt
 // Throws naming `op` and the argument for other lengths.
 std::array<int64_t, 2> spatial_arg(IntArrayRef v, int64_t spatial, int64_t unit, const char* name, const char* op);
 
+// C [m, n] (row stride ldc) = A [m, k] @ B [k, n] (+ C when accumulate), T float or double, for
+// kernels that run their own loops of products (the convolutions). A and B are given by element
+// strides and must each be a row-major matrix or the transpose of one. The product is split over
+// the OpenMP threads when `parallel`; inside a parallel region it runs on the calling thread, and
+// gemm_prepare<T>() must have run before that region starts (it picks the kernels' ISA).
+template <typename T>
+void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_rs, int64_t a_cs, const T* b, int64_t b_rs,
+          int64_t b_cs, T* c, int64_t ldc, bool accumulate, bool parallel);
+template <typename T>
+void gemm_prepare();
+
 // Calls f(T{}) with T the C++ type of dtype.
 template <typename F>
 decltype(auto) dispatch_all(ScalarType dtype, F&& f) {

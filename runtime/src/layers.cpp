@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "funcgen/runtime/ad.h"
+#include "cpu/kernels.h"
 #include "funcgen/runtime/random.h"
 #include "internal.h"
 
@@ -161,6 +162,55 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, cons
   return channel_affine(y, weight, bias);
 }
 
+// softmax(scores * scale, masked) over the last dim, a row at a time: each row is scaled and
+// masked into the output (the causal mask by index, attn_mask read through its broadcast strides)
+// and the softmax runs there while the row is in cache, so scores and the mask are read once and the
+// weights written once. The same arithmetic as the ops it fuses (mul, masked_fill or add, softmax).
+Tensor attention_weights(const Tensor& scores_in, double scale, const Tensor* attn_mask, bool is_causal) {
+  const Tensor scores = scores_in.contiguous();
+  const int64_t S = scores.size(-1), L = scores.size(-2), rows = S == 0 ? 0 : scores.numel() / S;
+  Tensor out = empty(scores.sizes(), scores.options());
+  Tensor mask;
+  if (attn_mask != nullptr) {
+    ad::apply_attention_mask(zeros({}, scores.options()).expand(scores.sizes()), *attn_mask);  // its checks
+    mask = attn_mask->dtype() == kBool ? *attn_mask : attn_mask->to(scores.scalar_type());
+    mask = mask.expand(scores.sizes());
+  }
+  const std::vector<int64_t> sizes = scores.sizes().vec();
+  const std::vector<int64_t> mstrides = mask.defined() ? mask.strides().vec() : std::vector<int64_t>();
+  auto mask_row = [&](int64_t r) {  // the element offset of row r of the expanded mask
+    int64_t offset = 0;
+    for (int64_t d = static_cast<int64_t>(sizes.size()) - 2; d >= 0; --d) {
+      offset += (r % sizes[static_cast<size_t>(d)]) * mstrides[static_cast<size_t>(d)];
+      r /= sizes[static_cast<size_t>(d)];
+    }
+    return offset;
+  };
+  detail::dispatch_floating(scores.scalar_type(), "scaled_dot_product_attention", [&](auto t) {
+    using T = decltype(t);
+    const T* s = scores.data_ptr<T>();
+    T* y = out.data_ptr<T>();
+    const T sc = static_cast<T>(scale), ninf = -std::numeric_limits<T>::infinity();
+    const int64_t ms = mask.defined() ? mask.stride(-1) : 0;
+#pragma omp parallel for if (rows * S > (int64_t{1} << 16))
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* sr = s + r * S;
+      T* yr = y + r * S;
+      for (int64_t j = 0; j < S; ++j) yr[j] = sr[j] * sc;
+      if (mask.defined() && mask.dtype() == kBool) {
+        const bool* m = mask.data_ptr<bool>() + mask_row(r);
+        for (int64_t j = 0; j < S; ++j) yr[j] = m[j * ms] ? yr[j] : ninf;
+      } else if (mask.defined()) {
+        const T* m = mask.data_ptr<T>() + mask_row(r);
+        for (int64_t j = 0; j < S; ++j) yr[j] += m[j * ms];
+      }
+      if (is_causal) std::fill(yr + std::min(S, r % L + 1), yr + S, ninf);
+      cpu::softmax_rows(yr, yr, 1, S, false);
+    }
+  });
+  return out;
+}
+
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const std::optional<Tensor>& attn_mask, double dropout_p, bool is_causal,
                                     std::optional<double> scale) {
@@ -175,10 +225,8 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
     fail(op, "expected query [..., L, E], key [..., S, E] and value [..., S, Ev], got shapes ", query.sizes(), ", ",
          key.sizes(), " and ", value.sizes());
   ad::check_not_causal_and_masked(is_causal, attn_mask && attn_mask->defined());
-  Tensor scores = query.matmul(key.transpose(-2, -1)) * ad::attention_scale(query.size(-1), scale);
-  if (is_causal) scores = scores.masked_fill(ad::causal_mask(query.size(-2), key.size(-2)), ad::neg_infinity());
-  if (attn_mask && attn_mask->defined()) scores = ad::apply_attention_mask(scores, *attn_mask);
-  Tensor weights = scores.softmax(-1);
+  Tensor weights = attention_weights(query.matmul(key.transpose(-2, -1)), ad::attention_scale(query.size(-1), scale),
+                                     attn_mask && attn_mask->defined() ? &*attn_mask : nullptr, is_causal);
   if (dropout_p > 0) weights = dropout(weights, dropout_p, true);
   return weights.matmul(value);
 }
@@ -253,7 +301,7 @@ Tensor flip(const Tensor& self, IntArrayRef dims) {
     const int64_t w = detail::wrap_dim(d, self.dim(), "flip");
     if (seen[static_cast<size_t>(w)]) fail("flip", "dim ", w, " appears more than once in dims ", dims);
     seen[static_cast<size_t>(w)] = true;
-    const int64_t n = self.size(w);
+    const int64_t n = self.dim() == 0 ? 1 : self.size(w);  // a 0-d tensor flips to itself, as torch
     if (n > 1) out = out.index_select(w, arange(n - 1, -1, -1, TensorOptions().dtype(kLong)));
   }
   return out.clone();
@@ -284,16 +332,28 @@ Tensor repeat(const Tensor& self, IntArrayRef repeats) {
   return self.reshape(view).expand(ad::repeat_expand(self.sizes(), repeats)).reshape(ad::repeat_result(self.sizes(), repeats));
 }
 
-std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
-  detail::check_defined(self, "split");
-  if (self.dim() == 0) fail("split", "cannot split a 0-d tensor");
-  const int64_t d = detail::wrap_dim(dim, self.dim(), "split");
-  if (split_size < 0 || (split_size == 0 && self.size(d) != 0))
-    fail("split", "expected a positive split_size, got ", split_size);
-  std::vector<Tensor> out;
+namespace {
+
+// The dim that split or chunk (`op`) cuts (wrapped), after their checks.
+int64_t piece_dim(const Tensor& self, int64_t dim, const char* op) {
+  detail::check_defined(self, op);
+  if (self.dim() == 0) fail(op, "cannot ", op, " a 0-d tensor");
+  return detail::wrap_dim(dim, self.dim(), op);
+}
+
+// Piece `index` of pieces of piece_size along dim d.
+Tensor piece(const Tensor& self, int64_t d, int64_t piece_size, int64_t index) {
   const int64_t n = self.size(d);
-  if (n == 0) return {self};
-  for (int64_t start = 0; start < n; start += split_size) out.push_back(self.narrow(d, start, std::min(split_size, n - start)));
+  return self.narrow(d, ad::piece_start(n, piece_size, index), ad::piece_length(n, piece_size, index));
+}
+
+}  // namespace
+
+std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
+  const int64_t d = piece_dim(self, dim, "split");
+  std::vector<Tensor> out;
+  for (int64_t i = 0, count = ad::split_count(self.size(d), split_size); i < count; ++i)
+    out.push_back(piece(self, d, split_size, i));
   return out;
 }
 
@@ -319,19 +379,50 @@ std::vector<Tensor> split(const Tensor& self, IntArrayRef split_sizes, int64_t d
 }
 
 std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
-  detail::check_defined(self, "chunk");
-  if (chunks <= 0) fail("chunk", "expected a positive number of chunks, got ", chunks);
-  if (self.dim() == 0) fail("chunk", "cannot chunk a 0-d tensor");
-  const int64_t d = detail::wrap_dim(dim, self.dim(), "chunk");
-  const int64_t n = self.size(d);
-  if (n == 0) return std::vector<Tensor>(static_cast<size_t>(chunks), self);  // as torch: chunks empty pieces
-  return split(self, (n + chunks - 1) / chunks, d);
+  const int64_t d = piece_dim(self, dim, "chunk");
+  const int64_t n = self.size(d), size = ad::chunk_size(n, chunks);
+  std::vector<Tensor> out;
+  for (int64_t i = 0, count = ad::chunk_count(n, chunks); i < count; ++i) out.push_back(piece(self, d, size, i));
+  return out;
 }
 
 Tensor detach(const Tensor& self) { return self; }
 
 // ---------------------------------------------------------------- the decompositions' helpers
 namespace ad {
+
+Tensor split_piece(const Tensor& self, int64_t split_size, int64_t dim, int64_t index) {
+  const int64_t d = piece_dim(self, dim, "split");  // named as the user wrote it
+  split_count(self.size(d), split_size);              // its checks
+  return piece(self, d, split_size, index);
+}
+Tensor chunk_piece(const Tensor& self, int64_t chunks, int64_t dim, int64_t index) {
+  const int64_t d = piece_dim(self, dim, "chunk");
+  return piece(self, d, chunk_size(self.size(d), chunks), index);
+}
+int64_t split_count(int64_t size, int64_t split_size) {
+  if (split_size < 0 || (split_size == 0 && size != 0))
+    fail("split", "expected a positive split_size, got ", split_size);
+  return size == 0 ? 1 : (size + split_size - 1) / split_size;  // an empty dim: one empty piece, as torch
+}
+int64_t chunk_size(int64_t size, int64_t chunks) {
+  if (chunks <= 0) fail("chunk", "expected a positive number of chunks, got ", chunks);
+  return (size + chunks - 1) / chunks;
+}
+int64_t chunk_count(int64_t size, int64_t chunks) {
+  const int64_t piece_size = chunk_size(size, chunks);
+  return size == 0 ? chunks : (size + piece_size - 1) / piece_size;  // an empty dim: `chunks` empty pieces, as torch
+}
+int64_t piece_start(int64_t size, int64_t piece_size, int64_t index) {
+  const int64_t count = size == 0 ? 1 : piece_size <= 0 ? 0 : (size + piece_size - 1) / piece_size;
+  if (index < 0 || (index >= count && size != 0))
+    fail("split", "piece ", index, " does not exist: a dim of ", size, " elements in pieces of ", piece_size, " has ",
+         count, " piece", count == 1 ? "" : "s");
+  return std::min(size, index * piece_size);
+}
+int64_t piece_length(int64_t size, int64_t piece_size, int64_t index) {
+  return std::max<int64_t>(0, std::min(piece_size, size - piece_start(size, piece_size, index)));
+}
 
 std::vector<int64_t> layer_norm_dims(IntArrayRef input_sizes, IntArrayRef normalized_shape) {
   const size_t k = normalized_shape.size(), n = input_sizes.size();

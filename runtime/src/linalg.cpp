@@ -667,6 +667,42 @@ Tensor matmul_impl(const Tensor& self, const Tensor& other, Tensor* out, const c
 
 }  // namespace
 
+// ------------------------------------------------------------------------------ raw products
+
+namespace detail {
+
+template <typename T>
+void gemm_prepare() {
+  make_blas_single_threaded();
+  if constexpr (std::is_same_v<T, float>) own_sgemm();
+  narrow_kernel<T>(0, 1, 1, nullptr, 1, nullptr, 1, nullptr, 1, false);  // picks the ISA
+}
+
+template <typename T>
+void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_rs, int64_t a_cs, const T* b, int64_t b_rs,
+          int64_t b_cs, T* c, int64_t ldc, bool accumulate, bool parallel) {
+  const char* op = "gemm";
+  const bool own = std::is_same_v<T, float> && m > 1 && n > 1 && own_sgemm();
+  if (narrow_applicable<T>(m, n, k, a_cs, own)) {
+    narrow_gemm<T>(m, n, k, {a, a_rs, a_cs}, {b, b_rs, b_cs}, c, ldc, accumulate, parallel);
+    return;
+  }
+  check_blas_dims(m, n, k, op);
+  if (!own && (!blas_layout(m, k, a_rs, a_cs).ok || !blas_layout(k, n, b_rs, b_cs).ok))
+    fail(op, "internal error: operands of strides (", a_rs, ", ", a_cs, ") and (", b_rs, ", ", b_cs,
+         ") are not BLAS matrices");
+  gemm_blas_parallel<T>(m, n, k, {a, a_rs, a_cs}, {b, b_rs, b_cs}, c, ldc, accumulate, parallel);
+}
+
+template void gemm_prepare<float>();
+template void gemm_prepare<double>();
+template void gemm<float>(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, const float*, int64_t, int64_t,
+                          float*, int64_t, bool, bool);
+template void gemm<double>(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, const double*, int64_t,
+                           int64_t, double*, int64_t, bool, bool);
+
+}  // namespace detail
+
 // ------------------------------------------------------------------------------ public API
 
 Tensor matmul(const Tensor& self, const Tensor& other) {

@@ -81,34 +81,54 @@ PoolGeometry window_geometry(IntArrayRef sizes, IntArrayRef kernel, IntArrayRef 
   return g;
 }
 
-// The in-plane index of each window's maximum of x [planes, H, W] (contiguous): [planes, oh * ow].
-template <typename T>
-std::vector<int64_t> max_positions(const T* x, const PoolGeometry& g) {
-  std::vector<int64_t> idx(static_cast<size_t>(g.planes * g.out_plane()));
-#pragma omp parallel for if (g.planes * g.out_plane() * g.k[0] * g.k[1] > (int64_t{1} << 16))
+// Calls f(plane, l, at) for each window l of each plane of x [planes, H, W] (contiguous) with the
+// in-plane index `at` of its maximum (-1 for a window wholly in the padding). Windows inside the
+// input (all of them without padding) run a loop without bounds checks over the window's offsets.
+// Planes run in parallel: f may write anything of its own plane.
+template <typename T, typename F>
+void for_each_maximum(const T* x, const PoolGeometry& g, F&& f) {
+  const int64_t H = g.in[0], W = g.in[1], last_y = (g.k[0] - 1) * g.d[0], last_x = (g.k[1] - 1) * g.d[1];
+  std::vector<int64_t> window;  // the window's in-plane offsets from its first element
+  for (int64_t ky = 0; ky < g.k[0]; ++ky)
+    for (int64_t kx = 0; kx < g.k[1]; ++kx) window.push_back(ky * g.d[0] * W + kx * g.d[1]);
+  const int64_t* offsets = window.data();
+  const int64_t kk = static_cast<int64_t>(window.size());
+  auto better = [](T v, T best) { return (v > best) | (v != v); };  // NaN wins, the last one as in torch
+  // The output columns whose windows lie inside the input's columns.
+  const int64_t x_lo = std::min(g.out[1], (g.p[1] + g.s[1] - 1) / g.s[1]);
+  const int64_t x_hi = std::clamp(W - 1 - last_x + g.p[1] < 0 ? 0 : (W - 1 - last_x + g.p[1]) / g.s[1] + 1, x_lo, g.out[1]);
+#pragma omp parallel for if (g.planes * g.out_plane() * kk > (int64_t{1} << 16))
   for (int64_t pl = 0; pl < g.planes; ++pl) {
     const T* plane = x + pl * g.in_plane();
-    for (int64_t oy = 0; oy < g.out[0]; ++oy)
+    for (int64_t oy = 0; oy < g.out[0]; ++oy) {
+      const int64_t y0 = oy * g.s[0] - g.p[0];
+      const bool rows_inside = y0 >= 0 && y0 + last_y < H;
       for (int64_t ox = 0; ox < g.out[1]; ++ox) {
-        T best = -std::numeric_limits<T>::infinity();
+        const int64_t x0 = ox * g.s[1] - g.p[1];
         int64_t at = -1;
-        for (int64_t ky = 0; ky < g.k[0]; ++ky) {
-          const int64_t iy = oy * g.s[0] - g.p[0] + ky * g.d[0];
-          if (iy < 0 || iy >= g.in[0]) continue;
-          for (int64_t kx = 0; kx < g.k[1]; ++kx) {
-            const int64_t ix = ox * g.s[1] - g.p[1] + kx * g.d[1];
-            if (ix < 0 || ix >= g.in[1]) continue;
-            const T v = plane[iy * g.in[1] + ix];
-            if (at < 0 || v > best || std::isnan(v)) {  // NaN wins, the last one as in torch
-              best = v;
-              at = iy * g.in[1] + ix;
-            }
+        if (rows_inside && ox >= x_lo && ox < x_hi) {
+          // Branch-free (masks, not jumps): which element wins is data, and unpredictable.
+          const T* w0 = plane + y0 * W + x0;
+          T best = w0[0];
+          int64_t best_at = 0;
+          for (int64_t i = 1; i < kk; ++i) {
+            const T v = w0[offsets[i]];
+            const int64_t wins = -static_cast<int64_t>(better(v, best));  // all ones or zero: a mask
+            best_at = (offsets[i] & wins) | (best_at & ~wins);
+            best = w0[best_at];
+          }
+          at = y0 * W + x0 + best_at;
+        } else {
+          for (int64_t iy = y0; iy <= y0 + last_y; iy += g.d[0]) {
+            if (iy < 0 || iy >= H) continue;
+            for (int64_t ix = x0; ix <= x0 + last_x; ix += g.d[1])
+              if (ix >= 0 && ix < W && (at < 0 || better(plane[iy * W + ix], plane[at]))) at = iy * W + ix;
           }
         }
-        idx[static_cast<size_t>(pl * g.out_plane() + oy * g.out[1] + ox)] = at;
+        f(pl, oy * g.out[1] + ox, at);
       }
+    }
   }
-  return idx;
 }
 
 // Reads src (shaped as self: [planes, H, W]) at the maxima of self: [planes, oh, ow].
@@ -117,14 +137,11 @@ Tensor gather_maxima(const Tensor& src, const Tensor& self, const PoolGeometry& 
   Tensor out = empty(g.sizes(g.out), src.options());
   detail::dispatch_floating(self.scalar_type(), g.op, [&](auto t) {
     using T = decltype(t);
-    const std::vector<int64_t> idx = max_positions(static_cast<const T*>(x.data_ptr()), g);
     const T* pv = static_cast<const T*>(v.data_ptr());
     T* po = static_cast<T*>(out.data_ptr());
-    for (int64_t pl = 0; pl < g.planes; ++pl)
-      for (int64_t l = 0; l < g.out_plane(); ++l) {
-        const int64_t at = idx[static_cast<size_t>(pl * g.out_plane() + l)];
-        po[pl * g.out_plane() + l] = at < 0 ? -std::numeric_limits<T>::infinity() : pv[pl * g.in_plane() + at];
-      }
+    for_each_maximum(static_cast<const T*>(x.data_ptr()), g, [&](int64_t pl, int64_t l, int64_t at) {
+      po[pl * g.out_plane() + l] = at < 0 ? -std::numeric_limits<T>::infinity() : pv[pl * g.in_plane() + at];
+    });
   });
   return out;
 }
@@ -135,14 +152,11 @@ Tensor scatter_maxima(const Tensor& gr, const Tensor& self, const PoolGeometry& 
   Tensor out = zeros(self.sizes(), gr.options());
   detail::dispatch_floating(self.scalar_type(), g.op, [&](auto t) {
     using T = decltype(t);
-    const std::vector<int64_t> idx = max_positions(static_cast<const T*>(x.data_ptr()), g);
     const T* pg = static_cast<const T*>(gc.data_ptr());
     T* po = static_cast<T*>(out.data_ptr());
-    for (int64_t pl = 0; pl < g.planes; ++pl)
-      for (int64_t l = 0; l < g.out_plane(); ++l) {
-        const int64_t at = idx[static_cast<size_t>(pl * g.out_plane() + l)];
-        if (at >= 0) po[pl * g.in_plane() + at] += pg[pl * g.out_plane() + l];
-      }
+    for_each_maximum(static_cast<const T*>(x.data_ptr()), g, [&](int64_t pl, int64_t l, int64_t at) {
+      if (at >= 0) po[pl * g.in_plane() + at] += pg[pl * g.out_plane() + l];
+    });
   });
   return out;
 }

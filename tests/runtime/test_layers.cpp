@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "funcgen/runtime/ad.h"
 #include "funcgen/runtime/vmap.h"
 
 namespace {
@@ -106,7 +107,28 @@ TEST(Layers, SplitChunkAndRearrangements) {
   EXPECT_TRUE(fg::equal(sized[1], x.narrow(1, 1, 3)));
   const std::vector<Tensor> halves = x.chunk(3, 1);  // ceil(4 / 3) = 2: two pieces, as torch
   ASSERT_EQ(halves.size(), 2u);
+  // The pieces one at a time (what funcgen reads a vector of pieces as) are the same pieces.
+  ASSERT_EQ(fg::ad::split_count(x.size(0), 2), 3);
+  ASSERT_EQ(fg::ad::chunk_count(x.size(-1), 3), 2);
+  for (int64_t i = 0; i < 3; ++i) EXPECT_TRUE(fg::equal(fg::ad::split_piece(x, 2, 0, i), parts[static_cast<size_t>(i)]));
+  for (int64_t i = 0; i < 2; ++i) EXPECT_TRUE(fg::equal(fg::ad::chunk_piece(x, 3, -1, i), halves[static_cast<size_t>(i)]));
+  EXPECT_EQ(x.chunk(7, 0).size(), 5u);  // ceil(5 / 7) = 1: five pieces of one row
+  EXPECT_EQ(fg::ad::chunk_count(5, 7), 5);
+  const Tensor empty = fg::zeros({0, 2});
+  EXPECT_EQ(empty.split(2).size(), 1u);  // as torch: one empty piece, or `chunks` of them
+  EXPECT_EQ(empty.chunk(3).size(), 3u);
+  EXPECT_EQ(fg::ad::chunk_piece(empty, 3, 0, 2).sizes(), fg::IntArrayRef({0, 2}));
+  expect_error([&] { fg::ad::split_piece(x, 2, 0, 3); },
+               "fg::split: piece 3 does not exist: a dim of 5 elements in pieces of 2 has 3 pieces");
+  expect_error([&] { fg::ad::chunk_piece(x, 0, 0, 0); }, "fg::chunk: expected a positive number of chunks, got 0");
+  expect_error([&] { x.split(0); }, "fg::split: expected a positive split_size, got 0");
+  expect_error([&] { fg::zeros({}).chunk(2); }, "fg::chunk: cannot chunk a 0-d tensor");
   EXPECT_DOUBLE_EQ(at(x.flip({0, 1}), {0, 0}), at(x, {4, 3}));
+  // A 0-d tensor's dim 0 has one element, as in torch: flip returns it, its variance over dim 0 is 0.
+  const Tensor scalar = fg::full({}, 2.5, fg::kDouble);
+  EXPECT_DOUBLE_EQ(scalar.flip({0}).item<double>(), 2.5);
+  EXPECT_DOUBLE_EQ(fg::std(scalar, {0}, false).item<double>(), 0.0);
+  EXPECT_TRUE(std::isnan(scalar.var().item<double>()));  // (0 / 0 unbiased, as torch)
   EXPECT_DOUBLE_EQ(at(x.roll({1, -1}, {0, 1}), {0, 0}), at(x, {4, 1}));
   EXPECT_DOUBLE_EQ(at(x.roll(7), {2, 1}), at(x, {0, 2}));  // flat index 9 - 7 = 2
   const Tensor r = x.repeat({2, 1, 3});

@@ -1,6 +1,7 @@
 #include "transforms/ad/anf.h"
 
 #include <cctype>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <optional>
@@ -1188,7 +1189,8 @@ class Normalizer {
     env[step] = keep.back().get();
   }
 
-  // A row's guard: words `p` (a literal true, or a tensor or number given) and `!p`, all holding;
+  // A row's guard: words `p` (a literal true, a tensor given, or a number given and not a literal
+  // 0: dropout_p=0.0 draws no mask) and `!p`, all holding;
   // nullopt when a flag is not a literal (undecided_ names it).
   std::optional<bool> guard_holds(const std::string& guard, const FormulaEnv& env, const std::set<std::string>& given) {
     std::istringstream words(guard);
@@ -1213,13 +1215,20 @@ class Normalizer {
         }
         value = text == "true" || (text != "false" && text.find_first_not_of('0') != std::string::npos);
       } else {
-        value = absent_.count(param) == 0 && (it->second->type == ir::Type::Tensor || given.count(param) != 0);
+        value = absent_.count(param) == 0 && (it->second->type == ir::Type::Tensor || given.count(param) != 0) &&
+                !literal_zero(*it->second);
       }
       holds &= value != negated;
     }
     if (!holds) return false;
     if (!decided) return std::nullopt;
     return true;
+  }
+  static bool literal_zero(const Expr& e) {
+    if (e.kind != ExprKind::Opaque || e.text.empty()) return false;
+    char* end = nullptr;
+    const double v = std::strtod(e.text.c_str(), &end);
+    return v == 0.0 && end != e.text.c_str() && (*end == '\0' || ((*end == 'f' || *end == 'F') && end[1] == '\0'));
   }
   std::string undecided_;
   std::set<std::string> bool_params_;  // the decomposed call's bool parameters (its flags)

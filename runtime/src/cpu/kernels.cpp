@@ -212,6 +212,9 @@ void Binary(D d, BinaryKind kind, const T* a, int64_t sa, const T* b, int64_t sb
       return MapBinary(d, a, sa, b, sb, out, n, [](D dd, V x, V y) { return MaxNaN(dd, x, y); });
     case BinaryKind::Minimum:
       return MapBinary(d, a, sa, b, sb, out, n, [](D dd, V x, V y) { return MinNaN(dd, x, y); });
+    case BinaryKind::ReluBackward:
+      return MapBinary(d, a, sa, b, sb, out, n,
+                       [](D dd, V g, V y) { return hn::IfThenZeroElse(hn::Le(y, hn::Zero(dd)), g); });
     case BinaryKind::Pow:
       // Vector pow would need exp(y log x) with sign and integer-exponent fix-ups; libm is exact.
       for (int64_t i = 0; i < n; ++i) out[i] = std::pow(a[i * sa], b[i * sb]);

@@ -10,7 +10,8 @@ namespace fg::cpu {
 enum class UnaryKind : int {
   Neg, Abs, Exp, Log, Log1p, Sqrt, Rsqrt, Sin, Cos, Tan, Tanh, Sigmoid, Relu, Erf, Silu, LogSigmoid,
 };
-enum class BinaryKind : int { Add, Sub, Mul, Div, Maximum, Minimum, Pow };
+// ReluBackward: a where b > 0, else 0 (relu's gradient a at its output b; NaN passes a, as torch).
+enum class BinaryKind : int { Add, Sub, Mul, Div, Maximum, Minimum, Pow, ReluBackward };
 enum class ReduceKind : int { Sum, Max, Min };
 
 void unary(UnaryKind kind, const float* x, float* out, int64_t n);

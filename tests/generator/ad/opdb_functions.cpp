@@ -183,12 +183,15 @@ FG_OP(attention, fg::scaled_dot_product_attention(x, y, y * 0.5) +
                      fg::scaled_dot_product_attention(x, x.sin(), x, {}, 0.0, true) +
                      fg::scaled_dot_product_attention(x.cos(), x, x, {}, 0.0, 0) +  // (a flag written 0)
                      fg::scaled_dot_product_attention(x, y, y.cos(), fg::arange(5) <= fg::arange(3).unsqueeze(1) + 1,
-                                                      0.0, false, 0.7))
+                                                      0.0, false, 0.7) +
+                     fg::scaled_dot_product_attention(x, y, y, y.select(-1, 0).unsqueeze(-2) * 0.3))  // a float mask, broadcast
 FG_OP(embedding, fg::embedding(x, fg::arange(4).reshape({2, 2})) * y + fg::embedding(x * 2, fg::arange(3) * 2, 1).sum(0))
 FG_OP(masked_fill, (x * y).masked_fill(fg::arange(3).unsqueeze(1) > fg::arange(4) - 2, 1.5) + x.masked_fill(fg::arange(4) > 1, -2))
 FG_OP(triangles, (x * y).triu(1) + x.tril(-1) * 2 + fg::triu(y))
 FG_OP(flip_roll, x.flip({0, 2}) * y + x.roll({1, -2}, {1, 2}) + x.roll(3))
 FG_OP(repeat, x.repeat({2, 1, 2}) * y)
+// pieces of different sizes, indexed where they are made (lowered to fg::ad::split_piece / chunk_piece)
+FG_OP(split_chunk, x.chunk(2, 0)[1] * y.split(3, -1)[1] + fg::chunk(x, 3, -1)[1].sum(1, true) * fg::split(y, 2)[1].sum(0))
 FG_OP(one_hot, x * fg::one_hot(fg::arange(3), 4) + y)
 FG_OP(bce_with_logits, fg::binary_cross_entropy_with_logits(x, y.sigmoid()) +
                            fg::binary_cross_entropy_with_logits(x * 2, y.sigmoid(), y.sigmoid(), x.exp(), fg::Reduction::None).sum(0).sum())

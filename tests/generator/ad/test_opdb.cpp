@@ -167,6 +167,7 @@ const Shape M{3, 4};
   X(triangles, M, M) \
   X(flip_roll, (Shape{2, 3, 4}), M) \
   X(repeat, (Shape{3, 1}), (Shape{2, 3, 2})) \
+  X(split_chunk, M, M) \
   X(one_hot, M, (Shape{4})) \
   X(bce_with_logits, M, M) \
   X(smooth_l1_huber, M, M)

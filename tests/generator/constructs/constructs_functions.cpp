@@ -348,6 +348,28 @@ fg::Tensor slices(const fg::Tensor& x) {
   return s * static_cast<double>(rows.size());
 }
 
+// ---- the pieces of split and chunk (of different sizes: 4 columns in pieces of 3, 3 rows in 2
+// chunks), stored and read by index, sized and looped over, looped over directly, and indexed
+// where they are made (as `q, k, v = qkv.chunk(3, -1)` is ported)
+FUNCGEN("pieces_grad = grad(pieces)")
+FUNCGEN("pieces_jvp = jvp(pieces)")
+FUNCGEN("pieces_jacfwd = jacfwd(pieces)")
+FUNCGEN("pieces_hessian = hessian(pieces)")
+FUNCGEN("pieces_jacrev2 = jacrev(jacrev(pieces))")
+FUNCGEN("pieces_hvp = jvp(grad(pieces))")
+FUNCGEN("pieces_vmap = vmap(pieces)")
+FUNCGEN("pieces_psg = vmap(grad(pieces))")
+FUNCGEN("pieces_vjacrev = vmap(jacrev(pieces))")
+fg::Tensor pieces(const fg::Tensor& x) {
+  std::vector<fg::Tensor> cols = x.split(3, 1);
+  const auto rows = fg::chunk(x, 2);
+  fg::Tensor s = (cols[0].sum(1) * cols.back().sin().sum(1)).sum() + (rows.front().sum(0) * rows[1].cos().sum(0)).sum();
+  for (const auto& r : rows) s = s + r.tanh().sum() * 0.5;
+  for (size_t i = 0; i < cols.size(); ++i) s = s * 0.9 + cols[i].pow(2).mean();
+  for (const fg::Tensor& p : x.chunk(4, -1)) s = s + (p * p.exp()).sum() * 0.1;
+  return s * static_cast<double>(cols.size()) + x.chunk(3, 0)[2].sin().sum() + x.split(2, -1).at(1).pow(3).sum();
+}
+
 // ---- a vector of tensors built with braces, indexed, sized, stacked and concatenated
 FUNCGEN("braced_grad = grad(braced)")
 FUNCGEN("braced_jvp = jvp(braced)")

@@ -27,6 +27,7 @@ fg::Tensor shape_ints(const fg::Tensor& x);
 fg::Tensor bindings(const fg::Tensor& x);
 fg::Tensor pushed(const fg::Tensor& x);
 fg::Tensor slices(const fg::Tensor& x);
+fg::Tensor pieces(const fg::Tensor& x);
 fg::Tensor switch_breaks(const fg::Tensor& x);
 fg::Tensor braced(const fg::Tensor& x);
 fg::Tensor local_structs(const fg::Tensor& x);
@@ -69,7 +70,7 @@ std::vector<Construct> constructs() {
   return {CONSTRUCT(loop_break), CONSTRUCT(loop_continue), CONSTRUCT(loop_return), CONSTRUCT(nested_jumps), CONSTRUCT(switch_jumps), CONSTRUCT(choices),
           CONSTRUCT(helper_jumps),
           CONSTRUCT(last_trip), CONSTRUCT(header_helpers), CONSTRUCT(range_for), CONSTRUCT(lambdas),
-          CONSTRUCT(shape_ints), CONSTRUCT(bindings), CONSTRUCT(pushed), CONSTRUCT(slices),
+          CONSTRUCT(shape_ints), CONSTRUCT(bindings), CONSTRUCT(pushed), CONSTRUCT(slices), CONSTRUCT(pieces),
           CONSTRUCT(switch_breaks), CONSTRUCT(braced), CONSTRUCT(local_structs), CONSTRUCT(out_params), CONSTRUCT(passed_on),
           CONSTRUCT(lambdas_passed), CONSTRUCT(listed), CONSTRUCT(assigned), CONSTRUCT(counters),
           CONSTRUCT(captures), CONSTRUCT(built_lists)};

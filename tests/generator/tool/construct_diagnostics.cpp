@@ -153,6 +153,14 @@ fg::Tensor slices_by_reference(const fg::Tensor& x) {
   return fg::stack(rows).sum();
 }
 
+// The pieces of a split, joined again: of different sizes, they are not held as one tensor.
+FUNCGEN("pj = grad(pieces_joined)")
+fg::Tensor pieces_joined(const fg::Tensor& x) {
+  std::vector<fg::Tensor> parts = x.split(2, 1);
+// CHECK: construct_diagnostics.cpp:[[@LINE-1]]:35: error: the pieces in 'parts' cannot be transformed: funcgen transforms a vector of a tensor's pieces (split, chunk) when the function only reads its elements (parts[i]), sizes it or loops over it; to join them again, use the tensor they came from [funcgen-unsupported]
+  return fg::cat(parts, 1).sum() + parts[0].sum();
+}
+
 // A write into an expanded view, under AD: the message names the variable as the user wrote it
 // (not the version AD made of it).
 FUNCGEN("ew = grad(expanded_write)")
@@ -183,5 +191,5 @@ fg::Tensor hidden_break(const fg::Tensor& x) {
   return y.sum();
 }
 
-// CHECK: 18 errors generated.
+// CHECK: 19 errors generated.
 }  // namespace diag

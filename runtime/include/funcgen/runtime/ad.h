@@ -168,6 +168,9 @@ Tensor avg_pool2d_backward(const Tensor& g, IntArrayRef self_sizes, IntArrayRef 
                            IntArrayRef padding, bool ceil_mode, bool count_include_pad,
                            std::optional<int64_t> divisor_override);
 Tensor adaptive_avg_pool2d_backward(const Tensor& g, IntArrayRef self_sizes);
+// relu's gradient g at its output: g where output > 0, else 0 (torch's threshold_backward), in one
+// pass; g and output broadcast together. Piecewise constant in output.
+Tensor relu_backward(const Tensor& g, const Tensor& output);
 
 // Non-tensor helpers of derivative formulas (plain values; nothing to differentiate or batch).
 // The permutation that undoes permute(dims).
@@ -220,6 +223,18 @@ bool check_at_least(const std::string& op, const std::string& what, double value
 bool check_batch_statistics(IntArrayRef input_sizes, bool training);
 bool check_not_causal_and_masked(bool is_causal, bool masked);
 bool check_padding_idx(int64_t padding_idx, int64_t num_embeddings);
+// The pieces of self.split(split_size, dim) and self.chunk(chunks, dim), one at a time: funcgen
+// reads a vector of pieces by index as these calls, which AD differentiates as narrows. Piece
+// `index` (fg::Error when out of range); how many pieces a dim of `size` elements gives; where
+// piece `index` starts and how long it is, for pieces of `piece_size` (a split's split_size, a
+// chunk's chunk_size) along a dim of `size` elements.
+Tensor split_piece(const Tensor& self, int64_t split_size, int64_t dim, int64_t index);
+Tensor chunk_piece(const Tensor& self, int64_t chunks, int64_t dim, int64_t index);
+int64_t split_count(int64_t size, int64_t split_size);
+int64_t chunk_count(int64_t size, int64_t chunks);
+int64_t chunk_size(int64_t size, int64_t chunks);
+int64_t piece_start(int64_t size, int64_t piece_size, int64_t index);
+int64_t piece_length(int64_t size, int64_t piece_size, int64_t index);
 // smooth_l1_loss's beta where it divides (beta 0 is the L1 loss, whose quadratic side is empty).
 double positive_or_one(double beta);
 
