@@ -2219,14 +2219,16 @@ class FunctionLowerer {
   }
 
   // ------------------------------------------------------------------ pieces of split and chunk
-  // `x.split(n, dim)` and `x.chunk(n, dim)` (or fg::split, fg::chunk) read by index: piece i is
-  // fg::ad::split_piece(x, n, dim, i) or chunk_piece, an op of its own that AD differentiates as a
-  // narrow, and the count fg::ad::split_count(x.size(dim), n) or chunk_count.
+  // `x.split(n, dim)`, `x.split({sizes...}, dim)` and `x.chunk(n, dim)` (or fg::split, fg::chunk)
+  // read by index: piece i is fg::ad::split_piece(x, n, dim, i), split_with_sizes_piece or
+  // chunk_piece, an op of its own that AD differentiates as a narrow, and the count
+  // fg::ad::split_count(x.size(dim), n), split_with_sizes_count(sizes) or chunk_count.
   struct Pieces {
     const clang::Expr* tensor = nullptr;
-    const clang::Expr* n = nullptr;    // split_size or chunks
+    const clang::Expr* n = nullptr;    // split_size, the split sizes, or chunks
     const clang::Expr* dim = nullptr;  // null: 0
     bool chunk = false;
+    bool sizes = false;  // n is a list of sizes
   };
 
   // The pieces `e` makes, if it is a split by an integer size or a chunk.
@@ -2238,8 +2240,9 @@ class FunctionLowerer {
       return std::nullopt;
     const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(call);
     const unsigned first = mc != nullptr ? 0 : 1;
-    if (call->getNumArgs() <= first || !call->getArg(first)->getType()->isIntegerType()) return std::nullopt;
+    if (call->getNumArgs() <= first) return std::nullopt;
     Pieces p;
+    p.sizes = !call->getArg(first)->getType()->isIntegerType();
     p.tensor = mc != nullptr ? mc->getImplicitObjectArgument() : call->getArg(0);
     p.n = call->getArg(first);
     if (call->getNumArgs() > first + 1 && !llvm::isa<clang::CXXDefaultArgExpr>(call->getArg(first + 1)))
@@ -2250,26 +2253,31 @@ class FunctionLowerer {
 
   ExprPtr piece_dim(const Pieces& p) { return p.dim != nullptr ? lower_expr(p.dim) : ir::opaque("0", ir::Type::Int); }
 
-  // How many pieces the tensor `held` (lowered) makes.
-  ExprPtr piece_count(const Pieces& p, ExprPtr held, const clang::CXXRecordDecl* tensor) {
+  // How many pieces the tensor `held` (lowered) makes, for n and dim (lowered).
+  ExprPtr piece_count(const Pieces& p, ExprPtr held, ExprPtr n, ExprPtr dim, const clang::CXXRecordDecl* tensor) {
     std::vector<ExprPtr> size_args, args;
+    if (p.sizes) {
+      args.push_back(std::move(n));
+      return fg_call("ad::split_with_sizes_count", ir::Type::Int, std::move(args), {"split_sizes"});
+    }
     size_args.push_back(std::move(held));
-    size_args.push_back(piece_dim(p));
+    size_args.push_back(std::move(dim));
     args.push_back(method_call(tensor, "size", ir::Type::Int, std::move(size_args)));
-    args.push_back(lower_expr(p.n));
+    args.push_back(std::move(n));
     return fg_call(p.chunk ? "ad::chunk_count" : "ad::split_count", ir::Type::Int, std::move(args),
                    {"size", p.chunk ? "chunks" : "split_size"});
   }
 
-  // Piece `index` of the tensor `held` (lowered).
-  ExprPtr piece_at(const Pieces& p, ExprPtr held, ExprPtr index) {
+  // Piece `index` of the tensor `held`, for n and dim (all lowered).
+  ExprPtr piece_at(const Pieces& p, ExprPtr held, ExprPtr n, ExprPtr dim, ExprPtr index) {
     std::vector<ExprPtr> args;
     args.push_back(std::move(held));
-    args.push_back(lower_expr(p.n));
-    args.push_back(piece_dim(p));
+    args.push_back(std::move(n));
+    args.push_back(std::move(dim));
     args.push_back(std::move(index));
-    return fg_call(p.chunk ? "ad::chunk_piece" : "ad::split_piece", ir::Type::Tensor, std::move(args),
-                   {"self", p.chunk ? "chunks" : "split_size", "dim", "index"});
+    return fg_call(p.chunk ? "ad::chunk_piece" : p.sizes ? "ad::split_with_sizes_piece" : "ad::split_piece",
+                   ir::Type::Tensor, std::move(args),
+                   {"self", p.chunk ? "chunks" : p.sizes ? "split_sizes" : "split_size", "dim", "index"});
   }
 
   // `x.chunk(n, d)[i]`, `.at(i)`, `.front()`, `.back()` of pieces not stored in a variable.
@@ -2288,7 +2296,8 @@ class FunctionLowerer {
     }
     const std::optional<Pieces> p = object != nullptr ? pieces_of(object) : std::nullopt;
     if (!p) return nullptr;
-    ExprPtr x = piece_at(*p, lower_expr(p->tensor), index != nullptr ? lower_expr(index) : ir::opaque("0", ir::Type::Int));
+    ExprPtr x = piece_at(*p, lower_expr(p->tensor), lower_expr(p->n), piece_dim(*p),
+                         index != nullptr ? lower_expr(index) : ir::opaque("0", ir::Type::Int));
     x->range = e->getSourceRange();
     return x;
   }
@@ -2305,7 +2314,8 @@ class FunctionLowerer {
     size_t loops = 0;     // loops around the declaration (a push inside more is in a loop)
     const clang::Expr* slices_of = nullptr;  // x of `= x.unbind(dim)`, and its dim (null: 0)
     const clang::Expr* slice_dim = nullptr;
-    std::optional<Pieces> pieces;  // `= x.split(n, dim)` or `x.chunk(n, dim)`: held as x itself
+    std::optional<Pieces> pieces;  // `= x.split(n, dim)` or `x.chunk(n, dim)`: held as x itself,
+    int piece_n = -1, piece_dim = -1;  // with n and dim in variables (read as at the declaration)
   };
 
   static bool is_tensor_vector(clang::QualType t) {
@@ -2791,13 +2801,15 @@ class FunctionLowerer {
     v.loops = loops_;
     StmtPtr d = make(StmtKind::Decl, ds);
     d->var = v.var;
-    if (v.pieces) {  // = x.split(n, dim): x, and its count of pieces
+    if (v.pieces) {  // = x.split(n, dim): x, n, dim and the count of pieces
       const clang::CXXRecordDecl* tensor = bare(v.pieces->tensor->getType())->getAsCXXRecordDecl();
       d->expr = lower_expr(v.pieces->tensor);
       out.push_back(std::move(d));
+      if (!v.pieces->sizes) v.piece_n = int_local(vd->getNameAsString() + "_n__", lower_expr(v.pieces->n), ds, out);
+      v.piece_dim = int_local(vd->getNameAsString() + "_dim__", piece_dim(*v.pieces), ds, out);
       StmtPtr c = make(StmtKind::Decl, ds);
       c->var = v.count;
-      c->expr = piece_count(*v.pieces, ir::var_ref(f_, v.var), tensor);
+      c->expr = piece_count(*v.pieces, ir::var_ref(f_, v.var), piece_n(v), ir::var_ref(f_, v.piece_dim), tensor);
       out.push_back(std::move(c));
       v.pushed = true;
       return;
@@ -2989,8 +3001,22 @@ class FunctionLowerer {
 
   // Element `index` of a vector held stacked: a slice of the held tensor, or a piece of it.
   ExprPtr element_of(const Stacked& v, const clang::CXXRecordDecl* tensor, ExprPtr index) {
-    if (v.pieces) return piece_at(*v.pieces, ir::var_ref(f_, v.var), std::move(index));
+    if (v.pieces)
+      return piece_at(*v.pieces, ir::var_ref(f_, v.var), piece_n(v), ir::var_ref(f_, v.piece_dim), std::move(index));
     return select_of(tensor, v.var, ir::opaque("0", ir::Type::Int), std::move(index));
+  }
+
+  // The n of a vector of pieces: its variable, or a list of sizes as written (lowered again).
+  ExprPtr piece_n(const Stacked& v) { return v.piece_n >= 0 ? ir::var_ref(f_, v.piece_n) : lower_expr(v.pieces->n); }
+
+  // `const int64_t name = value;` (a generated local), appended to out; its variable.
+  int int_local(const std::string& name, ExprPtr value, const clang::Stmt* at, std::vector<StmtPtr>& out) {
+    const int var = generated_var(name, ir::Type::Int, "const int64_t");
+    StmtPtr d = make(StmtKind::Decl, at);
+    d->var = var;
+    d->expr = std::move(value);
+    out.push_back(std::move(d));
+    return var;
   }
 
   // for (p : x.split(n, d)) body  ->  { const fg::Tensor held = x; for (int64_t i = 0; i < count; ++i) { p = piece i; body } }
@@ -3003,8 +3029,15 @@ class FunctionLowerer {
     src->var = held;
     src->expr = lower_expr(p.tensor);
     block->body.push_back(std::move(src));
-    block->body.push_back(index_loop(rs, "int64_t", piece_count(p, ir::var_ref(f_, held), tensor),
-                                     [&](int index) { return piece_at(p, ir::var_ref(f_, held), ir::var_ref(f_, index)); }));
+    const int n = p.sizes ? -1 : int_local(var->getNameAsString() + "_n__", lower_expr(p.n), rs, block->body);
+    const auto n_of = [&] { return n >= 0 ? ir::var_ref(f_, n) : lower_expr(p.n); };
+    const int dim = int_local(var->getNameAsString() + "_dim__", piece_dim(p), rs, block->body);
+    const int count = int_local(var->getNameAsString() + "_count__",
+                                piece_count(p, ir::var_ref(f_, held), n_of(), ir::var_ref(f_, dim), tensor), rs,
+                                block->body);
+    block->body.push_back(index_loop(rs, "int64_t", ir::var_ref(f_, count), [&](int index) {
+      return piece_at(p, ir::var_ref(f_, held), n_of(), ir::var_ref(f_, dim), ir::var_ref(f_, index));
+    }));
     return block;
   }
 

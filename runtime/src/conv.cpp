@@ -137,9 +137,9 @@ std::array<int64_t, 2> inside(int64_t out, int64_t size, int64_t s, int64_t off)
   return {lo, std::clamp(hi, lo, out)};
 }
 
-// Calls f(row, ki, kj, n, oy, iy, xs, line) for every output row of the chunk's columns whose input
-// row iy lies inside x (line: x's row iy of image n0 + n, channel c, or nullptr when outside), with
-// xs the valid output columns and the input column of output column ox at ox * sw + xoff.
+// Calls f(c, row, n, oy, iy, xs, xoff) for every output row oy of image n (of the chunk) of every
+// column row `row` (of input channel c): iy is the input row it reads (-1 when outside x), xs the
+// output columns whose input column ox * sw + xoff lies inside x.
 template <typename F>
 void for_column_rows(const ConvGeometry& g, int64_t nb, F&& f) {
   const int64_t kk = g.kernel[0] * g.kernel[1];
@@ -165,12 +165,12 @@ void im2col(const T* x, const ConvGeometry& g, int64_t n0, int64_t nb, T* cols) 
       std::fill(dst, dst + ow, T(0));
       return;
     }
-    const T* line = x + (((n0 + n) * g.c + c) * H + iy) * W + xoff;
+    const T* line = x + (((n0 + n) * g.c + c) * H + iy) * W;  // input column ox * sw + xoff
     std::fill(dst, dst + xs[0], T(0));
     if (sw == 1)
-      std::copy(line + xs[0], line + xs[1], dst + xs[0]);
+      std::copy(line + xs[0] + xoff, line + xs[1] + xoff, dst + xs[0]);
     else
-      for (int64_t ox = xs[0]; ox < xs[1]; ++ox) dst[ox] = line[ox * sw];
+      for (int64_t ox = xs[0]; ox < xs[1]; ++ox) dst[ox] = line[ox * sw + xoff];
     std::fill(dst + xs[1], dst + ow, T(0));
   });
 }
@@ -185,8 +185,8 @@ void col2im(const T* cols, const ConvGeometry& g, int64_t n0, int64_t nb, T* dx)
                              int64_t xoff) {
     if (iy < 0) return;
     const T* src = cols + row * ld + n * L + oy * ow;
-    T* line = dx + (((n0 + n) * g.c + c) * H + iy) * W + xoff;
-    for (int64_t ox = xs[0]; ox < xs[1]; ++ox) line[ox * sw] += src[ox];
+    T* line = dx + (((n0 + n) * g.c + c) * H + iy) * W;
+    for (int64_t ox = xs[0]; ox < xs[1]; ++ox) line[ox * sw + xoff] += src[ox];
   });
 }
 
@@ -206,6 +206,7 @@ const T* group_major(const T* t, const ConvGeometry& g, int64_t channels, int64_
 struct ScratchSize {
   int64_t per_image = 0, fixed = 0;
   bool zeroed = false;
+  bool several = false;  // needed only when a chunk has several images (else left empty)
 };
 
 // Runs body(n0, nb, parallel, scratch) over the chunks of g's images, then finish(scratch) for
@@ -216,6 +217,7 @@ struct ScratchSize {
 template <typename T, typename F, typename Finish>
 void for_chunks(const ConvGeometry& g, const TensorOptions& options, std::initializer_list<ScratchSize> sizes, F&& body,
                 Finish&& finish) {
+  if (g.n == 0) return;
   detail::gemm_prepare<T>();
   const int64_t per = std::min(g.n, std::max<int64_t>(1, (kChunkColumns + g.positions() - 1) / g.positions()));
   const int64_t chunks = (g.n + per - 1) / per;
@@ -229,7 +231,8 @@ void for_chunks(const ConvGeometry& g, const TensorOptions& options, std::initia
   std::vector<std::vector<T*>> scratch(static_cast<size_t>(threads));
   for (int t = 0; t < threads; ++t)
     for (const ScratchSize& sz : sizes) {
-      held[t].push_back((sz.zeroed ? zeros : empty)({std::max<int64_t>(1, sz.per_image * per + sz.fixed)}, options));
+      const int64_t size = sz.several && per == 1 ? 1 : std::max<int64_t>(1, sz.per_image * per + sz.fixed);
+      held[t].push_back((sz.zeroed ? zeros : empty)({size}, options));
       scratch[t].push_back(static_cast<T*>(held[t].back().data_ptr()));
     }
   std::vector<char> ran(static_cast<size_t>(threads), 0);
@@ -251,7 +254,7 @@ void for_chunks(const ConvGeometry& g, const TensorOptions& options, std::initia
 template <typename T>
 void conv_forward_t(const T* x, const T* w, const ConvGeometry& g, T* y, const TensorOptions& options) {
   const int64_t L = g.positions(), rows = g.rows(), og = g.og();
-  for_chunks<T>(g, options, {{g.c * g.kernel[0] * g.kernel[1] * L}, {g.o * L}}, [&](int64_t n0, int64_t nb, bool parallel, T* const* s) {
+  for_chunks<T>(g, options, {{g.c * g.kernel[0] * g.kernel[1] * L}, {g.o * L, 0, false, true}}, [&](int64_t n0, int64_t nb, bool parallel, T* const* s) {
     const int64_t ld = nb * L;
     im2col(x, g, n0, nb, s[0]);
     T* out = nb == 1 ? y + n0 * g.o * L : s[1];
@@ -269,7 +272,7 @@ void conv_forward_t(const T* x, const T* w, const ConvGeometry& g, T* y, const T
 template <typename T>
 void conv_input_adjoint_t(const T* dy, const T* w, const ConvGeometry& g, T* dx, const TensorOptions& options) {
   const int64_t L = g.positions(), rows = g.rows(), og = g.og();
-  for_chunks<T>(g, options, {{g.c * g.kernel[0] * g.kernel[1] * L}, {g.o * L}}, [&](int64_t n0, int64_t nb, bool parallel, T* const* s) {
+  for_chunks<T>(g, options, {{g.c * g.kernel[0] * g.kernel[1] * L}, {g.o * L, 0, false, true}}, [&](int64_t n0, int64_t nb, bool parallel, T* const* s) {
     const int64_t ld = nb * L;
     const T* dyg = group_major(dy, g, g.o, n0, nb, s[1]);
     for (int64_t gr = 0; gr < g.groups; ++gr)
@@ -286,7 +289,7 @@ void conv_weight_adjoint_t(const T* dy, const T* x, const ConvGeometry& g, T* dw
   const int64_t L = g.positions(), rows = g.rows(), og = g.og(), size = g.o * rows;
   std::fill(dw, dw + size, T(0));
   for_chunks<T>(
-      g, options, {{g.c * g.kernel[0] * g.kernel[1] * L}, {g.o * L}, {0, size, true}},
+      g, options, {{g.c * g.kernel[0] * g.kernel[1] * L}, {g.o * L, 0, false, true}, {0, size, true}},
       [&](int64_t n0, int64_t nb, bool parallel, T* const* s) {
         const int64_t ld = nb * L;
         im2col(x, g, n0, nb, s[0]);

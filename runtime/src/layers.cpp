@@ -10,8 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "funcgen/runtime/ad.h"
+#include <omp.h>
+
 #include "cpu/kernels.h"
+#include "funcgen/runtime/ad.h"
 #include "funcgen/runtime/random.h"
 #include "internal.h"
 
@@ -42,35 +44,88 @@ Tensor variance(const Tensor& self, IntArrayRef dim, bool unbiased, bool keepdim
   return (centered * centered).sum(dims, keepdim) / std::max(n - (unbiased ? 1.0 : 0.0), 0.0);
 }
 
-// Normalizes each row of `rows` ([M, K], contiguous) to mean 0 and variance 1 (biased) in place
-// of `out`, with statistics accumulated in double.
+// The sum of f(r[k]) over a row, in double, in 8 independent partial sums: one running sum is a
+// chain of dependent adds (4 cycles each) that the compiler may not reorder; 8 lanes keep the adder
+// busy and vectorize.
+template <typename T, typename F>
+double lane_sum(const T* r, int64_t K, F f) {
+  constexpr int64_t kLanes = 8;
+  double part[kLanes] = {};
+  int64_t k = 0;
+  for (; k + kLanes <= K; k += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j) part[j] += f(static_cast<double>(r[k + j]));
+  double s = 0;
+  for (int64_t j = 0; j < kLanes; ++j) s += part[j];
+  for (; k < K; ++k) s += f(static_cast<double>(r[k]));
+  return s;
+}
+
+// An affine map after a normalization, per element of a row: weight and bias (either may be null)
+// of `per_row` entries, entry k / unit for element k of row m, starting at (m % rows) * per_row.
+// layer_norm: one entry per element of every row (unit 1, rows 1); group_norm: one per channel,
+// `unit` elements each, a group's channels in each of `rows` (the groups) rows.
 template <typename T>
-void normalize_rows(const T* x, T* y, int64_t M, int64_t K, double eps) {
+struct RowAffine {
+  const T* weight = nullptr;
+  const T* bias = nullptr;
+  int64_t unit = 1, rows = 1;
+};
+
+// Normalizes each row of x ([M, K], contiguous) to mean 0 and variance 1 (biased) into y, then
+// applies `affine`, with statistics accumulated in double: one read of the row from memory (it
+// stays in cache for the three passes) and one write.
+template <typename T>
+void normalize_rows(const T* x, T* y, int64_t M, int64_t K, double eps, const RowAffine<T>& affine) {
 #pragma omp parallel for if (M * K > (1 << 16))
   for (int64_t m = 0; m < M; ++m) {
     const T* r = x + m * K;
-    double mean = 0;
-    for (int64_t k = 0; k < K; ++k) mean += static_cast<double>(r[k]);
-    mean /= static_cast<double>(K);
-    double var = 0;
-    for (int64_t k = 0; k < K; ++k) {
-      const double d = static_cast<double>(r[k]) - mean;
-      var += d * d;
-    }
+    const double mean = lane_sum(r, K, [](double v) { return v; }) / static_cast<double>(K);
+    const double var = lane_sum(r, K, [mean](double v) { return (v - mean) * (v - mean); });
     const double rstd = 1.0 / std::sqrt(var / static_cast<double>(K) + eps);
     T* o = y + m * K;
-    for (int64_t k = 0; k < K; ++k) o[k] = static_cast<T>((static_cast<double>(r[k]) - mean) * rstd);
+    const int64_t first = (m % affine.rows) * (K / affine.unit);
+    if (affine.unit == 1 && affine.weight != nullptr && affine.bias != nullptr) {  // layer_norm's usual case
+      const T* w = affine.weight + first;
+      const T* b = affine.bias + first;
+      for (int64_t k = 0; k < K; ++k)
+        o[k] = static_cast<T>((static_cast<double>(r[k]) - mean) * rstd * static_cast<double>(w[k]) +
+                              static_cast<double>(b[k]));
+      continue;
+    }
+    for (int64_t c = 0; c * affine.unit < K; ++c) {
+      const double w = affine.weight != nullptr ? static_cast<double>(affine.weight[first + c]) : 1.0;
+      const double b = affine.bias != nullptr ? static_cast<double>(affine.bias[first + c]) : 0.0;
+      const double scale = rstd * w, shift = b - mean * scale;
+      for (int64_t k = c * affine.unit; k < std::min(K, (c + 1) * affine.unit); ++k)
+        o[k] = static_cast<T>(static_cast<double>(r[k]) * scale + shift);
+    }
   }
 }
 
-// x reshaped to rows of K elements, each normalized; the result has x's shape.
-Tensor normalized_rows(const Tensor& x, int64_t K, double eps, const char* op) {
+// Whether weight and bias (either may be absent) can be applied inside normalized_rows: of x's
+// dtype. (Others are applied after, by ops that promote dtypes.)
+bool fusable_affine(const Tensor& x, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias) {
+  auto same = [&](const std::optional<Tensor>& t) { return !t || !t->defined() || t->dtype() == x.dtype(); };
+  return same(weight) && same(bias);
+}
+
+// x reshaped to rows of K elements, each normalized, then weight and bias (fusable_affine) applied
+// as `unit` and `rows` say (RowAffine); the result has x's shape.
+Tensor normalized_rows(const Tensor& x, int64_t K, double eps, const std::optional<Tensor>& weight,
+                       const std::optional<Tensor>& bias, int64_t unit, int64_t rows, const char* op) {
   const Tensor c = x.contiguous();
   Tensor out = empty(x.sizes(), x.options());
   const int64_t M = K == 0 ? 0 : c.numel() / K;
+  const Tensor w = weight && weight->defined() ? weight->contiguous() : Tensor();
+  const Tensor b = bias && bias->defined() ? bias->contiguous() : Tensor();
   detail::dispatch_floating(x.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
-    normalize_rows(static_cast<const T*>(c.data_ptr()), static_cast<T*>(out.data_ptr()), M, K, eps);
+    RowAffine<T> affine;
+    affine.weight = w.defined() ? static_cast<const T*>(w.data_ptr()) : nullptr;
+    affine.bias = b.defined() ? static_cast<const T*>(b.data_ptr()) : nullptr;
+    affine.unit = std::max<int64_t>(unit, 1);
+    affine.rows = std::max<int64_t>(rows, 1);
+    normalize_rows(static_cast<const T*>(c.data_ptr()), static_cast<T*>(out.data_ptr()), M, K, eps, affine);
   });
   return out;
 }
@@ -115,7 +170,9 @@ Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::
   ad::layer_norm_dims(input.sizes(), normalized_shape);  // (checks the shapes)
   check_optional(weight, "layer_norm", "a weight", normalized_shape);
   check_optional(bias, "layer_norm", "a bias", normalized_shape);
-  Tensor y = normalized_rows(input, detail::product(normalized_shape), eps, "layer_norm");
+  const int64_t K = detail::product(normalized_shape);
+  if (fusable_affine(input, weight, bias)) return normalized_rows(input, K, eps, weight, bias, 1, 1, "layer_norm");
+  Tensor y = normalized_rows(input, K, eps, {}, {}, 1, 1, "layer_norm");
   if (weight && weight->defined()) y = y * *weight;
   if (bias && bias->defined()) y = y + *bias;
   return y;
@@ -128,7 +185,10 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<T
   check_optional(weight, "group_norm", "a weight", input.size(1));
   check_optional(bias, "group_norm", "a bias", input.size(1));
   const int64_t K = input.numel() == 0 ? 0 : input.numel() / (input.size(0) * num_groups);
-  return channel_affine(normalized_rows(input, K, eps, "group_norm"), weight, bias);
+  const int64_t spatial = input.numel() == 0 ? 1 : input.numel() / (input.size(0) * input.size(1));
+  if (fusable_affine(input, weight, bias))
+    return normalized_rows(input, K, eps, weight, bias, spatial, num_groups, "group_norm");
+  return channel_affine(normalized_rows(input, K, eps, {}, {}, 1, 1, "group_norm"), weight, bias);
 }
 
 Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
@@ -162,20 +222,31 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, cons
   return channel_affine(y, weight, bias);
 }
 
+// An attn_mask for scores of `sizes` and `dtype`: it broadcasts to them, and is bool or of their
+// dtype (as torch: a float mask is added, not promoted).
+void check_attention_mask(IntArrayRef sizes, ScalarType dtype, const Tensor& attn_mask) {
+  const char* op = "scaled_dot_product_attention";
+  infer_size(sizes, attn_mask.sizes(), op);
+  if (attn_mask.dtype() != kBool && attn_mask.scalar_type() != dtype)
+    fail(op, "expected a bool attn_mask or one of the query's dtype (", dtype, "), got ", attn_mask.dtype());
+}
+
 // softmax(scores * scale, masked) over the last dim, a row at a time: each row is scaled and
-// masked into the output (the causal mask by index, attn_mask read through its broadcast strides)
-// and the softmax runs there while the row is in cache, so scores and the mask are read once and the
-// weights written once. The same arithmetic as the ops it fuses (mul, masked_fill or add, softmax).
+// masked into a row buffer of the thread (the causal mask by index, attn_mask read through its
+// broadcast strides) and the softmax reads it from there into the output while it is in cache, so
+// scores and the mask are read once and the weights written once. The same arithmetic as the ops it fuses (mul, masked_fill or add, softmax).
 Tensor attention_weights(const Tensor& scores_in, double scale, const Tensor* attn_mask, bool is_causal) {
   const Tensor scores = scores_in.contiguous();
   const int64_t S = scores.size(-1), L = scores.size(-2), rows = S == 0 ? 0 : scores.numel() / S;
   Tensor out = empty(scores.sizes(), scores.options());
   Tensor mask;
   if (attn_mask != nullptr) {
-    ad::apply_attention_mask(zeros({}, scores.options()).expand(scores.sizes()), *attn_mask);  // its checks
-    mask = attn_mask->dtype() == kBool ? *attn_mask : attn_mask->to(scores.scalar_type());
-    mask = mask.expand(scores.sizes());
+    check_attention_mask(scores.sizes(), scores.scalar_type(), *attn_mask);
+    mask = attn_mask->expand(scores.sizes());
   }
+  // Each thread's row of scaled and masked scores, which the softmax reads (into `out`).
+  const int threads = rows * S > (int64_t{1} << 16) && !omp_in_parallel() ? omp_get_max_threads() : 1;
+  const Tensor row_buffers = empty({threads, std::max<int64_t>(S, 1)}, scores.options());
   const std::vector<int64_t> sizes = scores.sizes().vec();
   const std::vector<int64_t> mstrides = mask.defined() ? mask.strides().vec() : std::vector<int64_t>();
   auto mask_row = [&](int64_t r) {  // the element offset of row r of the expanded mask
@@ -192,20 +263,23 @@ Tensor attention_weights(const Tensor& scores_in, double scale, const Tensor* at
     T* y = out.data_ptr<T>();
     const T sc = static_cast<T>(scale), ninf = -std::numeric_limits<T>::infinity();
     const int64_t ms = mask.defined() ? mask.stride(-1) : 0;
-#pragma omp parallel for if (rows * S > (int64_t{1} << 16))
+    const bool* bool_mask = mask.defined() && mask.dtype() == kBool ? mask.data_ptr<bool>() : nullptr;
+    const T* float_mask = mask.defined() && mask.dtype() != kBool ? mask.data_ptr<T>() : nullptr;
+    T* buffers = row_buffers.data_ptr<T>();
+#pragma omp parallel for num_threads(threads) if (threads > 1)
     for (int64_t r = 0; r < rows; ++r) {
       const T* sr = s + r * S;
-      T* yr = y + r * S;
+      T* yr = buffers + (threads > 1 ? omp_get_thread_num() : 0) * std::max<int64_t>(S, 1);
       for (int64_t j = 0; j < S; ++j) yr[j] = sr[j] * sc;
-      if (mask.defined() && mask.dtype() == kBool) {
-        const bool* m = mask.data_ptr<bool>() + mask_row(r);
+      if (bool_mask != nullptr) {
+        const bool* m = bool_mask + mask_row(r);
         for (int64_t j = 0; j < S; ++j) yr[j] = m[j * ms] ? yr[j] : ninf;
-      } else if (mask.defined()) {
-        const T* m = mask.data_ptr<T>() + mask_row(r);
+      } else if (float_mask != nullptr) {
+        const T* m = float_mask + mask_row(r);
         for (int64_t j = 0; j < S; ++j) yr[j] += m[j * ms];
       }
       if (is_causal) std::fill(yr + std::min(S, r % L + 1), yr + S, ninf);
-      cpu::softmax_rows(yr, yr, 1, S, false);
+      cpu::softmax_rows(yr, y + r * S, 1, S, false);
     }
   });
   return out;
@@ -341,6 +415,12 @@ int64_t piece_dim(const Tensor& self, int64_t dim, const char* op) {
   return detail::wrap_dim(dim, self.dim(), op);
 }
 
+void check_piece(int64_t index, int64_t count, const char* op) {
+  if (index < 0 || index >= count)
+    fail(op, "piece ", index, " does not exist: there ", count == 1 ? "is " : "are ", count, " piece",
+         count == 1 ? "" : "s");
+}
+
 // Piece `index` of pieces of piece_size along dim d.
 Tensor piece(const Tensor& self, int64_t d, int64_t piece_size, int64_t index) {
   const int64_t n = self.size(d);
@@ -358,23 +438,9 @@ std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
 }
 
 std::vector<Tensor> split(const Tensor& self, IntArrayRef split_sizes, int64_t dim) {
-  detail::check_defined(self, "split");
-  if (self.dim() == 0) fail("split", "cannot split a 0-d tensor");
-  const int64_t d = detail::wrap_dim(dim, self.dim(), "split");
-  int64_t total = 0;
-  for (int64_t s : split_sizes) {
-    if (s < 0) fail("split", "expected non-negative split sizes, got ", split_sizes);
-    total += s;
-  }
-  if (total != self.size(d))
-    fail("split", "split sizes ", split_sizes, " add up to ", total, ", not to the size ", self.size(d), " of dim ", d,
-         " of a tensor of shape ", self.sizes());
   std::vector<Tensor> out;
-  int64_t start = 0;
-  for (int64_t s : split_sizes) {
-    out.push_back(self.narrow(d, start, s));
-    start += s;
-  }
+  for (int64_t i = 0; i < static_cast<int64_t>(split_sizes.size()); ++i)
+    out.push_back(ad::split_with_sizes_piece(self, split_sizes, dim, i));
   return out;
 }
 
@@ -393,12 +459,36 @@ namespace ad {
 
 Tensor split_piece(const Tensor& self, int64_t split_size, int64_t dim, int64_t index) {
   const int64_t d = piece_dim(self, dim, "split");  // named as the user wrote it
-  split_count(self.size(d), split_size);              // its checks
+  check_piece(index, split_count(self.size(d), split_size), "split");
   return piece(self, d, split_size, index);
 }
 Tensor chunk_piece(const Tensor& self, int64_t chunks, int64_t dim, int64_t index) {
   const int64_t d = piece_dim(self, dim, "chunk");
+  check_piece(index, chunk_count(self.size(d), chunks), "chunk");
   return piece(self, d, chunk_size(self.size(d), chunks), index);
+}
+Tensor split_with_sizes_piece(const Tensor& self, IntArrayRef split_sizes, int64_t dim, int64_t index) {
+  const int64_t d = piece_dim(self, dim, "split");
+  int64_t total = 0;
+  for (int64_t s : split_sizes) {
+    if (s < 0) fail("split", "expected non-negative split sizes, got ", split_sizes);
+    total += s;
+  }
+  if (total != self.size(d))
+    fail("split", "split sizes ", split_sizes, " add up to ", total, ", not to the size ", self.size(d), " of dim ", d,
+         " of a tensor of shape ", self.sizes());
+  return self.narrow(d, split_with_sizes_start(split_sizes, index), split_with_sizes_length(split_sizes, index));
+}
+int64_t split_with_sizes_count(IntArrayRef split_sizes) { return static_cast<int64_t>(split_sizes.size()); }
+int64_t split_with_sizes_start(IntArrayRef split_sizes, int64_t index) {
+  check_piece(index, split_with_sizes_count(split_sizes), "split");
+  int64_t start = 0;
+  for (int64_t i = 0; i < index; ++i) start += split_sizes[static_cast<size_t>(i)];
+  return start;
+}
+int64_t split_with_sizes_length(IntArrayRef split_sizes, int64_t index) {
+  check_piece(index, split_with_sizes_count(split_sizes), "split");
+  return split_sizes[static_cast<size_t>(index)];
 }
 int64_t split_count(int64_t size, int64_t split_size) {
   if (split_size < 0 || (split_size == 0 && size != 0))
@@ -470,10 +560,8 @@ double neg_infinity() { return -std::numeric_limits<double>::infinity(); }
 Tensor causal_mask(int64_t L, int64_t S) { return diagonal_index(L, S) > 0; }
 
 Tensor apply_attention_mask(const Tensor& self, const Tensor& attn_mask) {
-  const char* op = "scaled_dot_product_attention";
-  infer_size(self.sizes(), attn_mask.sizes(), op);
+  check_attention_mask(self.sizes(), self.scalar_type(), attn_mask);
   if (attn_mask.dtype() == kBool) return self.masked_fill(attention_dropped(attn_mask), neg_infinity());
-  if (!isFloatingType(attn_mask.dtype())) fail(op, "expected a bool or floating-point attn_mask, got ", attn_mask.dtype());
   return self + attn_mask;
 }
 

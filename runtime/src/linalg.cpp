@@ -682,6 +682,12 @@ template <typename T>
 void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_rs, int64_t a_cs, const T* b, int64_t b_rs,
           int64_t b_cs, T* c, int64_t ldc, bool accumulate, bool parallel) {
   const char* op = "gemm";
+  if (m == 0 || n == 0) return;
+  if (k == 0) {  // an empty sum (no operand strides to check)
+    if (!accumulate)
+      for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, T(0));
+    return;
+  }
   const bool own = std::is_same_v<T, float> && m > 1 && n > 1 && own_sgemm();
   if (narrow_applicable<T>(m, n, k, a_cs, own)) {
     narrow_gemm<T>(m, n, k, {a, a_rs, a_cs}, {b, b_rs, b_cs}, c, ldc, accumulate, parallel);

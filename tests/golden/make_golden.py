@@ -168,7 +168,8 @@ layers = {
     "attention": ([2, 3, 4], [2, 5, 4], lambda x, y: sdpa(x, y, y * 0.5) + sdpa(x, x.sin(), x, causal=True) +
                   sdpa(x, y, y.cos(), torch.arange(5) <= torch.arange(3).unsqueeze(1) + 1, scale=0.7)),
     "embedding": ([5, 3], [2, 3], lambda x, y: F.embedding(torch.arange(4).reshape(2, 2), x) * y +
-                  F.embedding(torch.arange(3) * 2, x * 2, padding_idx=2).sum(0)),
+                  F.embedding(torch.arange(3) * 2, x * 2, padding_idx=2).sum(0) +
+                  F.embedding(torch.arange(3), x.cos(), padding_idx=0).sum(0)),
     "var_std": ([3, 4], [3, 4], lambda x, y: torch.var(x * y, 1).unsqueeze(1) + x.var(0, unbiased=False, keepdim=True) +
                 (x * y + 1).std((0, 1), unbiased=True, keepdim=True) * x + y.std(unbiased=False)),
     "masks": ([3, 4], [4], lambda x, y: (x * y).masked_fill(torch.arange(3).unsqueeze(1) > torch.arange(4) - 2, 1.5) +

@@ -194,6 +194,24 @@ TEST(Conv, AdjointsMatchDirectLoops) {
     }
 }
 
+// An empty batch and no input channels: empty or zero results, as torch (no division by a chunk
+// count of zero, no product of an empty inner dimension reaching BLAS).
+TEST(Conv, EmptyBatchAndNoInputChannels) {
+  for (fg::ScalarType dt : {fg::kFloat, fg::kDouble}) {
+    const Tensor w = fg::ones({4, 2, 3, 3}, dt);
+    EXPECT_EQ(fg::conv2d(fg::zeros({0, 2, 6, 6}, dt), w).sizes(), fg::IntArrayRef({0, 4, 4, 4}));
+    EXPECT_EQ(fg::ad::conv_backward_input(fg::zeros({0, 4, 4, 4}, dt), {0, 2, 6, 6}, w, 1, 0, 1, 1).sizes(),
+              fg::IntArrayRef({0, 2, 6, 6}));
+    const Tensor dw = fg::ad::conv_backward_weight(fg::zeros({0, 4, 4, 4}, dt), fg::zeros({0, 2, 6, 6}, dt),
+                                                   {4, 2, 3, 3}, 1, 0, 1, 1);
+    EXPECT_EQ(dw.sizes(), fg::IntArrayRef({4, 2, 3, 3}));
+    EXPECT_EQ(dw.abs().sum().item<double>(), 0.0);
+    const Tensor y = fg::conv2d(fg::ones({2, 0, 6, 6}, dt), fg::ones({4, 0, 3, 3}, dt), fg::ones({4}, dt));
+    EXPECT_EQ(y.sizes(), fg::IntArrayRef({2, 4, 4, 4}));
+    EXPECT_EQ(y.sum().item<double>(), 2.0 * 4 * 16);  // the bias alone
+  }
+}
+
 TEST(ConvTranspose, IsTheAdjointWithOutputPaddingAndBias) {
   ref::Rng rng(9);
   for (fg::ScalarType dt : {fg::kFloat, fg::kDouble})

@@ -119,7 +119,9 @@ TEST(Layers, SplitChunkAndRearrangements) {
   EXPECT_EQ(empty.chunk(3).size(), 3u);
   EXPECT_EQ(fg::ad::chunk_piece(empty, 3, 0, 2).sizes(), fg::IntArrayRef({0, 2}));
   expect_error([&] { fg::ad::split_piece(x, 2, 0, 3); },
-               "fg::split: piece 3 does not exist: a dim of 5 elements in pieces of 2 has 3 pieces");
+               "fg::split: piece 3 does not exist: there are 3 pieces");
+  expect_error([&] { fg::ad::chunk_piece(empty, 3, 0, 3); }, "fg::chunk: piece 3 does not exist: there are 3 pieces");
+  expect_error([&] { fg::ad::split_piece(empty, 2, 0, 1); }, "fg::split: piece 1 does not exist: there is 1 piece");
   expect_error([&] { fg::ad::chunk_piece(x, 0, 0, 0); }, "fg::chunk: expected a positive number of chunks, got 0");
   expect_error([&] { x.split(0); }, "fg::split: expected a positive split_size, got 0");
   expect_error([&] { fg::zeros({}).chunk(2); }, "fg::chunk: cannot chunk a 0-d tensor");
@@ -173,6 +175,12 @@ TEST(Layers, Errors) {
   expect_error([&] { fg::one_hot(fg::arange(4), 3); }, "fg::one_hot: class index 3 is out of range for 3 classes");
   expect_error([&] { fg::scaled_dot_product_attention(x, values({2, 5, 3}, 0.2), x); },
                "fg::scaled_dot_product_attention: expected query [..., L, E], key [..., S, E] and value [..., S, Ev]");
+  {  // a float mask of another dtype than the query: refused by the op and by its decomposition's helper
+    const Tensor q = values({2, 3, 4}, 0.2), mask = fg::zeros({3, 3}, fg::kFloat);
+    const char* want = "fg::scaled_dot_product_attention: expected a bool attn_mask or one of the query's dtype (float64), got float32";
+    expect_error([&] { fg::scaled_dot_product_attention(q, q, q, mask); }, want);
+    expect_error([&] { fg::ad::apply_attention_mask(fg::zeros({2, 3, 3}, fg::kDouble), mask); }, want);
+  }
   expect_error([&] { fg::split(x, {1, 1}, 1); }, "fg::split: split sizes [1, 1] add up to 2, not to the size 3 of dim 1");
   expect_error([&] { x.repeat({2}); }, "fg::repeat: expected at least as many repeats as dims");
   expect_error([&] { x.masked_fill(fg::ones({3}, fg::kBool), 1); }, "masked_fill");

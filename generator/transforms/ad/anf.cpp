@@ -1112,6 +1112,9 @@ class Normalizer {
                        "pass an fg::Tensor (or {} for none), not this optional value");
         return 0;
       }
+    defaults_.clear();
+    for (const OpParam& p : rule.params)
+      if (!p.default_value.empty()) defaults_[p.name] = p.default_value;
     const Rule::Decomposition* row = nullptr;
     for (const auto& d : rule.decompositions) {
       const std::optional<bool> holds = guard_holds(d.guard, env, given);
@@ -1189,8 +1192,9 @@ class Normalizer {
     env[step] = keep.back().get();
   }
 
-  // A row's guard: words `p` (a literal true, a tensor given, or a number given and not a literal
-  // 0: dropout_p=0.0 draws no mask) and `!p`, all holding;
+  // A row's guard: words `p` (a literal true, a tensor given, or a number given other than its
+  // FG_PARAMS default: dropout_p=0.0 draws no mask, padding_idx=0 is a padding row) and `!p`, all
+  // holding;
   // nullopt when a flag is not a literal (undecided_ names it).
   std::optional<bool> guard_holds(const std::string& guard, const FormulaEnv& env, const std::set<std::string>& given) {
     std::istringstream words(guard);
@@ -1216,7 +1220,7 @@ class Normalizer {
         value = text == "true" || (text != "false" && text.find_first_not_of('0') != std::string::npos);
       } else {
         value = absent_.count(param) == 0 && (it->second->type == ir::Type::Tensor || given.count(param) != 0) &&
-                !literal_zero(*it->second);
+                !at_default(param, *it->second);
       }
       holds &= value != negated;
     }
@@ -1224,12 +1228,20 @@ class Normalizer {
     if (!decided) return std::nullopt;
     return true;
   }
-  static bool literal_zero(const Expr& e) {
-    if (e.kind != ExprKind::Opaque || e.text.empty()) return false;
-    char* end = nullptr;
-    const double v = std::strtod(e.text.c_str(), &end);
-    return v == 0.0 && end != e.text.c_str() && (*end == '\0' || ((*end == 'f' || *end == 'F') && end[1] == '\0'));
+  // Whether a number argument is written as its parameter's default (the same literal value).
+  bool at_default(const std::string& param, const Expr& e) const {
+    auto it = defaults_.find(param);
+    if (it == defaults_.end() || e.kind != ExprKind::Opaque || e.text.empty()) return false;
+    const auto number = [](const std::string& t, double& v) {
+      char* end = nullptr;
+      v = std::strtod(t.c_str(), &end);
+      return end != t.c_str() && (*end == '\0' || ((*end == 'f' || *end == 'F') && end[1] == '\0'));
+    };
+    double a = 0, b = 0;
+    if (number(e.text, a) && number(it->second, b)) return a == b;
+    return e.text == it->second;
   }
+  std::map<std::string, std::string> defaults_;  // the decomposed op's FG_PARAMS defaults
   std::string undecided_;
   std::set<std::string> bool_params_;  // the decomposed call's bool parameters (its flags)
 

@@ -77,7 +77,8 @@ LAYER(attention, fg::scaled_dot_product_attention(x, y, y * 0.5) +
                      fg::scaled_dot_product_attention(x, x.sin(), x, {}, 0.0, true) +
                      fg::scaled_dot_product_attention(x, y, y.cos(), fg::arange(5) <= fg::arange(3).unsqueeze(1) + 1,
                                                       0.0, false, 0.7))
-LAYER(embedding, fg::embedding(x, fg::arange(4).reshape({2, 2})) * y + fg::embedding(x * 2, fg::arange(3) * 2, 2).sum(0))
+LAYER(embedding, fg::embedding(x, fg::arange(4).reshape({2, 2})) * y + fg::embedding(x * 2, fg::arange(3) * 2, 2).sum(0) +
+                     fg::embedding(x.cos(), fg::arange(3), 0).sum(0))  // padding row 0 looked up: no gradient
 LAYER(var_std, fg::var(x * y, {1}).unsqueeze(1) + x.var({0}, false, true) + (x * y + 1).std({0, 1}, true, true) * x +
                    y.std(false))
 LAYER(masks, (x * y).masked_fill(fg::arange(3).unsqueeze(1) > fg::arange(4) - 2, 1.5) + x.masked_fill(fg::arange(4) > 1, -2) +

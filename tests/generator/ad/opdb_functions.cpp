@@ -191,7 +191,8 @@ FG_OP(triangles, (x * y).triu(1) + x.tril(-1) * 2 + fg::triu(y))
 FG_OP(flip_roll, x.flip({0, 2}) * y + x.roll({1, -2}, {1, 2}) + x.roll(3))
 FG_OP(repeat, x.repeat({2, 1, 2}) * y)
 // pieces of different sizes, indexed where they are made (lowered to fg::ad::split_piece / chunk_piece)
-FG_OP(split_chunk, x.chunk(2, 0)[1] * y.split(3, -1)[1] + fg::chunk(x, 3, -1)[1].sum(1, true) * fg::split(y, 2)[1].sum(0))
+FG_OP(split_chunk, x.chunk(2, 0)[1] * y.split(3, -1)[1] + fg::chunk(x, 3, -1)[1].sum(1, true) * fg::split(y, 2)[1].sum(0) +
+                       x.split({2, 1}, 0)[0].sum(0) * fg::split(y, {1, 3}, 1)[1].sum(1, true))
 FG_OP(one_hot, x * fg::one_hot(fg::arange(3), 4) + y)
 FG_OP(bce_with_logits, fg::binary_cross_entropy_with_logits(x, y.sigmoid()) +
                            fg::binary_cross_entropy_with_logits(x * 2, y.sigmoid(), y.sigmoid(), x.exp(), fg::Reduction::None).sum(0).sum())

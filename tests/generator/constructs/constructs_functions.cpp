@@ -349,8 +349,8 @@ fg::Tensor slices(const fg::Tensor& x) {
 }
 
 // ---- the pieces of split and chunk (of different sizes: 4 columns in pieces of 3, 3 rows in 2
-// chunks), stored and read by index, sized and looped over, looped over directly, and indexed
-// where they are made (as `q, k, v = qkv.chunk(3, -1)` is ported)
+// chunks, rows in pieces of 1 and 2), stored and read by index, sized and looped over, looped over
+// directly, and indexed where they are made (as `q, k, v = qkv.chunk(3, -1)` is ported)
 FUNCGEN("pieces_grad = grad(pieces)")
 FUNCGEN("pieces_jvp = jvp(pieces)")
 FUNCGEN("pieces_jacfwd = jacfwd(pieces)")
@@ -367,6 +367,9 @@ fg::Tensor pieces(const fg::Tensor& x) {
   for (const auto& r : rows) s = s + r.tanh().sum() * 0.5;
   for (size_t i = 0; i < cols.size(); ++i) s = s * 0.9 + cols[i].pow(2).mean();
   for (const fg::Tensor& p : x.chunk(4, -1)) s = s + (p * p.exp()).sum() * 0.1;
+  const std::vector<fg::Tensor> sized = x.split({1, 2}, 0);  // pieces of given sizes
+  s = s + (sized[0].sum() * sized.back().cos().sum()) * static_cast<double>(sized.size());
+  for (const auto& p : fg::split(x, {3, 1}, -1)) s = s + p.sin().mean();
   return s * static_cast<double>(cols.size()) + x.chunk(3, 0)[2].sin().sum() + x.split(2, -1).at(1).pow(3).sum();
 }
 

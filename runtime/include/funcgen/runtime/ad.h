@@ -230,6 +230,12 @@ bool check_padding_idx(int64_t padding_idx, int64_t num_embeddings);
 // chunk's chunk_size) along a dim of `size` elements.
 Tensor split_piece(const Tensor& self, int64_t split_size, int64_t dim, int64_t index);
 Tensor chunk_piece(const Tensor& self, int64_t chunks, int64_t dim, int64_t index);
+// The same for self.split(split_sizes, dim) (pieces of the given sizes): piece `index`, the count,
+// and where piece `index` starts and how long it is.
+Tensor split_with_sizes_piece(const Tensor& self, IntArrayRef split_sizes, int64_t dim, int64_t index);
+int64_t split_with_sizes_count(IntArrayRef split_sizes);
+int64_t split_with_sizes_start(IntArrayRef split_sizes, int64_t index);
+int64_t split_with_sizes_length(IntArrayRef split_sizes, int64_t index);
 int64_t split_count(int64_t size, int64_t split_size);
 int64_t chunk_count(int64_t size, int64_t chunks);
 int64_t chunk_size(int64_t size, int64_t chunks);
