@@ -303,42 +303,38 @@ void conv_weight_adjoint_t(const T* dy, const T* x, const ConvGeometry& g, T* dw
       });
 }
 
-template <typename T>
-const T* data(const Tensor& t) {
-  return static_cast<const T*>(t.data_ptr());
+// A new tensor of `sizes` filled by kernel(tag, a, b, out) with a and b contiguous (tag: a value
+// of the element type, float or double).
+template <typename Kernel>
+Tensor run_kernel(const Tensor& a_in, const Tensor& b_in, IntArrayRef sizes, const ConvGeometry& g, Kernel kernel) {
+  const Tensor a = a_in.contiguous(), b = b_in.contiguous();
+  Tensor out = empty(sizes, a.options());
+  detail::dispatch_floating(a.scalar_type(), g.op, [&](auto tag) {
+    using T = decltype(tag);
+    kernel(tag, static_cast<const T*>(a.data_ptr()), static_cast<const T*>(b.data_ptr()), static_cast<T*>(out.data_ptr()));
+  });
+  return out;
 }
 
 // C(x, w) of the input's sizes, no bias.
 Tensor conv_forward(const Tensor& x, const Tensor& w, const ConvGeometry& g) {
-  const Tensor xc = x.contiguous(), wc = w.contiguous();
-  Tensor y = empty(g.output_sizes(), x.options());
-  detail::dispatch_floating(x.scalar_type(), g.op, [&](auto t) {
-    using T = decltype(t);
-    conv_forward_t(data<T>(xc), data<T>(wc), g, static_cast<T*>(y.data_ptr()), x.options());
+  return run_kernel(x, w, g.output_sizes(), g, [&](auto, auto* px, auto* pw, auto* y) {
+    conv_forward_t(px, pw, g, y, x.options());
   });
-  return y;
 }
 
 // The adjoint of C in x: dx of the input's sizes for the output gradient dy.
 Tensor conv_input_adjoint(const Tensor& dy, const Tensor& w, const ConvGeometry& g) {
-  const Tensor dyc = dy.contiguous(), wc = w.contiguous();
-  Tensor dx = empty(g.input_sizes(), dy.options());
-  detail::dispatch_floating(dy.scalar_type(), g.op, [&](auto t) {
-    using T = decltype(t);
-    conv_input_adjoint_t(data<T>(dyc), data<T>(wc), g, static_cast<T*>(dx.data_ptr()), dy.options());
+  return run_kernel(dy, w, g.input_sizes(), g, [&](auto, auto* pdy, auto* pw, auto* dx) {
+    conv_input_adjoint_t(pdy, pw, g, dx, dy.options());
   });
-  return dx;
 }
 
 // The adjoint of C in w: dw of `weight_sizes` for the output gradient dy.
 Tensor conv_weight_adjoint(const Tensor& dy, const Tensor& x, const ConvGeometry& g, IntArrayRef weight_sizes) {
-  const Tensor dyc = dy.contiguous(), xc = x.contiguous();
-  Tensor dw = empty(weight_sizes, dy.options());
-  detail::dispatch_floating(dy.scalar_type(), g.op, [&](auto t) {
-    using T = decltype(t);
-    conv_weight_adjoint_t(data<T>(dyc), data<T>(xc), g, static_cast<T*>(dw.data_ptr()), dy.options());
+  return run_kernel(dy, x, weight_sizes, g, [&](auto, auto* pdy, auto* px, auto* dw) {
+    conv_weight_adjoint_t(pdy, px, g, dw, dy.options());
   });
-  return dw;
 }
 
 void check_output(const Tensor& t, const ConvGeometry& g, const char* what) {
