@@ -47,7 +47,7 @@ double peak_of(fg::ScalarType dt) {
 
 void BM_mm(benchmark::State& state, fg::ScalarType dt) {
   const int64_t n = state.range(0);
-  const fg::Tensor a = fg::rand({n, n}, dt), b = fg::rand({n, n}, dt);
+  const fg::Tensor a = fg::rand({n, n}, fg::bench::on_device(dt)), b = fg::rand({n, n}, fg::bench::on_device(dt));
   run_flops(state, 2.0 * n * n * n, peak_of(dt), [&] { benchmark::DoNotOptimize(fg::mm(a, b)); });
 }
 BENCHMARK_CAPTURE(BM_mm, f32, fg::kFloat)->RangeMultiplier(2)->Range(64, 1024)->UseRealTime();
@@ -58,8 +58,8 @@ BENCHMARK_CAPTURE(BM_mm, f64, fg::kDouble)->RangeMultiplier(2)->Range(64, 1024)-
 // threads as the runtime used to split them: what fg::mm's own AVX-512 gemm is measured against.
 void BM_mm_openblas(benchmark::State& state) {
   const int64_t n = state.range(0);
-  const fg::Tensor a = fg::rand({n, n}), b = fg::rand({n, n});
-  fg::Tensor c = fg::empty({n, n});
+  const fg::Tensor a = fg::rand({n, n}, fg::bench::on_device()), b = fg::rand({n, n}, fg::bench::on_device());
+  fg::Tensor c = fg::empty({n, n}, fg::bench::on_device());
   const float* pa = a.data_ptr<float>();
   const float* pb = b.data_ptr<float>();
   float* pc = c.data_ptr<float>();
@@ -82,7 +82,7 @@ BENCHMARK(BM_mm_openblas)->Arg(256)->Arg(512)->Arg(1024)->UseRealTime();
 // single-threaded BLAS): the gemm kernel's efficiency against the one-core peak ("%core_peak").
 void BM_mm_1thread(benchmark::State& state) {
   const int64_t n = state.range(0);
-  const fg::Tensor a = fg::rand({n, n}), b = fg::rand({n, n});
+  const fg::Tensor a = fg::rand({n, n}, fg::bench::on_device()), b = fg::rand({n, n}, fg::bench::on_device());
   const int saved = omp_get_max_threads();
   omp_set_num_threads(1);
   run_flops(state, 2.0 * n * n * n, fg::bench::machine_peak().fp32_all,
@@ -103,14 +103,14 @@ constexpr double kSharedBytes = kF32 * (kB * kM * kK + kK * kN + kB * kM * kN);
 
 // One bmm over 64 different weight matrices: parallel over the batch.
 void BM_bmm_64x128x784x10(benchmark::State& state) {
-  const fg::Tensor a = fg::rand({kB, kM, kK}), b = fg::rand({kB, kK, kN});
+  const fg::Tensor a = fg::rand({kB, kM, kK}, fg::bench::on_device()), b = fg::rand({kB, kK, kN}, fg::bench::on_device());
   run_flops(state, kBatchFlops, peak_of(fg::kFloat), [&] { benchmark::DoNotOptimize(fg::bmm(a, b)); }, kBatchBytes);
 }
 BENCHMARK(BM_bmm_64x128x784x10)->UseRealTime();
 
 // The same products as 64 separate mm calls.
 void BM_mm_loop_64x128x784x10(benchmark::State& state) {
-  const fg::Tensor a = fg::rand({kB, kM, kK}), b = fg::rand({kB, kK, kN});
+  const fg::Tensor a = fg::rand({kB, kM, kK}, fg::bench::on_device()), b = fg::rand({kB, kK, kN}, fg::bench::on_device());
   std::vector<fg::Tensor> as, bs;
   for (int64_t i = 0; i < kB; ++i) {
     as.push_back(a.select(0, i));
@@ -127,14 +127,14 @@ BENCHMARK(BM_mm_loop_64x128x784x10)->UseRealTime();
 
 // [64,128,784] @ [784,10]: one shared weight, folded into a single [8192,784] @ [784,10] gemm.
 void BM_matmul_folded_64x128x784x10(benchmark::State& state) {
-  const fg::Tensor x = fg::rand({kB, kM, kK}), w = fg::rand({kK, kN});
+  const fg::Tensor x = fg::rand({kB, kM, kK}, fg::bench::on_device()), w = fg::rand({kK, kN}, fg::bench::on_device());
   run_flops(state, kBatchFlops, peak_of(fg::kFloat), [&] { benchmark::DoNotOptimize(fg::matmul(x, w)); }, kSharedBytes);
 }
 BENCHMARK(BM_matmul_folded_64x128x784x10)->UseRealTime();
 
 // The shared-weight product as 64 mm calls, what folding saves.
 void BM_mm_loop_shared_64x128x784x10(benchmark::State& state) {
-  const fg::Tensor x = fg::rand({kB, kM, kK}), w = fg::rand({kK, kN});
+  const fg::Tensor x = fg::rand({kB, kM, kK}, fg::bench::on_device()), w = fg::rand({kK, kN}, fg::bench::on_device());
   std::vector<fg::Tensor> xs;
   for (int64_t i = 0; i < kB; ++i) xs.push_back(x.select(0, i));
   run_flops(
@@ -148,7 +148,7 @@ BENCHMARK(BM_mm_loop_shared_64x128x784x10)->UseRealTime();
 
 // [64,128,784] @ [784]: one folded gemv, bound by reading x (GB/s against the triad bandwidth).
 void BM_matmul_vec_64x128x784(benchmark::State& state) {
-  const fg::Tensor x = fg::rand({kB, kM, kK}), v = fg::rand({kK});
+  const fg::Tensor x = fg::rand({kB, kM, kK}, fg::bench::on_device()), v = fg::rand({kK}, fg::bench::on_device());
   run_flops(
       state, 2.0 * kB * kM * kK, peak_of(fg::kFloat), [&] { benchmark::DoNotOptimize(fg::matmul(x, v)); },
       kF32 * (kB * kM * kK + kK + kB * kM));
@@ -160,7 +160,7 @@ BENCHMARK(BM_matmul_vec_64x128x784)->UseRealTime();
 // runtime splits large products (the runtime keeps OpenBLAS itself on one thread).
 void BM_narrow(benchmark::State& state) {
   const int64_t n = state.range(0);
-  const fg::Tensor x = fg::rand({kB * kM, kK}), w = fg::rand({kK, n});
+  const fg::Tensor x = fg::rand({kB * kM, kK}, fg::bench::on_device()), w = fg::rand({kK, n}, fg::bench::on_device());
   run_flops(
       state, 2.0 * kB * kM * kK * n, peak_of(fg::kFloat), [&] { benchmark::DoNotOptimize(fg::matmul(x, w)); },
       kF32 * (kB * kM * kK + kK * n + kB * kM * n));
@@ -169,8 +169,8 @@ BENCHMARK(BM_narrow)->Arg(2)->Arg(4)->Arg(10)->Arg(16)->Arg(24)->Arg(32)->UseRea
 
 void BM_narrow_openblas(benchmark::State& state) {
   const int64_t n = state.range(0), m = kB * kM;
-  const fg::Tensor x = fg::rand({m, kK}), w = fg::rand({kK, n});
-  fg::Tensor c = fg::empty({m, n});
+  const fg::Tensor x = fg::rand({m, kK}, fg::bench::on_device()), w = fg::rand({kK, n}, fg::bench::on_device());
+  fg::Tensor c = fg::empty({m, n}, fg::bench::on_device());
   const float* px = x.data_ptr<float>();
   const float* pw = w.data_ptr<float>();
   float* pc = c.data_ptr<float>();
@@ -191,14 +191,14 @@ BENCHMARK(BM_narrow_openblas)->Arg(2)->Arg(4)->Arg(10)->Arg(16)->Arg(24)->Arg(32
 // Many tiny matrices: per-product overhead dominates.
 void BM_bmm_tiny(benchmark::State& state) {
   const int64_t b = state.range(0), n = state.range(1);
-  const fg::Tensor x = fg::rand({b, n, n}), y = fg::rand({b, n, n});
+  const fg::Tensor x = fg::rand({b, n, n}, fg::bench::on_device()), y = fg::rand({b, n, n}, fg::bench::on_device());
   run_flops(state, 2.0 * b * n * n * n, peak_of(fg::kFloat), [&] { benchmark::DoNotOptimize(fg::bmm(x, y)); });
 }
 BENCHMARK(BM_bmm_tiny)->Args({4096, 8})->Args({1024, 32})->Args({256, 64})->UseRealTime();
 
 void BM_mm_loop_tiny(benchmark::State& state) {
   const int64_t b = state.range(0), n = state.range(1);
-  const fg::Tensor x = fg::rand({b, n, n}), y = fg::rand({b, n, n});
+  const fg::Tensor x = fg::rand({b, n, n}, fg::bench::on_device()), y = fg::rand({b, n, n}, fg::bench::on_device());
   std::vector<fg::Tensor> xs, ys;
   for (int64_t i = 0; i < b; ++i) {
     xs.push_back(x.select(0, i));
@@ -213,10 +213,11 @@ BENCHMARK(BM_mm_loop_tiny)->Args({4096, 8})->Args({1024, 32})->Args({256, 64})->
 }  // namespace
 
 int main(int argc, char** argv) {
+  fg::bench::parse_device(&argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   // The first product selects the BLAS kernels (see runtime/src/linalg.cpp); report which.
-  benchmark::DoNotOptimize(fg::mm(fg::ones({2, 2}), fg::ones({2, 2})));
+  benchmark::DoNotOptimize(fg::mm(fg::ones({2, 2}, fg::bench::on_device()), fg::ones({2, 2}, fg::bench::on_device())));
   benchmark::AddCustomContext("blas_core", openblas_get_corename ? openblas_get_corename() : "not OpenBLAS");
   fg::bench::add_peak_context();
   benchmark::RunSpecifiedBenchmarks();

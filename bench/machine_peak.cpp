@@ -193,11 +193,50 @@ void add_peak_context() {
   const MachinePeak& p = machine_peak();
   benchmark::AddCustomContext("peak_isa", p.isa);
   benchmark::AddCustomContext("peak_threads", std::to_string(p.threads));
-  benchmark::AddCustomContext("peak_fp32_fma_GFLOP/s", fmt(p.fp32_all) + " all cores, " + fmt(p.fp32_core) + " one core");
-  benchmark::AddCustomContext("peak_fp64_fma_GFLOP/s", fmt(p.fp64_all) + " all cores, " + fmt(p.fp64_core) + " one core");
-  benchmark::AddCustomContext("peak_mem_GB/s", "copy " + fmt(p.copy_gbs) + ", triad " + fmt(p.triad_gbs) +
-                                                   " (256 MiB arrays, all cores)");
+  benchmark::AddCustomContext("peak_fp32_fma_GFLOP/s",
+                              fmt(p.fp32_all) + " all cores, " + fmt(p.fp32_core) + " one core");
+  benchmark::AddCustomContext("peak_fp64_fma_GFLOP/s",
+                              fmt(p.fp64_all) + " all cores, " + fmt(p.fp64_core) + " one core");
+  benchmark::AddCustomContext(
+      "peak_mem_GB/s", "copy " + fmt(p.copy_gbs) + ", triad " + fmt(p.triad_gbs) + " (256 MiB arrays, all cores)");
 }
+
+namespace {
+Device& chosen_device() {
+  static Device d(kCPU);
+  return d;
+}
+}  // namespace
+
+void parse_device(int* argc, char** argv) {
+  int kept = 1;
+  for (int i = 1; i < *argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    if (arg == "--device" && i + 1 < *argc)
+      value = argv[++i];
+    else if (arg.rfind("--device=", 0) == 0)
+      value = arg.substr(9);
+    else {
+      argv[kept++] = argv[i];
+      continue;
+    }
+    if (value != "cpu" && value != "cuda") {
+      std::fprintf(stderr, "--device takes cpu or cuda, got '%s'\n", value.c_str());
+      std::exit(2);
+    }
+    if (value == "cuda" && !fg::cuda::is_available()) {
+      std::fprintf(stderr, "--device cuda: %s\n", fg::cuda::unavailable_reason().c_str());
+      std::exit(1);
+    }
+    chosen_device() = Device(value);
+  }
+  *argc = kept;
+  argv[kept] = nullptr;
+  benchmark::AddCustomContext("device", chosen_device().str());
+}
+
+Device device() { return chosen_device(); }
 
 }  // namespace fg::bench
 #endif  // HWY_ONCE

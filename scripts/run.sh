@@ -38,9 +38,19 @@ case "${1:-}" in
     done
     ;;
   test)
-    configure_and_build "$build_dir"
+    # Where nvcc exists the CUDA backend must build (tier 3 of the CUDA tests: its .cu files compile
+    # with warnings, spills and local memory as errors, its PTX assembles for the next
+    # architecture, the GPU tests link against cuBLAS); elsewhere it is left out.
+    cuda=OFF
+    if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then cuda=ON; fi
+    configure_and_build "$build_dir" -DFUNCGEN_CUDA=$cuda
     ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
-    configure_and_build "$sanitize_dir" -DFUNCGEN_SANITIZE=ON
+    gpu_tests=$(ctest --test-dir "$build_dir" -N -L gpu | grep -c ' Test *#' || true)
+    if [ "$cuda" = ON ] && ! nvidia-smi -L >/dev/null 2>&1; then
+      echo "run.sh: no GPU here: the $gpu_tests GPU tests (label gpu) were skipped; tests/gpu/run.sh runs them on a machine with one"
+    fi
+    # The sanitized build leaves CUDA out: the backend-less configuration gets tested too.
+    configure_and_build "$sanitize_dir" -DFUNCGEN_SANITIZE=ON -DFUNCGEN_CUDA=OFF
     # Any finding fails its test, with the stack of the bad access or of the undefined operation.
     UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir "$sanitize_dir" --output-on-failure -j "$jobs"
     ;;

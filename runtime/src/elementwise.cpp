@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 
+#include "device.h"
 #include "funcgen/runtime/ad.h"
 #include "strided_loop.h"
 
@@ -85,27 +86,6 @@ void binary_run_float(cpu::BinaryKind kind, char* const* p, const int64_t* s, in
   }
 }
 
-template <typename T>
-T integer_binary(cpu::BinaryKind kind, T x, T y) {
-  switch (kind) {
-    case cpu::BinaryKind::Add: return x + y;
-    case cpu::BinaryKind::Sub: return x - y;
-    case cpu::BinaryKind::Mul: return x * y;
-    case cpu::BinaryKind::Div: return y == 0 ? T(0) : x / y;  // not reached: div promotes to float
-    case cpu::BinaryKind::Maximum: return x > y ? x : y;
-    case cpu::BinaryKind::Minimum: return x < y ? x : y;
-    case cpu::BinaryKind::ReluBackward: return y <= 0 ? T(0) : x;
-    case cpu::BinaryKind::Pow: {
-      if (y < 0) return x == 1 ? T(1) : x == -1 ? ((y & 1) ? T(-1) : T(1)) : T(0);
-      T r = 1, b = x;
-      for (T e = y; e > 0; e >>= 1, b *= b)
-        if (e & 1) r *= b;
-      return r;
-    }
-  }
-  return T(0);
-}
-
 std::vector<int64_t> byte_strides_for(const Tensor& t, IntArrayRef shape) {
   return broadcast_byte_strides(t.sizes(), t.strides(), t.element_size(), shape);
 }
@@ -113,6 +93,7 @@ std::vector<int64_t> byte_strides_for(const Tensor& t, IntArrayRef shape) {
 }  // namespace
 
 void run_binary(cpu::BinaryKind kind, const Tensor& out, const Tensor& a, const Tensor& b) {
+  if (!out.is_cpu()) return device_binary(kind, out, a, b);
   const auto so = byte_strides_for(out, out.sizes());
   const auto sa = byte_strides_for(a, out.sizes());
   const auto sb = byte_strides_for(b, out.sizes());
@@ -136,7 +117,7 @@ void run_binary(cpu::BinaryKind kind, const Tensor& out, const Tensor& a, const 
           for (int64_t i = 0; i < n; ++i) {
             const Wide x = *reinterpret_cast<const T*>(p[1] + i * s[1]);
             const Wide y = *reinterpret_cast<const T*>(p[2] + i * s[2]);
-            const Wide r = integer_binary<Wide>(kind, x, y);
+            const Wide r = kernels::apply_binary<Wide>(kind, x, y);
             *reinterpret_cast<T*>(p[0] + i * s[0]) = static_cast<T>(std::is_same_v<T, bool> ? r != 0 : r);
           }
         });
@@ -164,6 +145,10 @@ void unary_run_float(cpu::UnaryKind kind, char* const* p, const int64_t* s, int6
 }  // namespace
 
 void run_unary(cpu::UnaryKind kind, const Tensor& out, const Tensor& in) {
+  if (!out.is_cpu()) {
+    if (out.dtype() == kBool) return device_copy(out, in);  // abs and relu of bool are the identity
+    return device_unary(kind, out, in);
+  }
   const auto so = byte_strides_for(out, out.sizes());
   const auto si = byte_strides_for(in, out.sizes());
   const std::array<char*, 2> base{byte_ptr(out), byte_ptr(in)};
@@ -181,10 +166,7 @@ void run_unary(cpu::UnaryKind kind, const Tensor& out, const Tensor& in) {
       strided_loop<2>(out.sizes(), base, strides, [kind](char* const* p, const int64_t* s, int64_t n) {
         for (int64_t i = 0; i < n; ++i) {
           const int64_t x = *reinterpret_cast<const int64_t*>(p[1] + i * s[1]);
-          int64_t r = x;
-          if (kind == cpu::UnaryKind::Neg) r = -x;
-          else if (kind == cpu::UnaryKind::Abs) r = x < 0 ? -x : x;
-          else if (kind == cpu::UnaryKind::Relu) r = x < 0 ? 0 : x;
+          const int64_t r = kernels::apply_unary_integer(kind, x);
           *reinterpret_cast<int64_t*>(p[0] + i * s[0]) = r;
         }
       });
@@ -222,12 +204,17 @@ namespace {
 struct BinaryPlan {
   std::vector<int64_t> shape;
   ScalarType compute;  // dtype the kernel runs in and the result has
+  Device device;       // where it runs
+  TensorOptions options() const { return TensorOptions(compute).device(device); }
+  // An operand ready for the kernel: the compute dtype, on the device.
+  Tensor operand(const Tensor& t) const { return t.to(device).to(compute); }
 };
 
 BinaryPlan plan_binary(BinaryKind kind, const Operand& a, const Operand& b, const char* op) {
-  check_cpu(a.tensor, op);
-  check_cpu(b.tensor, op);
-  BinaryPlan plan{infer_size(a.tensor.sizes(), b.tensor.sizes(), op), result_type({a, b})};
+  check_defined(a.tensor, op);
+  check_defined(b.tensor, op, "other");
+  BinaryPlan plan{infer_size(a.tensor.sizes(), b.tensor.sizes(), op), result_type({a, b}),
+                  common_device({&a.tensor, &b.tensor}, op)};
   if (kind == BinaryKind::Div && !isFloatingType(plan.compute)) plan.compute = kFloat;  // true division
   if (kind == BinaryKind::Sub && (a.tensor.dtype() == kBool || b.tensor.dtype() == kBool)) {
     if (a.tensor.dtype() == b.tensor.dtype())
@@ -247,35 +234,37 @@ BinaryPlan plan_binary(BinaryKind kind, const Operand& a, const Operand& b, cons
 Tensor binary(BinaryKind kind, const Operand& a, const Operand& b, const char* op) {
   const BinaryPlan plan = plan_binary(kind, a, b, op);
   const Tensor& layout = a.tensor.sizes() == IntArrayRef(plan.shape) ? a.tensor : b.tensor;
-  Tensor out = empty_like_layout(plan.shape, TensorOptions(plan.compute), layout);
-  run_binary(kind, out, a.tensor.to(plan.compute), b.tensor.to(plan.compute));
+  Tensor out = empty_like_layout(plan.shape, plan.options(), layout);
+  run_binary(kind, out, plan.operand(a.tensor), plan.operand(b.tensor));
   return out;
 }
 
 // The out= form: computes straight into `out` when it already has the result's shape and dtype
 // and shares no memory with the inputs; otherwise resizes or casts through assign_out.
 Tensor& binary_out(Tensor& out, BinaryKind kind, const Operand& a, const Operand& b, const char* op) {
-  check_cpu(out, op);
+  check_defined(out, op, "out");
   const BinaryPlan plan = plan_binary(kind, a, b, op);
-  if (out.sizes() != IntArrayRef(plan.shape) || out.dtype() != plan.compute ||
+  if (out.sizes() != IntArrayRef(plan.shape) || out.dtype() != plan.compute || out.device() != plan.device ||
       shares_storage(out, a.tensor) || shares_storage(out, b.tensor))
     return assign_out(out, binary(kind, a, b, op), op);
   check_no_internal_overlap(out, op);
-  run_binary(kind, out, a.tensor.to(plan.compute), b.tensor.to(plan.compute));
+  run_binary(kind, out, plan.operand(a.tensor), plan.operand(b.tensor));
   return out;
 }
 
 // Writes a (op) b into self, which must have the broadcast shape and a dtype the result casts to.
 const Tensor& binary_inplace(BinaryKind kind, const Tensor& self, const Operand& b, const char* op) {
-  check_cpu(self, op);
+  check_defined(self, op);
   check_no_internal_overlap(self, op);
   const Operand a{self, false};
   const BinaryPlan plan = plan_binary(kind, a, b, op);
+  if (plan.device != self.device())
+    fail(op, "cannot write a result on ", plan.device, " into a tensor on ", self.device());
   if (IntArrayRef(plan.shape) != self.sizes())
     fail(op, "output shape ", self.sizes(), " does not match the broadcast shape ", IntArrayRef(plan.shape));
   if (!can_cast(plan.compute, self.dtype()))
     fail(op, "result type ", plan.compute, " cannot be cast to the desired output type ", self.dtype());
-  const Tensor other = b.tensor.to(plan.compute);
+  const Tensor other = plan.operand(b.tensor);
   // Same dtype and no partial overlap: compute straight into self, element i reading element i.
   const bool direct = plan.compute == self.dtype() &&
                       (!shares_storage(self, other) ||
@@ -284,7 +273,7 @@ const Tensor& binary_inplace(BinaryKind kind, const Tensor& self, const Operand&
   if (direct) {
     run_binary(kind, self, self, other);
   } else {
-    Tensor tmp = empty(plan.shape, TensorOptions(plan.compute));
+    Tensor tmp = empty(plan.shape, plan.options());
     run_binary(kind, tmp, self.to(plan.compute), other);
     copy_strided(self, tmp);
   }
@@ -329,7 +318,7 @@ Tensor pow(const Tensor& self, const Tensor& exponent) {
   return binary(BinaryKind::Pow, {self}, {exponent}, "pow");
 }
 Tensor pow(const Tensor& self, const Scalar& exponent) {
-  check_cpu(self, "pow");
+  check_defined(self, "pow");
   if (isFloatingType(self.dtype())) {
     // Exponents that have exact cheaper forms (torch does the same).
     const double e = exponent.toDouble();
@@ -421,7 +410,7 @@ UnaryInfo unary_info(UnaryKind k) {
 }
 
 ScalarType unary_dtype(UnaryKind kind, const Tensor& self, const char* op) {
-  check_cpu(self, op);
+  check_defined(self, op);
   if (kind == UnaryKind::Neg && self.dtype() == kBool)
     fail(op, "negation of a bool tensor is not supported; use logical_not instead");
   return unary_info(kind).promotes_integers && !isFloatingType(self.dtype()) ? kFloat : self.dtype();
@@ -429,16 +418,16 @@ ScalarType unary_dtype(UnaryKind kind, const Tensor& self, const char* op) {
 
 Tensor unary(UnaryKind kind, const Tensor& self, const char* op) {
   const ScalarType t = unary_dtype(kind, self, op);
-  Tensor out = empty_like_layout(self.sizes(), TensorOptions(t), self);
+  Tensor out = empty_like_layout(self.sizes(), self.options().dtype(t), self);
   run_unary(kind, out, self.to(t));
   return out;
 }
 
 // The out= form, as binary_out.
 Tensor& unary_out(Tensor& out, UnaryKind kind, const Tensor& self, const char* op) {
-  check_cpu(out, op);
+  check_defined(out, op, "out");
   const ScalarType t = unary_dtype(kind, self, op);
-  if (out.sizes() != self.sizes() || out.dtype() != t || shares_storage(out, self))
+  if (out.sizes() != self.sizes() || out.dtype() != t || out.device() != self.device() || shares_storage(out, self))
     return assign_out(out, unary(kind, self, op), op);
   check_no_internal_overlap(out, op);
   run_unary(kind, out, self.to(t));
@@ -572,25 +561,10 @@ Tensor Tensor::clamp_max(const Scalar& max) const { return fg::clamp_max(*this, 
 // ------------------------------------------------------------------ comparisons
 namespace {
 
-enum class Cmp { Gt, Lt, Ge, Le, Eq, Ne, And, Or, Xor };
-
-template <typename T>
-bool compare(Cmp c, T a, T b) {
-  switch (c) {
-    case Cmp::Gt: return a > b;
-    case Cmp::Lt: return a < b;
-    case Cmp::Ge: return a >= b;
-    case Cmp::Le: return a <= b;
-    case Cmp::Eq: return a == b;
-    case Cmp::Ne: return a != b;
-    case Cmp::And: return a != T(0) && b != T(0);  // (NaN is true, as in torch)
-    case Cmp::Or: return a != T(0) || b != T(0);
-    case Cmp::Xor: return (a != T(0)) != (b != T(0));
-  }
-  return false;
-}
+using Cmp = kernels::CompareKind;
 
 void run_compare(Cmp c, const Tensor& out, const Tensor& a, const Tensor& b) {
+  if (!out.is_cpu()) return device_compare(c, out, a, b);
   const auto so = broadcast_byte_strides(out.sizes(), out.strides(), 1, out.sizes());
   const auto sa = broadcast_byte_strides(a.sizes(), a.strides(), a.element_size(), out.sizes());
   const auto sb = broadcast_byte_strides(b.sizes(), b.strides(), b.element_size(), out.sizes());
@@ -600,19 +574,20 @@ void run_compare(Cmp c, const Tensor& out, const Tensor& a, const Tensor& b) {
                     [c](char* const* p, const int64_t* s, int64_t n) {
                       for (int64_t i = 0; i < n; ++i)
                         *reinterpret_cast<bool*>(p[0] + i * s[0]) =
-                            compare(c, *reinterpret_cast<const T*>(p[1] + i * s[1]),
+                            kernels::apply_compare(c, *reinterpret_cast<const T*>(p[1] + i * s[1]),
                                     *reinterpret_cast<const T*>(p[2] + i * s[2]));
                     });
   });
 }
 
 Tensor comparison(Cmp c, const Operand& a, const Operand& b, const char* op) {
-  check_cpu(a.tensor, op);
-  check_cpu(b.tensor, op);
+  check_defined(a.tensor, op);
+  check_defined(b.tensor, op, "other");
+  const Device device = common_device({&a.tensor, &b.tensor}, op);
   const auto shape = infer_size(a.tensor.sizes(), b.tensor.sizes(), op);
   const ScalarType t = result_type({a, b});
-  Tensor out = empty(shape, TensorOptions(kBool));
-  run_compare(c, out, a.tensor.to(t), b.tensor.to(t));
+  Tensor out = empty(shape, TensorOptions(kBool).device(device));
+  run_compare(c, out, a.tensor.to(device).to(t), b.tensor.to(device).to(t));
   return out;
 }
 

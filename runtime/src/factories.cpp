@@ -4,6 +4,8 @@
 #include <cstring>
 
 #include "allocator.h"
+#include "device.h"
+#include "funcgen/runtime/cuda.h"
 #include "internal.h"
 
 namespace fg {
@@ -18,15 +20,18 @@ void check_sizes(IntArrayRef size, const char* op) {
 
 void check_device(const TensorOptions& options, const char* op) {
   if (!options.device().is_cpu())
-    fail(op, "cannot create a tensor on ", options.device(),
-         ": this build of the runtime has no CUDA support");
+    fail(op, "cannot wrap memory of ", options.device(), ": from_blob takes cpu memory only so far");
 }
 
 }  // namespace
 
 Tensor empty(IntArrayRef size, TensorOptions options) {
   check_sizes(size, "empty");
-  check_device(options, "empty");
+  if (!options.device().is_cpu()) {
+    if (!cuda::is_available())
+      fail("empty", "cannot create a tensor on ", options.device(), ": ", cuda::unavailable_reason());
+    return device_empty(size, options, "empty");
+  }
   const ScalarType dtype = options.dtype();
   const size_t nbytes = static_cast<size_t>(product(size)) * elementSize(dtype);
   std::shared_ptr<void> block = allocate_cpu(nbytes);
@@ -45,6 +50,7 @@ Tensor empty(IntArrayRef size, TensorOptions options) {
 
 Tensor zeros(IntArrayRef size, TensorOptions options) {
   Tensor t = empty(size, options);
+  if (!t.is_cpu()) return t.zero_();
   std::memset(t.data_ptr(), 0, static_cast<size_t>(t.numel()) * t.element_size());
   return t;
 }
@@ -102,6 +108,8 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
     const bool integral = !start.isFloatingPoint() && !end.isFloatingPoint() && !step.isFloatingPoint();
     options = options.dtype(integral ? kLong : kFloat);
   }
+  // Other devices get the values computed here.
+  if (!options.device().is_cpu()) return arange(start, end, step, options.device(kCPU)).to(options.device());
   const auto n = static_cast<int64_t>(std::ceil((e - s) / st));
   Tensor t = empty({n}, options);
   dispatch_all(t.dtype(), [&](auto tag) {

@@ -142,6 +142,7 @@ HWY_AFTER_NAMESPACE();
 #include <vector>
 
 #include "cpu/gemm.h"
+#include "device.h"
 #include "internal.h"
 
 // OpenBLAS extension. Weak, so that the runtime still links against a BLAS without it.
@@ -581,6 +582,23 @@ void matmul_core_t(Tensor A, Tensor B, IntArrayRef batch, T* C, bool accumulate,
 // product(batch) * m * n elements of A's dtype. Shapes and dtypes are checked by the caller.
 void matmul_core(const Tensor& A, const Tensor& B, IntArrayRef batch, const Tensor& C,
                  bool accumulate, const char* op) {
+  if (!C.is_cpu()) {
+    if (accumulate) fail(op, "internal error: accumulating products do not run on ", C.device());
+    // One batch dim: operands whose batch dims are all 1 stay [1, r, c] (broadcast by the plan).
+    const int64_t nb = detail::product(batch);
+    auto batched = [&](const Tensor& X) {
+      const int64_t r = X.size(-2), c = X.size(-1);
+      int64_t own_batch = 1;
+      for (int64_t d = 0; d + 2 < X.dim(); ++d) own_batch *= X.size(d);
+      if (own_batch == 1) return X.reshape({1, r, c});
+      std::vector<int64_t> full(batch.begin(), batch.end());
+      full.push_back(r);
+      full.push_back(c);
+      return X.expand(full).reshape({nb, r, c});
+    };
+    detail::device_bmm(batched(A), batched(B), C, op);
+    return;
+  }
   switch (A.dtype()) {
     case kFloat: return matmul_core_t<float>(A, B, batch, C.data_ptr<float>(), accumulate, op);
     case kDouble: return matmul_core_t<double>(A, B, batch, C.data_ptr<double>(), accumulate, op);
@@ -595,8 +613,7 @@ void matmul_core(const Tensor& A, const Tensor& B, IntArrayRef batch, const Tens
 void check_operands(const Tensor& a, const Tensor& b, const char* op) {
   detail::check_defined(a, op, "self");
   detail::check_defined(b, op, "other");
-  detail::check_cpu(a, op);
-  detail::check_cpu(b, op);
+  detail::common_device({&a, &b}, op);
 }
 
 void check_dtypes(const Tensor& a, const Tensor& b, const char* op) {
@@ -806,10 +823,8 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
   const char* op = "linear";
   detail::check_defined(input, op, "input");
   detail::check_defined(weight, op, "weight");
-  detail::check_cpu(input, op);
-  detail::check_cpu(weight, op);
   const bool has_bias = bias.has_value() && bias->defined();
-  if (has_bias) detail::check_cpu(*bias, op);
+  const Device device = detail::common_device({&input, &weight, has_bias ? &*bias : &weight}, op);
   if (input.dim() == 0) fail(op, "expected an input of at least 1 dimension, got shape []");
   if (weight.dim() != 1 && weight.dim() != 2)
     fail(op, "expected a 1-D or 2-D weight, got shape ", weight.sizes());
@@ -829,6 +844,8 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
     Tensor r = matmul(input, weight);
     return has_bias ? add(r, *bias) : r;
   }
+  // Elsewhere than the CPU: the product (weight read transposed in place) and the bias added.
+  if (!device.is_cpu()) return has_bias ? add(matmul(input, weight.t()), *bias) : matmul(input, weight.t());
   const int64_t out_features = weight.sizes()[0];
   // weight.T as a view: BLAS reads it transposed, no copy.
   const Tensor wt = detail::make_view(weight, {in_features, out_features},

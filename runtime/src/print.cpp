@@ -113,7 +113,13 @@ void emit(std::ostream& os, const Tensor& t, std::vector<int64_t>& idx, bool sum
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (!t.defined()) return os << "tensor(undefined)";
-  if (!t.is_cpu()) return os << "tensor(<" << t.device() << ">, shape=" << t.sizes() << ", dtype=" << t.dtype() << ')';
+  if (!t.is_cpu()) {  // torch's form: the values, then device='cuda:0'
+    std::ostringstream values;
+    values << t.cpu();
+    std::string text = values.str();
+    text.insert(text.size() - 1, ", device='" + t.device().str() + "'");
+    return os << text;
+  }
   const bool summarize = t.numel() > kSummarizeAbove;
   Formatter f{t.dtype()};
   std::vector<double> values;

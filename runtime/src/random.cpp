@@ -1,78 +1,26 @@
-// Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC'11): every
-// block of four 32-bit numbers is a pure function of (seed, counter), so a tensor's values depend
-// only on the generator state when it was drawn, not on threading or chunking.
+// Random tensors: the Philox4x32-10 stream of kernels/philox.h, which the CUDA backend shares.
 #include <cmath>
 #include <cstring>
 
 #include "funcgen/runtime/random.h"
+#include "device.h"
 #include "internal.h"
+#include "kernels/philox.h"
 
 namespace fg {
 using namespace detail;
 
 namespace {
 
-struct Block {
-  uint32_t v[4];
-};
+using kernels::Dist;
 
-Block philox(uint64_t seed, uint64_t counter) {
-  uint32_t c0 = static_cast<uint32_t>(counter), c1 = static_cast<uint32_t>(counter >> 32), c2 = 0, c3 = 0;
-  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
-  constexpr uint32_t kM0 = 0xD2511F53, kM1 = 0xCD9E8D57, kW0 = 0x9E3779B9, kW1 = 0xBB67AE85;
-  for (int round = 0; round < 10; ++round) {
-    const uint64_t p0 = static_cast<uint64_t>(kM0) * c0;
-    const uint64_t p1 = static_cast<uint64_t>(kM1) * c2;
-    const uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1 ^ k0;
-    const uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c3 ^ k1;
-    c0 = n0;
-    c1 = static_cast<uint32_t>(p1);
-    c2 = n2;
-    c3 = static_cast<uint32_t>(p0);
-    k0 += kW0;
-    k1 += kW1;
-  }
-  return Block{{c0, c1, c2, c3}};
-}
-
-// Uniform in [0, 1) with 24 (float) or 53 (double) random bits.
-float to_unit_float(uint32_t x) { return static_cast<float>(x >> 8) * (1.0f / 16777216.0f); }
-double to_unit_double(uint32_t hi, uint32_t lo) {
-  const uint64_t bits = (static_cast<uint64_t>(hi) << 21) ^ (lo >> 11);
-  return static_cast<double>(bits & ((uint64_t{1} << 53) - 1)) * (1.0 / 9007199254740992.0);
-}
-
-enum class Dist { Uniform, Normal };
-
-// Element i of the draw uses block (base + i / 2): two values per block for both dists, so float
-// and double streams consume the same counters.
+// Element pair i of the draw uses block (base + i): see kernels/philox.h.
 template <typename T>
 void fill(Dist dist, T* out, int64_t n, uint64_t seed, uint64_t base) {
 #pragma omp parallel for if (n >= (1 << 16)) schedule(static)
   for (int64_t pair = 0; pair < (n + 1) / 2; ++pair) {
-    const Block b = philox(seed, base + static_cast<uint64_t>(pair));
-    double u0, u1;
-    if constexpr (std::is_same_v<T, float>) {
-      u0 = to_unit_float(b.v[0]);
-      u1 = to_unit_float(b.v[1]);
-    } else {
-      u0 = to_unit_double(b.v[0], b.v[1]);
-      u1 = to_unit_double(b.v[2], b.v[3]);
-    }
     T r0, r1;
-    if (dist == Dist::Uniform) {
-      r0 = static_cast<T>(u0);
-      r1 = static_cast<T>(u1);
-      // float rounding of a double just below 1 can give 1; keep the interval half-open
-      if (r0 >= T(1)) r0 = std::nextafter(T(1), T(0));
-      if (r1 >= T(1)) r1 = std::nextafter(T(1), T(0));
-    } else {
-      // Box-Muller on (0, 1] to avoid log(0).
-      const double radius = std::sqrt(-2.0 * std::log(1.0 - u0));
-      const double theta = 2.0 * M_PI * u1;
-      r0 = static_cast<T>(radius * std::cos(theta));
-      r1 = static_cast<T>(radius * std::sin(theta));
-    }
+    kernels::draw_pair<T>(dist, seed, base, static_cast<uint64_t>(pair), &r0, &r1);
     out[2 * pair] = r0;
     if (2 * pair + 1 < n) out[2 * pair + 1] = r1;
   }
@@ -81,14 +29,18 @@ void fill(Dist dist, T* out, int64_t n, uint64_t seed, uint64_t base) {
 Tensor draw(Dist dist, IntArrayRef size, Generator& gen, TensorOptions options, const char* op) {
   const ScalarType t = options.dtype();
   if (!isFloatingType(t)) fail(op, "expected a floating dtype, got ", t);
-  Tensor out = empty(size, options);
-  const int64_t n = out.numel();
+  for (int64_t s : size)
+    if (s < 0) fail(op, "sizes must be non-negative, got ", size);
+  const int64_t n = product(size);
   uint64_t seed, base;
   {
     std::lock_guard<std::mutex> lock(gen.mutex());
     seed = gen.seed();
     base = gen.reserve_blocks(static_cast<uint64_t>((n + 1) / 2));
   }
+  // The same counters on every device: the same seed gives the same numbers on the GPU.
+  if (!options.device().is_cpu()) return device_random(dist, size, options, seed, base);
+  Tensor out = empty(size, options);
   dispatch_floating(t, op, [&](auto tag) {
     using T = decltype(tag);
     fill<T>(dist, static_cast<T*>(out.data_ptr()), n, seed, base);

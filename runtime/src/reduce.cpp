@@ -5,6 +5,7 @@
 #include <limits>
 #include <numeric>
 
+#include "device.h"
 #include "elementwise.h"
 #include "strided_loop.h"
 
@@ -140,12 +141,24 @@ Tensor finish(const Tensor& kept, const ReducePlan& p, bool keepdim) {
 
 Tensor reduce(ReduceKind k, const Tensor& self, IntArrayRef dims, bool keepdim,
               std::optional<ScalarType> dtype, const char* op) {
-  check_cpu(self, op);
+  check_defined(self, op);
   const ReducePlan p = plan_reduce(self, dims, keepdim, op);
   ScalarType t = dtype ? *dtype : self.dtype();
   if (k == ReduceKind::Sum && !dtype && !isFloatingType(t)) t = kLong;  // sums of ints/bools are int64
   if (k != ReduceKind::Sum && t == kBool) t = kLong;
-  Tensor r = reduce_impl(k, self.to(t), p, op);
+  Tensor r;
+  if (self.is_cpu()) {
+    r = reduce_impl(k, self.to(t), p, op);
+  } else {
+    std::vector<int64_t> reduced;
+    for (int64_t d = 0; d < self.dim(); ++d)
+      if (p.reduced[d]) {
+        if (k != ReduceKind::Sum && self.size(d) == 0)
+          fail(op, "cannot reduce over a zero-size dimension (input shape ", self.sizes(), ")");
+        reduced.push_back(d);
+      }
+    r = device_reduce(k, self.to(t), reduced).view(p.keep_shape);
+  }
   if (k != ReduceKind::Sum && self.dtype() == kBool) r = r.to(kBool);
   return finish(r, p, keepdim);
 }
@@ -158,7 +171,7 @@ Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<Scal
 }
 
 Tensor mean(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
-  check_cpu(self, "mean");
+  check_defined(self, "mean");
   const ScalarType t = dtype ? *dtype : self.dtype();
   if (!isFloatingType(t))
     fail("mean", "could not infer the output dtype: the input must be floating point, got ", t,
@@ -279,12 +292,13 @@ Tensor norm(const Tensor& self, const Scalar& p) { return norm(self, std::option
 
 namespace {
 Tensor softmax_impl(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, bool log, const char* op) {
-  check_cpu(self, op);
+  check_defined(self, op);
   const Tensor x = dtype ? self.to(*dtype) : self;
   if (!isFloatingType(x.dtype()))
     fail(op, "expected a floating-point tensor, got ", x.dtype(), " (pass a floating dtype to convert)");
   const int64_t d = wrap_dim(dim, x.dim(), op);
   if (x.dim() == 0) return log ? zeros_like(x) : ones_like(x);
+  if (!x.is_cpu()) return device_softmax(x, d, log);
   // Work on rows: the softmax dim last and contiguous.
   const Tensor rows = x.movedim(d, -1).contiguous();
   Tensor out = empty(rows.sizes(), rows.options());

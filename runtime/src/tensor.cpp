@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "device.h"
+#include "funcgen/runtime/cuda.h"
 #include "internal.h"
 #include "strided_loop.h"
 
@@ -46,7 +48,7 @@ void check_cpu(const Tensor& t, const char* op) {
   check_defined(t, op);
   if (!t.is_cpu())
     fail(op, "expected a cpu tensor, got one on ", t.device(),
-         " (this build of the runtime runs on the cpu only)");
+         " (this op does not run on CUDA yet: move its operands with .cpu())");
 }
 
 Tensor make_view(const Tensor& self, std::vector<int64_t> sizes, std::vector<int64_t> strides,
@@ -76,6 +78,8 @@ Tensor& assign_out(Tensor& out, const Tensor& result, const char* op) {
   check_defined(out, op, "out");
   if (!can_cast(result.dtype(), out.dtype()))
     fail(op, "result type ", result.dtype(), " cannot be cast to the desired output type ", out.dtype());
+  if (out.device() != result.device())
+    fail(op, "expected the out tensor on ", result.device(), " (where the inputs are), got one on ", out.device());
   if (out.sizes() == result.sizes()) {
     out.copy_(result);
     return out;
@@ -145,6 +149,7 @@ void copy_strided(const Tensor& dst, const Tensor& src) {
   // Nothing to copy; and the data of an empty tensor may be null (fg::tensor of an empty vector),
   // which memcpy must not be given even for no bytes.
   if (dst.numel() == 0) return;
+  if (!dst.is_cpu() || !src.is_cpu()) return device_copy(dst, src);
   const auto bs = broadcast_byte_strides(src.sizes(), src.strides(), src.element_size(), dst.sizes());
   std::vector<int64_t> ds(dst.dim());
   for (int64_t i = 0; i < dst.dim(); ++i) ds[i] = dst.stride(i) * static_cast<int64_t>(dst.element_size());
@@ -215,7 +220,8 @@ Scalar Tensor::item() const {
   if (numel() != 1)
     fail("item", "a tensor with ", numel(), " elements cannot be converted to a scalar (shape ",
          sizes(), ")");
-  check_cpu(*this, "item");
+  check_defined(*this, "item");
+  if (!is_cpu()) return cpu().item();
   return dispatch_all(dtype(), [&](auto tag) -> Scalar {
     using T = decltype(tag);
     return Scalar(*static_cast<const T*>(data_ptr()));
@@ -241,7 +247,7 @@ Tensor Tensor::contiguous() const {
 }
 
 Tensor Tensor::clone() const {
-  check_cpu(*this, "clone");
+  check_defined(*this, "clone");
   Tensor out = empty(sizes(), options());
   copy_strided(out, *this);
   return out;
@@ -250,7 +256,6 @@ Tensor Tensor::clone() const {
 Tensor Tensor::to(ScalarType t) const {
   check_defined(*this, "to");
   if (t == dtype()) return *this;
-  check_cpu(*this, "to");
   Tensor out = empty(sizes(), options().dtype(t));
   copy_strided(out, *this);
   return out;
@@ -259,15 +264,19 @@ Tensor Tensor::to(ScalarType t) const {
 Tensor Tensor::to(Device d) const {
   check_defined(*this, "to");
   if (d == device()) return *this;
-  fail("to", "cannot move a tensor of shape ", sizes(), " from ", device(), " to ", d,
-       ": this build of the runtime has no CUDA support");
+  if (!d.is_cpu() && !fg::cuda::is_available())
+    fail("to", "cannot move a tensor of shape ", sizes(), " from ", device(), " to ", d, ": ",
+         fg::cuda::unavailable_reason());
+  Tensor out = empty(sizes(), options().device(d));
+  copy_strided(out, *this);
+  return out;
 }
 
 Tensor Tensor::to(Device d, ScalarType t) const { return to(d).to(t); }
 
 const Tensor& Tensor::copy_(const Tensor& src) const {
-  check_cpu(*this, "copy_");
-  check_cpu(src, "copy_");
+  check_defined(*this, "copy_");
+  check_defined(src, "copy_", "src");
   check_no_internal_overlap(*this, "copy_");
   // The source must broadcast to exactly this tensor's shape.
   const auto shape = infer_size(sizes(), src.sizes(), "copy_");
@@ -281,7 +290,11 @@ const Tensor& Tensor::copy_(const Tensor& src) const {
 }
 
 const Tensor& Tensor::fill_(const Scalar& value) const {
-  check_cpu(*this, "fill_");
+  check_defined(*this, "fill_");
+  if (!is_cpu()) {
+    device_fill(*this, value);
+    return *this;
+  }
   dispatch_all(dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T v = std::is_same_v<T, bool> ? static_cast<T>(value.toBool()) : value.to<T>();

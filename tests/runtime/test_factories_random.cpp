@@ -185,10 +185,17 @@ TEST(Factories, Errors) {
   EXPECT_FG_ERROR(fg::empty({2, -1}), "fg::empty: sizes must be non-negative, got [2, -1]");
   EXPECT_ANY_FG_ERROR(fg::zeros({-3}));
   EXPECT_ANY_FG_ERROR(fg::full({-1}, 2.0));
-  EXPECT_FG_ERROR(fg::empty({2}, fg::kCUDA),
-                  "fg::empty: cannot create a tensor on cuda:0: this build of the runtime has no CUDA support");
-  EXPECT_FG_ERROR(fg::empty({2}, fg::TensorOptions(fg::kFloat).device(fg::Device("cuda:1"))),
-                  "fg::empty: cannot create a tensor on cuda:1: this build of the runtime has no CUDA support");
+  // Where CUDA cannot run (no backend in this build, no driver, no device), the reason is given.
+  if (!fg::cuda::is_available()) {
+    const std::string why = fg::cuda::unavailable_reason();
+    EXPECT_FALSE(why.empty());
+    EXPECT_FG_ERROR(fg::empty({2}, fg::kCUDA), "fg::empty: cannot create a tensor on cuda:0: " + why);
+    EXPECT_FG_ERROR(fg::empty({2}, fg::TensorOptions(fg::kFloat).device(fg::Device("cuda:1"))),
+                    "fg::empty: cannot create a tensor on cuda:1: " + why);
+    EXPECT_FG_ERROR(fg::zeros({2}, fg::kCUDA), "fg::empty: cannot create a tensor on cuda:0: " + why);
+    EXPECT_EQ(fg::cuda::device_count(), 0);
+    EXPECT_ANY_FG_ERROR(fg::cuda::synchronize());
+  }
 }
 
 // ============================================================================ random

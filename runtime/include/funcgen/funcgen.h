@@ -5,6 +5,7 @@
 #include "funcgen/runtime/ad.h"
 #include "funcgen/runtime/array_ref.h"
 #include "funcgen/runtime/cpu_features.h"
+#include "funcgen/runtime/cuda.h"
 #include "funcgen/runtime/error.h"
 #include "funcgen/runtime/ops.h"
 #include "funcgen/runtime/random.h"

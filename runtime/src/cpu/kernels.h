@@ -5,14 +5,14 @@
 
 #include <cstdint>
 
+#include "kernels/elementwise_ops.h"
+
 namespace fg::cpu {
 
-enum class UnaryKind : int {
-  Neg, Abs, Exp, Log, Log1p, Sqrt, Rsqrt, Sin, Cos, Tan, Tanh, Sigmoid, Relu, Erf, Silu, LogSigmoid,
-};
-// ReluBackward: a where b > 0, else 0 (relu's gradient a at its output b; NaN passes a, as torch).
-enum class BinaryKind : int { Add, Sub, Mul, Div, Maximum, Minimum, Pow, ReluBackward };
-enum class ReduceKind : int { Sum, Max, Min };
+// The op kinds are shared with the CUDA kernels (kernels/elementwise_ops.h).
+using kernels::BinaryKind;
+using kernels::ReduceKind;
+using kernels::UnaryKind;
 
 void unary(UnaryKind kind, const float* x, float* out, int64_t n);
 void unary(UnaryKind kind, const double* x, double* out, int64_t n);

@@ -1,0 +1,131 @@
+// The CUDA backend: device memory from the caching allocator over cudaMalloc, copies through
+// cudaMemcpy, products through cuBLAS as cuda/gemm_plan.h maps them, and the kernel table of
+// cuda/kernel_table.h compiled for the GPU. Without a driver or a device every entry point says
+// why (the CUDA runtime's error name and text) instead of failing inside CUDA.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "cuda/caching_allocator.h"
+#include "cuda/gemm_plan.h"
+#include "cuda/kernel_table.h"
+#include "device.h"
+
+namespace fg::cuda {
+namespace {
+
+std::string describe(cudaError_t e) { return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e); }
+
+void check(cudaError_t e, const char* op) {
+  if (e != cudaSuccess) fg::detail::fail(op, describe(e));
+}
+
+// What the driver says, asked once: cudaGetDeviceCount fails cleanly without a driver
+// (cudaErrorInsufficientDriver) or a device (cudaErrorNoDevice).
+struct Probe {
+  int count = 0;
+  std::string unavailable;
+};
+const Probe& probe() {
+  static const Probe p = [] {
+    Probe r;
+    const cudaError_t e = cudaGetDeviceCount(&r.count);
+    if (e != cudaSuccess) {
+      r.count = 0;
+      r.unavailable = describe(e);
+      (void)cudaGetLastError();  // not sticky: clear it
+    } else if (r.count == 0) {
+      r.unavailable = "cudaErrorNoDevice: no CUDA-capable device is detected";
+    }
+    return r;
+  }();
+  return p;
+}
+
+class CudaMemory : public detail::MemoryBackend {
+ public:
+  void* raw_alloc(size_t bytes) override {
+    void* p = nullptr;
+    if (cudaMalloc(&p, bytes) != cudaSuccess) {
+      (void)cudaGetLastError();  // out of memory is reported by the caller, with the shape
+      return nullptr;
+    }
+    return p;
+  }
+  void raw_free(void* p) override { (void)cudaFree(p); }
+};
+
+detail::CachingAllocator& allocator() {
+  static auto* a = new detail::CachingAllocator(*new CudaMemory());  // outlives every tensor
+  return *a;
+}
+
+std::shared_ptr<void> allocate(size_t nbytes, int) {
+  void* p = allocator().allocate(nbytes, 0);
+  if (p == nullptr) return nullptr;
+  return std::shared_ptr<void>(p, [](void* q) { allocator().deallocate(q); });
+}
+
+void copy(void* dst, const void* src, size_t bytes, fg::detail::CopyKind kind) {
+  const cudaMemcpyKind k = kind == fg::detail::CopyKind::HostToDevice   ? cudaMemcpyHostToDevice
+                           : kind == fg::detail::CopyKind::DeviceToHost ? cudaMemcpyDeviceToHost
+                                                                        : cudaMemcpyDeviceToDevice;
+  check(cudaMemcpy(dst, src, bytes, k), "copy_");
+}
+
+cublasHandle_t blas() {
+  static cublasHandle_t handle = [] {
+    cublasHandle_t h = nullptr;
+    const cublasStatus_t s = cublasCreate(&h);
+    if (s != CUBLAS_STATUS_SUCCESS) fg::detail::fail("matmul", "cuBLAS failed to start: ", cublasGetStatusName(s));
+    return h;
+  }();
+  return handle;
+}
+
+cublasOperation_t op_of(detail::Op op) { return op == detail::Op::N ? CUBLAS_OP_N : CUBLAS_OP_T; }
+
+void gemm(ScalarType dtype, const detail::GemmPlan& p, const void* x, const void* y, void* c) {
+  cublasStatus_t s;
+  if (dtype == kDouble) {
+    const double one = 1, zero = 0;
+    s = cublasDgemmStridedBatched(blas(), op_of(p.transa), op_of(p.transb), static_cast<int>(p.m),
+                                  static_cast<int>(p.n), static_cast<int>(p.k), &one, static_cast<const double*>(x),
+                                  static_cast<int>(p.lda), p.stride_a, static_cast<const double*>(y),
+                                  static_cast<int>(p.ldb), p.stride_b, &zero, static_cast<double*>(c),
+                                  static_cast<int>(p.ldc), p.stride_c, static_cast<int>(p.batch));
+  } else {
+    const float one = 1, zero = 0;
+    s = cublasSgemmStridedBatched(blas(), op_of(p.transa), op_of(p.transb), static_cast<int>(p.m),
+                                  static_cast<int>(p.n), static_cast<int>(p.k), &one, static_cast<const float*>(x),
+                                  static_cast<int>(p.lda), p.stride_a, static_cast<const float*>(y),
+                                  static_cast<int>(p.ldb), p.stride_b, &zero, static_cast<float*>(c),
+                                  static_cast<int>(p.ldc), p.stride_c, static_cast<int>(p.batch));
+  }
+  if (s != CUBLAS_STATUS_SUCCESS) fg::detail::fail("matmul", "cuBLAS failed: ", cublasGetStatusName(s));
+}
+
+fg::detail::DeviceBackend make_backend() {
+  fg::detail::DeviceBackend be{};
+  be.name = "cuda";
+  be.unavailable_reason = [] { return probe().unavailable; };
+  be.device_count = [] { return probe().count; };
+  be.synchronize = [] { check(cudaDeviceSynchronize(), "cuda::synchronize"); };
+  be.empty_cache = [] { allocator().empty_cache(); };
+  be.allocate = allocate;
+  be.memcpy = copy;
+  be.gemm = gemm;
+  set_kernel_entries(be);
+  return be;
+}
+
+}  // namespace
+}  // namespace fg::cuda
+
+const fg::detail::DeviceBackend* fg::detail::builtin_cuda_backend() {
+  static const DeviceBackend be = fg::cuda::make_backend();
+  return &be;
+}

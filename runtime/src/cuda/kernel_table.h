@@ -1,0 +1,132 @@
+// The kernel entries of a CUDA DeviceBackend: dtype dispatch onto the kernel launchers. Included
+// by the CUDA backend (nvcc: the kernels run on the GPU) and by the tests' CPU-run backend (host
+// compiler through compat.h: the same kernels run on CPU threads), so both tables run one code.
+#pragma once
+
+#include <cstdint>
+
+#include "cuda/compat.h"
+#include "cuda/kernels/elementwise.cuh"
+#include "cuda/kernels/reduce.cuh"
+#include "device.h"
+
+namespace fg::cuda {
+inline namespace FG_CUDA_MODE {
+
+#if defined(__CUDACC__)
+// Built in cuda/backend_trig.cu, whose ptxas flags allow the local memory of the trigonometric
+// functions' huge-argument path (see kernels/elementwise_ops.h).
+extern template void launch_unary<float, true>(UnaryKind, int64_t, const OffsetCalc<2>&, char*, const char*,
+                                               cudaStream_t);
+extern template void launch_unary<double, true>(UnaryKind, int64_t, const OffsetCalc<2>&, char*, const char*,
+                                                cudaStream_t);
+#endif
+
+using fg::detail::DeviceBackend;
+using fg::detail::FillValue;
+
+// Kernels go to the default stream for now: every runtime call is ordered after the previous one.
+inline cudaStream_t kernel_stream() { return nullptr; }
+
+// f(T{}) for the C++ type of dtype.
+template <typename F>
+void dispatch_dtype(ScalarType dtype, F&& f) {
+  switch (dtype) {
+    case kFloat:
+      return f(float{});
+    case kDouble:
+      return f(double{});
+    case kLong:
+      return f(int64_t{});
+    case kBool:
+      return f(bool{});
+  }
+}
+
+inline void table_fill(ScalarType dtype, int64_t n, const kernels::OffsetCalc<1>& calc, char* out, FillValue v) {
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T value;
+    if constexpr (std::is_same<T, bool>::value)
+      value = v.floating != 0.0 || v.integer != 0;
+    else if constexpr (std::is_integral<T>::value)
+      value = static_cast<T>(v.integer);
+    else
+      value = static_cast<T>(v.floating);
+    launch_fill<T>(n, calc, out, value, kernel_stream());
+  });
+}
+
+inline void table_cast(ScalarType to, ScalarType from, int64_t n, const kernels::OffsetCalc<2>& calc, char* out,
+                       const char* in) {
+  dispatch_dtype(to, [&](auto to_tag) {
+    dispatch_dtype(from, [&](auto from_tag) {
+      launch_cast<decltype(to_tag), decltype(from_tag)>(n, calc, out, in, kernel_stream());
+    });
+  });
+}
+
+inline void table_unary(ScalarType dtype, kernels::UnaryKind kind, int64_t n, const kernels::OffsetCalc<2>& calc,
+                        char* out, const char* in) {
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same<T, bool>::value) {
+      launch_cast<bool, bool>(n, calc, out, in, kernel_stream());
+    } else if constexpr (std::is_floating_point<T>::value) {
+      if (kernels::is_trigonometric(kind))
+        launch_unary<T, true>(kind, n, calc, out, in, kernel_stream());
+      else
+        launch_unary<T>(kind, n, calc, out, in, kernel_stream());
+    } else {
+      launch_unary<T>(kind, n, calc, out, in, kernel_stream());
+    }
+  });
+}
+
+inline void table_binary(ScalarType dtype, kernels::BinaryKind kind, int64_t n, const kernels::OffsetCalc<3>& calc,
+                         char* out, const char* a, const char* b) {
+  dispatch_dtype(dtype, [&](auto tag) { launch_binary<decltype(tag)>(kind, n, calc, out, a, b, kernel_stream()); });
+}
+
+inline void table_compare(ScalarType dtype, kernels::CompareKind kind, int64_t n, const kernels::OffsetCalc<3>& calc,
+                          char* out, const char* a, const char* b) {
+  dispatch_dtype(dtype, [&](auto tag) { launch_compare<decltype(tag)>(kind, n, calc, out, a, b, kernel_stream()); });
+}
+
+inline void table_reduce_rows(ScalarType dtype, kernels::ReduceKind kind, int64_t rows, int64_t n, const void* in,
+                              void* out) {
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same<T, bool>::value)
+      fg::detail::fail("sum", "internal error: bool reductions reach the device as int64");
+    else
+      launch_reduce_rows<T>(kind, rows, n, static_cast<const T*>(in), static_cast<T*>(out), kernel_stream());
+  });
+}
+
+inline void table_softmax_rows(ScalarType dtype, bool log, int64_t rows, int64_t n, const void* in, void* out) {
+  if (dtype == kDouble)
+    return launch_softmax_rows<double>(log, rows, n, static_cast<const double*>(in), static_cast<double*>(out),
+                                       kernel_stream());
+  launch_softmax_rows<float>(log, rows, n, static_cast<const float*>(in), static_cast<float*>(out), kernel_stream());
+}
+
+inline void table_random(ScalarType dtype, kernels::Dist dist, int64_t n, void* out, uint64_t seed, uint64_t base) {
+  if (dtype == kDouble) return launch_random<double>(n, static_cast<double*>(out), dist, seed, base, kernel_stream());
+  launch_random<float>(n, static_cast<float*>(out), dist, seed, base, kernel_stream());
+}
+
+// Fills the kernel entries; the caller sets memory, device management and gemm.
+inline void set_kernel_entries(DeviceBackend& be) {
+  be.fill = table_fill;
+  be.cast = table_cast;
+  be.unary = table_unary;
+  be.binary = table_binary;
+  be.compare = table_compare;
+  be.reduce_rows = table_reduce_rows;
+  be.softmax_rows = table_softmax_rows;
+  be.random = table_random;
+}
+
+}  // namespace FG_CUDA_MODE
+}  // namespace fg::cuda

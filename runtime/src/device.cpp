@@ -1,0 +1,256 @@
+// The Tensor-level side of device dispatch: geometry to OffsetCalc, copies across the host/device
+// boundary, and the reshaping that puts reductions, softmax and products into the forms the
+// kernels take. Everything here is host code; the kernels run wherever the backend puts them.
+#include "device.h"
+
+#include "funcgen/runtime/cuda.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <optional>
+
+#include "cuda/gemm_plan.h"
+#include "internal.h"
+#include "strided_loop.h"
+
+namespace fg::detail {
+
+std::atomic<const DeviceBackend*> testing_backend{nullptr};
+
+namespace {
+
+template <size_t N>
+kernels::OffsetCalc<static_cast<int>(N)> offset_calc(IntArrayRef shape,
+                                                     const std::array<const int64_t*, N>& byte_strides,
+                                                     const char* op) {
+  const LoopPlan<N> plan = plan_loop<N>(shape, byte_strides);
+  if (plan.sizes.size() > static_cast<size_t>(kernels::kMaxKernelDims))
+    fail(op, "tensors of shape ", shape, " have more than ", kernels::kMaxKernelDims,
+         " dims after merging contiguous ones, which the device kernels do not support");
+  kernels::OffsetCalc<static_cast<int>(N)> calc;
+  calc.dims = static_cast<int>(plan.sizes.size());
+  for (size_t d = 0; d < plan.sizes.size(); ++d) {
+    calc.sizes[d] = plan.sizes[d];
+    for (size_t k = 0; k < N; ++k) calc.strides[d][k] = plan.strides[d][k];
+  }
+  return calc;
+}
+
+std::vector<int64_t> byte_strides(const Tensor& t, IntArrayRef shape) {
+  return broadcast_byte_strides(t.sizes(), t.strides(), t.element_size(), shape);
+}
+
+const DeviceBackend& backend_of(const Tensor& t, const char* op) { return device_backend(t.device(), op); }
+
+size_t nbytes(const Tensor& t) { return static_cast<size_t>(t.numel()) * t.element_size(); }
+
+}  // namespace
+
+const DeviceBackend* active_cuda_backend() {
+  const DeviceBackend* be = testing_backend.load();
+  return be != nullptr ? be : builtin_cuda_backend();
+}
+
+const DeviceBackend& device_backend(Device device, const char* op) {
+  const std::string why = fg::cuda::unavailable_reason();
+  if (!why.empty()) fail(op, "cannot use ", device, ": ", why);
+  const DeviceBackend& be = *active_cuda_backend();
+  if (device.index() > 0)
+    fail(op, "cannot use ", device, ": the runtime runs on cuda:0 only so far (", be.device_count(),
+         " CUDA devices present)");
+  return be;
+}
+
+void set_cuda_backend_for_testing(const DeviceBackend* backend) { testing_backend.store(backend); }
+
+Device common_device(std::initializer_list<const Tensor*> operands, const char* op) {
+  std::optional<Device> device;
+  for (const Tensor* t : operands) {
+    if (!t->defined() || (t->is_cpu() && t->dim() == 0)) continue;
+    if (!device)
+      device = t->device();
+    else if (t->device() != *device)
+      fail(op, "expected all tensors to be on the same device, but found tensors on ", *device, " and ", t->device());
+  }
+  if (device) return *device;
+  for (const Tensor* t : operands)  // only 0-d tensors: the first one's device
+    if (t->defined()) return t->device();
+  return Device(kCPU);
+}
+
+Tensor device_empty(IntArrayRef size, TensorOptions options, const char* op) {
+  const Device device(options.device().type(), options.device().index() < 0 ? 0 : options.device().index());
+  const DeviceBackend& be = device_backend(device, op);
+  const size_t bytes = static_cast<size_t>(product(size)) * elementSize(options.dtype());
+  std::shared_ptr<void> block = be.allocate(bytes, device.index());
+  if (!block) fail(op, "out of memory on ", device, " allocating ", bytes, " bytes for shape ", size);
+  auto storage = std::make_shared<Storage>();
+  storage->data = block.get();
+  storage->owner = std::move(block);
+  storage->nbytes = bytes;
+  storage->device = device;
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::move(storage);
+  impl->sizes = size.vec();
+  impl->strides = contiguous_strides(size);
+  impl->dtype = options.dtype();
+  return Tensor(std::move(impl));
+}
+
+namespace {
+
+// Host <-> device: the bytes cross as one dense block; broadcasting, dtype conversion and strides
+// are dealt with on the side where they are cheap (the source's device before, the destination's after).
+void copy_across(const Tensor& dst, const Tensor& src) {
+  const bool to_device = src.is_cpu();
+  const Tensor& device_side = to_device ? dst : src;
+  const DeviceBackend& be = backend_of(device_side, "copy_");
+  // The source as a dense block of dst's shape and dtype, on its own device.
+  Tensor block = src;
+  if (!(src.sizes() == dst.sizes() && src.dtype() == dst.dtype() && src.is_contiguous())) {
+    block = src.is_cpu() ? empty(dst.sizes(), TensorOptions(dst.dtype()))
+                         : device_empty(dst.sizes(), src.options().dtype(dst.dtype()), "copy_");
+    copy_strided(block, src);
+  }
+  const bool direct = dst.is_contiguous();
+  const Tensor landing = direct         ? dst
+                         : dst.is_cpu() ? empty(dst.sizes(), TensorOptions(dst.dtype()))
+                                        : device_empty(dst.sizes(), dst.options(), "copy_");
+  be.memcpy(landing.data_ptr(), block.data_ptr(), nbytes(dst),
+            to_device ? CopyKind::HostToDevice : CopyKind::DeviceToHost);
+  if (!direct) copy_strided(dst, landing);
+}
+
+}  // namespace
+
+void device_copy(const Tensor& dst, const Tensor& src) {
+  if (dst.numel() == 0) return;
+  if (dst.is_cpu() != src.is_cpu()) return copy_across(dst, src);
+  if (dst.device() != src.device())
+    fail("copy_", "copies between ", src.device(), " and ", dst.device(), " are not supported yet; go through .cpu()");
+  const DeviceBackend& be = backend_of(dst, "copy_");
+  const auto sd = byte_strides(dst, dst.sizes()), ss = byte_strides(src, dst.sizes());
+  be.cast(dst.dtype(), src.dtype(), dst.numel(), offset_calc<2>(dst.sizes(), {sd.data(), ss.data()}, "copy_"),
+          byte_ptr(dst), byte_ptr(src));
+}
+
+void device_fill(const Tensor& dst, const Scalar& value) {
+  if (dst.numel() == 0) return;
+  const DeviceBackend& be = backend_of(dst, "fill_");
+  const auto sd = byte_strides(dst, dst.sizes());
+  const FillValue v{value.toDouble(),
+                    value.isFloatingPoint() ? static_cast<int64_t>(value.toDouble()) : value.toLong()};
+  be.fill(dst.dtype(), dst.numel(), offset_calc<1>(dst.sizes(), {sd.data()}, "fill_"), byte_ptr(dst), v);
+}
+
+void device_unary(kernels::UnaryKind kind, const Tensor& out, const Tensor& in) {
+  if (out.numel() == 0) return;
+  const DeviceBackend& be = backend_of(out, "unary");
+  const auto so = byte_strides(out, out.sizes()), si = byte_strides(in, out.sizes());
+  be.unary(out.dtype(), kind, out.numel(), offset_calc<2>(out.sizes(), {so.data(), si.data()}, "unary"), byte_ptr(out),
+           byte_ptr(in));
+}
+
+void device_binary(kernels::BinaryKind kind, const Tensor& out, const Tensor& a, const Tensor& b) {
+  if (out.numel() == 0) return;
+  const DeviceBackend& be = backend_of(out, "binary");
+  const auto so = byte_strides(out, out.sizes()), sa = byte_strides(a, out.sizes()), sb = byte_strides(b, out.sizes());
+  be.binary(out.dtype(), kind, out.numel(), offset_calc<3>(out.sizes(), {so.data(), sa.data(), sb.data()}, "binary"),
+            byte_ptr(out), byte_ptr(a), byte_ptr(b));
+}
+
+void device_compare(kernels::CompareKind kind, const Tensor& out, const Tensor& a, const Tensor& b) {
+  if (out.numel() == 0) return;
+  const DeviceBackend& be = backend_of(out, "compare");
+  const auto so = byte_strides(out, out.sizes()), sa = byte_strides(a, out.sizes()), sb = byte_strides(b, out.sizes());
+  be.compare(a.dtype(), kind, out.numel(), offset_calc<3>(out.sizes(), {so.data(), sa.data(), sb.data()}, "compare"),
+             byte_ptr(out), byte_ptr(a), byte_ptr(b));
+}
+
+Tensor device_reduce(kernels::ReduceKind kind, const Tensor& self, IntArrayRef dims) {
+  // Kept dims first, reduced dims last, dense: then every output element is one row.
+  std::vector<int64_t> perm, kept_sizes;
+  int64_t rows = 1, n = 1;
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (!std::binary_search(dims.begin(), dims.end(), d)) {
+      perm.push_back(d);
+      kept_sizes.push_back(self.size(d));
+      rows *= self.size(d);
+    }
+  for (int64_t d : dims) {
+    perm.push_back(d);
+    n *= self.size(d);
+  }
+  Tensor out = device_empty(kept_sizes, self.options(), "sum");
+  if (rows == 0) return out;
+  Tensor rowwise = self.dim() == 0 ? self : self.permute(perm);
+  if (!rowwise.is_contiguous()) {
+    Tensor dense = device_empty(rowwise.sizes(), self.options(), "sum");
+    device_copy(dense, rowwise);
+    rowwise = dense;
+  }
+  backend_of(self, "sum").reduce_rows(self.dtype(), kind, rows, n, rowwise.data_ptr(), out.data_ptr());
+  return out;
+}
+
+Tensor device_softmax(const Tensor& self, int64_t dim, bool log) {
+  const char* op = log ? "log_softmax" : "softmax";
+  Tensor rowwise = self.dim() == 0 ? self.reshape({1}) : self.movedim(dim, -1);
+  if (!rowwise.is_contiguous()) {
+    Tensor dense = device_empty(rowwise.sizes(), self.options(), op);
+    device_copy(dense, rowwise);
+    rowwise = dense;
+  }
+  Tensor out = device_empty(rowwise.sizes(), self.options(), op);
+  const int64_t n = rowwise.dim() == 0 ? 1 : rowwise.size(-1);
+  if (out.numel() > 0)
+    backend_of(self, op).softmax_rows(self.dtype(), log, out.numel() / n, n, rowwise.data_ptr(), out.data_ptr());
+  return self.dim() == 0 ? out.reshape({}) : out.movedim(-1, dim);
+}
+
+void device_bmm(const Tensor& a, const Tensor& b, const Tensor& c, const char* op) {
+  if (a.dtype() != kFloat && a.dtype() != kDouble)
+    fail(op, a.dtype(), " products do not run on CUDA yet (cuBLAS has no integer GEMM); convert to float64");
+  const int64_t batch = std::max(a.size(0), b.size(0)), m = a.size(1), k = a.size(2), n = b.size(2);
+  // A batch of one is broadcast: batch stride 0.
+  auto strides = [&](const Tensor& t) {
+    return cuda::detail::OperandStrides{t.size(0) == 1 ? 0 : t.stride(0), t.stride(1), t.stride(2)};
+  };
+  const cuda::detail::GemmPlan plan = cuda::detail::plan_gemm(batch, m, n, k, strides(a), strides(b));
+  if (!plan.call) {
+    if (c.numel() > 0) device_fill(c, 0);  // k == 0: an empty sum
+    return;
+  }
+  // Operands cuBLAS cannot read as they are go dense first, as the plan expects.
+  const Tensor x = plan.copy_a ? a.contiguous() : a, y = plan.copy_b ? b.contiguous() : b;
+  backend_of(c, op).gemm(c.dtype(), plan, plan.swap ? y.data_ptr() : x.data_ptr(),
+                         plan.swap ? x.data_ptr() : y.data_ptr(), c.data_ptr());
+}
+
+Tensor device_random(kernels::Dist dist, IntArrayRef size, TensorOptions options, uint64_t seed, uint64_t base) {
+  const char* op = dist == kernels::Dist::Uniform ? "rand" : "randn";
+  Tensor out = device_empty(size, options, op);
+  if (out.numel() > 0) backend_of(out, op).random(out.dtype(), dist, out.numel(), out.data_ptr(), seed, base);
+  return out;
+}
+
+}  // namespace fg::detail
+
+namespace fg::cuda {
+
+std::string unavailable_reason() {
+  const fg::detail::DeviceBackend* be = fg::detail::active_cuda_backend();
+  if (be == nullptr)
+    return "this build of the runtime has no CUDA support (configure funcgen with -DFUNCGEN_CUDA=ON where the "
+           "CUDA toolkit is installed)";
+  return be->unavailable_reason();
+}
+bool is_available() { return unavailable_reason().empty(); }
+int device_count() { return is_available() ? fg::detail::active_cuda_backend()->device_count() : 0; }
+void synchronize() { fg::detail::device_backend(Device(kCUDA, 0), "cuda::synchronize").synchronize(); }
+void empty_cache() {
+  if (is_available()) fg::detail::active_cuda_backend()->empty_cache();
+}
+
+}  // namespace fg::cuda

@@ -1,0 +1,93 @@
+// Devices other than the CPU: each is a table of memory functions and kernels on raw geometry
+// (pointers, sizes, OffsetCalc), filled by its backend library — the CUDA backend
+// (cuda/backend.cu), or in tests the CPU run of the same kernels. The runtime's ops call the
+// Tensor-level functions at the bottom of this header when their operands live on such a device.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "funcgen/runtime/ops.h"
+#include "kernels/elementwise_ops.h"
+#include "kernels/offset_calc.h"
+#include "kernels/philox.h"
+
+namespace fg::cuda::detail {
+struct GemmPlan;
+}
+
+namespace fg::detail {
+
+enum class CopyKind : int { HostToDevice, DeviceToHost, DeviceToDevice };
+
+// A fill value in the two representations the kernels convert from.
+struct FillValue {
+  double floating;
+  int64_t integer;
+};
+
+struct DeviceBackend {
+  const char* name;
+  // Why no kernel can run on the device ("" when they can): the CUDA error's name and text.
+  std::string (*unavailable_reason)();
+  int (*device_count)();
+  void (*synchronize)();
+  void (*empty_cache)();
+  // Device memory freed when the last owner lets go; nullptr when the device is out of memory.
+  std::shared_ptr<void> (*allocate)(size_t nbytes, int device);
+  void (*memcpy)(void* dst, const void* src, size_t bytes, CopyKind kind);
+  // Kernels; every pointer is device memory, every operand has the dtype given.
+  void (*fill)(ScalarType dtype, int64_t n, const kernels::OffsetCalc<1>& calc, char* out, FillValue value);
+  void (*cast)(ScalarType to, ScalarType from, int64_t n, const kernels::OffsetCalc<2>& calc, char* out,
+               const char* in);
+  void (*unary)(ScalarType dtype, kernels::UnaryKind kind, int64_t n, const kernels::OffsetCalc<2>& calc, char* out,
+                const char* in);
+  void (*binary)(ScalarType dtype, kernels::BinaryKind kind, int64_t n, const kernels::OffsetCalc<3>& calc, char* out,
+                 const char* a, const char* b);
+  // out (bool) = a (cmp) b, a and b of dtype.
+  void (*compare)(ScalarType dtype, kernels::CompareKind kind, int64_t n, const kernels::OffsetCalc<3>& calc, char* out,
+                  const char* a, const char* b);
+  // out[r] = reduce(in[r, 0..n)) and the softmax of each row, over contiguous [rows, n].
+  void (*reduce_rows)(ScalarType dtype, kernels::ReduceKind kind, int64_t rows, int64_t n, const void* in, void* out);
+  void (*softmax_rows)(ScalarType dtype, bool log, int64_t rows, int64_t n, const void* in, void* out);
+  // out[0..n), contiguous, from the Philox stream at (seed, base) as the CPU draws it.
+  void (*random)(ScalarType dtype, kernels::Dist dist, int64_t n, void* out, uint64_t seed, uint64_t base);
+  // The batched product a plan describes (x, y in the plan's operand order, c its output).
+  void (*gemm)(ScalarType dtype, const cuda::detail::GemmPlan& plan, const void* x, const void* y, void* c);
+};
+
+// The backend of `device`'s type; throws naming `op` when this build has none or no kernel can
+// run there (no driver, no device), with the reason.
+const DeviceBackend& device_backend(Device device, const char* op);
+// The built-in CUDA backend (cuda/backend.cu), or nullptr in a build without CUDA.
+const DeviceBackend* builtin_cuda_backend();
+// The one kCUDA tensors use: the testing override, else the built-in one (nullptr: none).
+const DeviceBackend* active_cuda_backend();
+// Tests: runs kCUDA tensors on `backend` instead (nullptr restores the built-in one).
+void set_cuda_backend_for_testing(const DeviceBackend* backend);
+extern std::atomic<const DeviceBackend*> testing_backend;
+
+// ---- Tensor-level operations on device tensors (all operands on one device)
+
+Tensor device_empty(IntArrayRef size, TensorOptions options, const char* op);
+// dst = src (broadcast to dst's shape, converted to dst's dtype); either may be on the CPU.
+void device_copy(const Tensor& dst, const Tensor& src);
+void device_fill(const Tensor& dst, const Scalar& value);
+void device_unary(kernels::UnaryKind kind, const Tensor& out, const Tensor& in);
+void device_binary(kernels::BinaryKind kind, const Tensor& out, const Tensor& a, const Tensor& b);
+void device_compare(kernels::CompareKind kind, const Tensor& out, const Tensor& a, const Tensor& b);
+// The reduction of self over `dims` (sorted, distinct, non-empty) as a new tensor of self's dtype
+// with those dims removed.
+Tensor device_reduce(kernels::ReduceKind kind, const Tensor& self, IntArrayRef dims);
+Tensor device_softmax(const Tensor& self, int64_t dim, bool log);
+// c = a [B or 1, m, k] @ b [B or 1, k, n] (a batch of 1 broadcasts); c contiguous, B * m * n elements.
+void device_bmm(const Tensor& a, const Tensor& b, const Tensor& c, const char* op);
+Tensor device_random(kernels::Dist dist, IntArrayRef size, TensorOptions options, uint64_t seed, uint64_t base);
+
+// The device every operand is on; a 0-d CPU tensor (a wrapped number) goes with any device, as
+// in torch. Throws naming `op` and both devices when they differ.
+Device common_device(std::initializer_list<const Tensor*> operands, const char* op);
+
+}  // namespace fg::detail
