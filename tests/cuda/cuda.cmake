@@ -21,10 +21,16 @@ endfunction()
 
 fg_cuda_test(test_cuda_logic SOURCES cuda/test_caching_allocator.cpp cuda/test_gemm_plan.cpp)
 fg_cuda_test(test_cuda_kernels SOURCES cuda/test_kernels.cpp)
-fg_cuda_test(test_cuda_host_run PREFIX host_run. SOURCES cuda/test_device_ops.cpp cuda/host_run_backend.cpp)
+# The op tests and the generated code of cuda/transforms_functions.cpp, on each backend.
+set(FG_DEVICE_TESTS cuda/test_device_ops.cpp cuda/test_transforms.cpp)
+fg_cuda_test(test_cuda_host_run PREFIX host_run. SOURCES ${FG_DEVICE_TESTS} cuda/host_run_backend.cpp)
 target_compile_definitions(test_cuda_host_run PRIVATE FG_TEST_HOST_RUN)
+funcgen_generate(test_cuda_host_run SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/cuda/transforms_functions.cpp)
+funcgen_generated_test(test_cuda_host_run)
 if(FUNCGEN_HAVE_CUDA)
-  fg_cuda_test(test_cuda_gpu PREFIX gpu. SOURCES cuda/test_device_ops.cpp LABELS gpu)
+  fg_cuda_test(test_cuda_gpu PREFIX gpu. SOURCES ${FG_DEVICE_TESTS} LABELS gpu)
+  funcgen_generate(test_cuda_gpu SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/cuda/transforms_functions.cpp)
+  funcgen_generated_test(test_cuda_gpu)
 endif()
 
 # ThreadSanitizer cannot share a process with AddressSanitizer: these two are left to the plain build.
