@@ -139,8 +139,11 @@ void device_fill(const Tensor& dst, const Scalar& value) {
   if (dst.numel() == 0) return;
   const DeviceBackend& be = backend_of(dst, "fill_");
   const auto sd = byte_strides(dst, dst.sizes());
-  const FillValue v{value.toDouble(),
-                    value.isFloatingPoint() ? static_cast<int64_t>(value.toDouble()) : value.toLong()};
+  // The integer form only for integer tensors (a NaN or huge double has none).
+  const bool integral = !isFloatingType(dst.dtype());
+  const FillValue v{value.toDouble(), !integral                 ? 0
+                                      : value.isFloatingPoint() ? static_cast<int64_t>(value.toDouble())
+                                                                : value.toLong()};
   be.fill(dst.dtype(), dst.numel(), offset_calc<1>(dst.sizes(), {sd.data()}, "fill_"), byte_ptr(dst), v);
 }
 
@@ -168,7 +171,7 @@ void device_compare(kernels::CompareKind kind, const Tensor& out, const Tensor& 
              byte_ptr(out), byte_ptr(a), byte_ptr(b));
 }
 
-Tensor device_reduce(kernels::ReduceKind kind, const Tensor& self, IntArrayRef dims) {
+Tensor device_reduce(kernels::ReduceKind kind, const Tensor& self, IntArrayRef dims, const char* op) {
   // Kept dims first, reduced dims last, dense: then every output element is one row.
   std::vector<int64_t> perm, kept_sizes;
   int64_t rows = 1, n = 1;
@@ -182,15 +185,15 @@ Tensor device_reduce(kernels::ReduceKind kind, const Tensor& self, IntArrayRef d
     perm.push_back(d);
     n *= self.size(d);
   }
-  Tensor out = device_empty(kept_sizes, self.options(), "sum");
+  Tensor out = device_empty(kept_sizes, self.options(), op);
   if (rows == 0) return out;
   Tensor rowwise = self.dim() == 0 ? self : self.permute(perm);
   if (!rowwise.is_contiguous()) {
-    Tensor dense = device_empty(rowwise.sizes(), self.options(), "sum");
+    Tensor dense = device_empty(rowwise.sizes(), self.options(), op);
     device_copy(dense, rowwise);
     rowwise = dense;
   }
-  backend_of(self, "sum").reduce_rows(self.dtype(), kind, rows, n, rowwise.data_ptr(), out.data_ptr());
+  backend_of(self, op).reduce_rows(self.dtype(), kind, rows, n, rowwise.data_ptr(), out.data_ptr());
   return out;
 }
 
@@ -206,13 +209,16 @@ Tensor device_softmax(const Tensor& self, int64_t dim, bool log) {
   const int64_t n = rowwise.dim() == 0 ? 1 : rowwise.size(-1);
   if (out.numel() > 0)
     backend_of(self, op).softmax_rows(self.dtype(), log, out.numel() / n, n, rowwise.data_ptr(), out.data_ptr());
-  return self.dim() == 0 ? out.reshape({}) : out.movedim(-1, dim);
+  if (self.dim() == 0) return out.reshape({});
+  return dim == self.dim() - 1 ? out : out.movedim(-1, dim).contiguous();  // contiguous, as on the CPU
 }
 
 void device_bmm(const Tensor& a, const Tensor& b, const Tensor& c, const char* op) {
   if (a.dtype() != kFloat && a.dtype() != kDouble)
     fail(op, a.dtype(), " products do not run on CUDA yet (cuBLAS has no integer GEMM); convert to float64");
-  const int64_t batch = std::max(a.size(0), b.size(0)), m = a.size(1), k = a.size(2), n = b.size(2);
+  if (c.numel() == 0) return;
+  // A batch of one is broadcast (a batch of 0 against one of 1 is 0).
+  const int64_t batch = a.size(0) == 1 ? b.size(0) : a.size(0), m = a.size(1), k = a.size(2), n = b.size(2);
   // A batch of one is broadcast: batch stride 0.
   auto strides = [&](const Tensor& t) {
     return cuda::detail::OperandStrides{t.size(0) == 1 ? 0 : t.stride(0), t.stride(1), t.stride(2)};
@@ -228,9 +234,15 @@ void device_bmm(const Tensor& a, const Tensor& b, const Tensor& c, const char* o
                          plan.swap ? x.data_ptr() : y.data_ptr(), c.data_ptr());
 }
 
-Tensor device_random(kernels::Dist dist, IntArrayRef size, TensorOptions options, uint64_t seed, uint64_t base) {
+Tensor device_random(kernels::Dist dist, IntArrayRef size, TensorOptions options, Generator& gen) {
   const char* op = dist == kernels::Dist::Uniform ? "rand" : "randn";
-  Tensor out = device_empty(size, options, op);
+  Tensor out = device_empty(size, options, op);  // first: a failure leaves the generator as it was
+  uint64_t seed, base;
+  {
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    seed = gen.seed();
+    base = gen.reserve_blocks(static_cast<uint64_t>((out.numel() + 1) / 2));
+  }
   if (out.numel() > 0) backend_of(out, op).random(out.dtype(), dist, out.numel(), out.data_ptr(), seed, base);
   return out;
 }

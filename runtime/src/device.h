@@ -10,6 +10,7 @@
 #include <string>
 
 #include "funcgen/runtime/ops.h"
+#include "funcgen/runtime/random.h"
 #include "kernels/elementwise_ops.h"
 #include "kernels/offset_calc.h"
 #include "kernels/philox.h"
@@ -80,11 +81,12 @@ void device_binary(kernels::BinaryKind kind, const Tensor& out, const Tensor& a,
 void device_compare(kernels::CompareKind kind, const Tensor& out, const Tensor& a, const Tensor& b);
 // The reduction of self over `dims` (sorted, distinct, non-empty) as a new tensor of self's dtype
 // with those dims removed.
-Tensor device_reduce(kernels::ReduceKind kind, const Tensor& self, IntArrayRef dims);
+Tensor device_reduce(kernels::ReduceKind kind, const Tensor& self, IntArrayRef dims, const char* op);
 Tensor device_softmax(const Tensor& self, int64_t dim, bool log);
 // c = a [B or 1, m, k] @ b [B or 1, k, n] (a batch of 1 broadcasts); c contiguous, B * m * n elements.
 void device_bmm(const Tensor& a, const Tensor& b, const Tensor& c, const char* op);
-Tensor device_random(kernels::Dist dist, IntArrayRef size, TensorOptions options, uint64_t seed, uint64_t base);
+// The counters the CPU draw would take (kernels/philox.h), reserved once the tensor exists.
+Tensor device_random(kernels::Dist dist, IntArrayRef size, TensorOptions options, Generator& gen);
 
 // The device every operand is on; a 0-d CPU tensor (a wrapped number) goes with any device, as
 // in torch. Throws naming `op` and both devices when they differ.

@@ -31,16 +31,16 @@ Tensor draw(Dist dist, IntArrayRef size, Generator& gen, TensorOptions options, 
   if (!isFloatingType(t)) fail(op, "expected a floating dtype, got ", t);
   for (int64_t s : size)
     if (s < 0) fail(op, "sizes must be non-negative, got ", size);
-  const int64_t n = product(size);
+  // The same counters on every device: the same seed gives the same numbers on the GPU.
+  if (!options.device().is_cpu()) return device_random(dist, size, options, gen);
+  Tensor out = empty(size, options);
+  const int64_t n = out.numel();
   uint64_t seed, base;
   {
     std::lock_guard<std::mutex> lock(gen.mutex());
     seed = gen.seed();
     base = gen.reserve_blocks(static_cast<uint64_t>((n + 1) / 2));
   }
-  // The same counters on every device: the same seed gives the same numbers on the GPU.
-  if (!options.device().is_cpu()) return device_random(dist, size, options, seed, base);
-  Tensor out = empty(size, options);
   dispatch_floating(t, op, [&](auto tag) {
     using T = decltype(tag);
     fill<T>(dist, static_cast<T*>(out.data_ptr()), n, seed, base);

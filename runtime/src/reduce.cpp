@@ -157,7 +157,7 @@ Tensor reduce(ReduceKind k, const Tensor& self, IntArrayRef dims, bool keepdim,
           fail(op, "cannot reduce over a zero-size dimension (input shape ", self.sizes(), ")");
         reduced.push_back(d);
       }
-    r = device_reduce(k, self.to(t), reduced).view(p.keep_shape);
+    r = device_reduce(k, self.to(t), reduced, op).view(p.keep_shape);
   }
   if (k != ReduceKind::Sum && self.dtype() == kBool) r = r.to(kBool);
   return finish(r, p, keepdim);

@@ -178,6 +178,9 @@ TEST_F(Cuda, SoftmaxMatchesTheCpu) {
       expect_close(fg::log_softmax(cuda(x), dim), fg::log_softmax(x, dim), rtol, 1e-6);
     }
   }
+  // The result is contiguous whatever the dim, as on the CPU.
+  EXPECT_TRUE(fg::softmax(cuda(fg::randn({3, 4})), 0).is_contiguous());
+  EXPECT_EQ(fg::softmax(cuda(fg::randn({3, 4})), 0).view({-1}).numel(), 12);
   const Tensor inf = fg::tensor({-INFINITY, 0.0, 1.0});
   expect_close(fg::softmax(cuda(inf), 0), fg::softmax(inf, 0), 1e-6);
 }
@@ -206,6 +209,9 @@ TEST_F(Cuda, MatrixProductsMatchTheCpu) {
     expect_close(fg::outer(cuda(v), cuda(u)), fg::outer(v, u), rtol, atol);
     expect_close(fg::linear(cuda(x), cuda(m), cuda(u)), fg::linear(x, m, u), rtol, atol);
     expect_close(fg::linear(cuda(x), cuda(m)), fg::linear(x, m), rtol, atol);
+    // An empty batch broadcast against one matrix: nothing to compute, nothing written.
+    const Tensor no_batch = fg::matmul(cuda(fg::zeros({0, 3, 4}, t)), cuda(fg::ones({4, 200}, t)));
+    EXPECT_EQ(no_batch.sizes(), (std::vector<int64_t>{0, 3, 200}));
     const Tensor empty_k = fg::zeros({2, 0}, t);
     expect_close(fg::matmul(cuda(empty_k), cuda(fg::zeros({0, 3}, t))), fg::zeros({2, 3}, t));
   }

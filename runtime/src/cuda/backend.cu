@@ -20,7 +20,9 @@ namespace {
 std::string describe(cudaError_t e) { return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e); }
 
 void check(cudaError_t e, const char* op) {
-  if (e != cudaSuccess) fg::detail::fail(op, describe(e));
+  if (e == cudaSuccess) return;
+  (void)cudaGetLastError();  // a non-sticky error must not surface again at the next launch
+  fg::detail::fail(op, describe(e));
 }
 
 // What the driver says, asked once: cudaGetDeviceCount fails cleanly without a driver
@@ -39,6 +41,20 @@ const Probe& probe() {
       (void)cudaGetLastError();  // not sticky: clear it
     } else if (r.count == 0) {
       r.unavailable = "cudaErrorNoDevice: no CUDA-capable device is detected";
+    } else {
+      // The build carries sm_90 code and compute_90 PTX: older devices could allocate and copy
+      // but run no kernel, so they count as unavailable, with the reason.
+      int major = 0, minor = 0;
+      (void)cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+      (void)cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+      const cudaError_t init = cudaFree(nullptr);  // creates the context: its errors show here
+      if (init != cudaSuccess) {
+        r.unavailable = describe(init);
+        (void)cudaGetLastError();
+      } else if (major < 9) {
+        r.unavailable = "the runtime was built for sm_90 and newer; device 0 is sm_" + std::to_string(major) +
+                        std::to_string(minor);
+      }
     }
     return r;
   }();
@@ -49,10 +65,12 @@ class CudaMemory : public detail::MemoryBackend {
  public:
   void* raw_alloc(size_t bytes) override {
     void* p = nullptr;
-    if (cudaMalloc(&p, bytes) != cudaSuccess) {
+    const cudaError_t e = cudaMalloc(&p, bytes);
+    if (e == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();  // out of memory is reported by the caller, with the shape
       return nullptr;
     }
+    check(e, "cuda_malloc");  // anything else (a faulted context, ...) is that error
     return p;
   }
   void raw_free(void* p) override { (void)cudaFree(p); }

@@ -71,14 +71,17 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_byte
 #define __shared__ static
 #define __launch_bounds__(...)
 
-struct dim3 {
-  unsigned x, y, z;
-  constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}  // NOLINT
-};
 using cudaStream_t = struct CUstream_st*;
 constexpr int warpSize = 32;
 
 namespace fg::cuda::sim {
+
+// CUDA's dim3 under another name: CUDA's own is a different type of the same name, and both end
+// up in one program where the tests link the CPU run beside the GPU backend.
+struct Dim3 {
+  unsigned x, y, z;
+  constexpr Dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}  // NOLINT
+};
 
 // A reusable barrier whose participants may leave (a thread that returns from the kernel no
 // longer holds the others at __syncthreads, as on the GPU).
@@ -124,7 +127,7 @@ struct Warp {
 
 // What each emulated CUDA thread sees.
 struct ThreadState {
-  dim3 thread_idx, block_idx, block_dim, grid_dim;
+  Dim3 thread_idx, block_idx, block_dim, grid_dim;
   Barrier* block_barrier = nullptr;
   Warp* warp = nullptr;
   int lane = 0;
@@ -154,7 +157,7 @@ inline int segment_start(int width) { return current.lane / width * width; }
 
 // Runs kernel(params) for every block of the grid, one thread per CUDA thread of a block.
 template <typename Params>
-void run_grid(void (*kernel_entry)(Params&), Params& params, dim3 grid, dim3 block, size_t shared_bytes) {
+void run_grid(void (*kernel_entry)(Params&), Params& params, Dim3 grid, Dim3 block, size_t shared_bytes) {
   const long threads = static_cast<long>(block.x) * block.y * block.z;
   if (threads <= 0 || threads > 1024 || grid.x == 0 || grid.y == 0 || grid.z == 0 || block.z > 64 || grid.y > 65535 ||
       grid.z > 65535)
@@ -174,10 +177,10 @@ void run_grid(void (*kernel_entry)(Params&), Params& params, dim3 grid, dim3 blo
   };
   reset_barriers();
   end_of_block.reset(n);
-  std::vector<unsigned char> dynamic(shared_bytes + 16);
+  std::vector<unsigned char> dynamic(shared_bytes > 0 ? shared_bytes : 1);  // exact: ASan sees overruns
   auto body = [&](int tid) {
     ThreadState& s = current;
-    s.thread_idx = dim3(tid % block.x, tid / block.x % block.y, tid / (block.x * block.y));
+    s.thread_idx = Dim3(tid % block.x, tid / block.x % block.y, tid / (block.x * block.y));
     s.block_dim = block;
     s.grid_dim = grid;
     s.block_barrier = &block_barrier;
@@ -187,7 +190,7 @@ void run_grid(void (*kernel_entry)(Params&), Params& params, dim3 grid, dim3 blo
     for (unsigned z = 0; z < grid.z; ++z)
       for (unsigned y = 0; y < grid.y; ++y)
         for (unsigned x = 0; x < grid.x; ++x) {
-          s.block_idx = dim3(x, y, z);
+          s.block_idx = Dim3(x, y, z);
           kernel_entry(params);
           block_barrier.arrive_and_drop();
           s.warp->barrier.arrive_and_drop();
@@ -204,6 +207,7 @@ void run_grid(void (*kernel_entry)(Params&), Params& params, dim3 grid, dim3 blo
 
 }  // namespace fg::cuda::sim
 
+#define dim3 ::fg::cuda::sim::Dim3
 #define threadIdx (::fg::cuda::sim::current.thread_idx)
 #define blockIdx (::fg::cuda::sim::current.block_idx)
 #define blockDim (::fg::cuda::sim::current.block_dim)
