@@ -53,7 +53,8 @@ if(NOT FUNCGEN_SANITIZE)
                        PASS_REGULAR_EXPRESSION "ThreadSanitizer: data race.*reverse_without_barrier")
 endif()
 
-if(FUNCGEN_HAVE_CUDA)
+# (sm_100 needs CUDA 12.8 or later; older toolkits skip this part of tier 3.)
+if(FUNCGEN_HAVE_CUDA AND CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.8)
   # Tier 3: the kernels' PTX (compute_90) must also assemble for the next architecture, under the
   # same ptxas rules as the build (the trigonometric kernel may use local memory; see backend_trig.cu).
   foreach(unit backend backend_trig)
