@@ -3,7 +3,7 @@
 #     threads through runtime/src/cuda/compat.h (test_cuda_kernels, and again under
 #     ThreadSanitizer), and every op on kCUDA tensors through the CUDA backend compiled for the
 #     CPU (test_cuda_host_run);
-#  2. a GPU: the same op tests against the real backend (test_cuda_gpu, label `gpu` too), which
+#  2. a GPU: the same op tests against the real backend (test_cuda_gpu, label `gpu`), which
 #     skip naming the CUDA error where no GPU can be used; tests/gpu/run.sh runs them without skips;
 #  3. the build itself where nvcc exists: the .cu files compile with warnings, spills and local
 #     memory as errors (runtime/CMakeLists.txt), the PTX assembles for the next architecture
@@ -11,12 +11,15 @@
 set(FG_RUNTIME_SRC ${PROJECT_SOURCE_DIR}/runtime/src)
 
 function(fg_cuda_test name)
-  cmake_parse_arguments(ARG "" "PREFIX" "SOURCES;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "PREFIX;LABEL" "SOURCES" ${ARGN})
+  if(NOT ARG_LABEL)
+    set(ARG_LABEL cuda)
+  endif()
   add_executable(${name} ${ARG_SOURCES})
   target_include_directories(${name} PRIVATE ${FG_RUNTIME_SRC} ${CMAKE_CURRENT_SOURCE_DIR}/cuda)
   target_link_libraries(${name} PRIVATE funcgen::runtime GTest::gtest GTest::gtest_main)
   target_compile_options(${name} PRIVATE -Wall -Wextra)
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 TEST_PREFIX "${ARG_PREFIX}" PROPERTIES LABELS "cuda;${ARG_LABELS}")
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 TEST_PREFIX "${ARG_PREFIX}" PROPERTIES LABELS ${ARG_LABEL})
 endfunction()
 
 fg_cuda_test(test_cuda_logic SOURCES cuda/test_caching_allocator.cpp cuda/test_gemm_plan.cpp)
@@ -28,7 +31,7 @@ target_compile_definitions(test_cuda_host_run PRIVATE FG_TEST_HOST_RUN)
 funcgen_generate(test_cuda_host_run SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/cuda/transforms_functions.cpp)
 funcgen_generated_test(test_cuda_host_run)
 if(FUNCGEN_HAVE_CUDA)
-  fg_cuda_test(test_cuda_gpu PREFIX gpu. SOURCES ${FG_DEVICE_TESTS} LABELS gpu)
+  fg_cuda_test(test_cuda_gpu PREFIX gpu. SOURCES ${FG_DEVICE_TESTS} LABEL gpu)
   funcgen_generate(test_cuda_gpu SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/cuda/transforms_functions.cpp)
   funcgen_generated_test(test_cuda_gpu)
 endif()
