@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstring>
 #include <optional>
 
 #include "cuda/gemm_plan.h"
@@ -139,11 +140,11 @@ void device_fill(const Tensor& dst, const Scalar& value) {
   if (dst.numel() == 0) return;
   const DeviceBackend& be = backend_of(dst, "fill_");
   const auto sd = byte_strides(dst, dst.sizes());
-  // The integer form only for integer tensors (a NaN or huge double has none).
-  const bool integral = !isFloatingType(dst.dtype());
-  const FillValue v{value.toDouble(), !integral                 ? 0
-                                      : value.isFloatingPoint() ? static_cast<int64_t>(value.toDouble())
-                                                                : value.toLong()};
+  FillValue v{};
+  dispatch_all(dst.dtype(), [&](auto tag) {
+    const auto x = scalar_as<decltype(tag)>(value);
+    std::memcpy(v.bytes, &x, sizeof(x));
+  });
   be.fill(dst.dtype(), dst.numel(), offset_calc<1>(dst.sizes(), {sd.data()}, "fill_"), byte_ptr(dst), v);
 }
 

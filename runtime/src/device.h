@@ -23,10 +23,9 @@ namespace fg::detail {
 
 enum class CopyKind : int { HostToDevice, DeviceToHost, DeviceToDevice };
 
-// A fill value in the two representations the kernels convert from.
+// A fill value already converted to the tensor's dtype (scalar_as), as its bytes.
 struct FillValue {
-  double floating;
-  int64_t integer;
+  alignas(8) unsigned char bytes[8];
 };
 
 struct DeviceBackend {

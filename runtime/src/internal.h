@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "funcgen/runtime/ops.h"
@@ -66,6 +67,13 @@ void gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_rs, int64_t a_c
           int64_t b_cs, T* c, int64_t ldc, bool accumulate, bool parallel);
 template <typename T>
 void gemm_prepare();
+
+// A scalar as the element value of a tensor of C++ type T (what fill_ writes on every device).
+template <typename T>
+T scalar_as(const Scalar& value) {
+  if constexpr (std::is_same_v<T, bool>) return value.toBool();
+  else return value.to<T>();
+}
 
 // Calls f(T{}) with T the C++ type of dtype.
 template <typename F>

@@ -297,7 +297,7 @@ const Tensor& Tensor::fill_(const Scalar& value) const {
   }
   dispatch_all(dtype(), [&](auto tag) {
     using T = decltype(tag);
-    const T v = std::is_same_v<T, bool> ? static_cast<T>(value.toBool()) : value.to<T>();
+    const T v = scalar_as<T>(value);
     std::vector<int64_t> bs(dim());
     for (int64_t i = 0; i < dim(); ++i) bs[i] = stride(i) * static_cast<int64_t>(sizeof(T));
     strided_loop<1>(sizes(), {byte_ptr(*this)}, {bs.data()},

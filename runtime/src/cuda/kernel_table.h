@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "cuda/compat.h"
 #include "cuda/kernels/elementwise.cuh"
 #include "cuda/kernels/reduce.cuh"
 #include "device.h"
+#include "internal.h"
 
 namespace fg::cuda {
 inline namespace FG_CUDA_MODE {
@@ -28,39 +30,21 @@ using fg::detail::FillValue;
 // Kernels go to the default stream for now: every runtime call is ordered after the previous one.
 inline cudaStream_t kernel_stream() { return nullptr; }
 
-// f(T{}) for the C++ type of dtype.
-template <typename F>
-void dispatch_dtype(ScalarType dtype, F&& f) {
-  switch (dtype) {
-    case kFloat:
-      return f(float{});
-    case kDouble:
-      return f(double{});
-    case kLong:
-      return f(int64_t{});
-    case kBool:
-      return f(bool{});
-  }
-}
+using fg::detail::dispatch_all;
 
 inline void table_fill(ScalarType dtype, int64_t n, const kernels::OffsetCalc<1>& calc, char* out, FillValue v) {
-  dispatch_dtype(dtype, [&](auto tag) {
+  dispatch_all(dtype, [&](auto tag) {
     using T = decltype(tag);
     T value;
-    if constexpr (std::is_same<T, bool>::value)
-      value = v.floating != 0.0 || v.integer != 0;
-    else if constexpr (std::is_integral<T>::value)
-      value = static_cast<T>(v.integer);
-    else
-      value = static_cast<T>(v.floating);
+    std::memcpy(&value, v.bytes, sizeof(T));
     launch_fill<T>(n, calc, out, value, kernel_stream());
   });
 }
 
 inline void table_cast(ScalarType to, ScalarType from, int64_t n, const kernels::OffsetCalc<2>& calc, char* out,
                        const char* in) {
-  dispatch_dtype(to, [&](auto to_tag) {
-    dispatch_dtype(from, [&](auto from_tag) {
+  dispatch_all(to, [&](auto to_tag) {
+    dispatch_all(from, [&](auto from_tag) {
       launch_cast<decltype(to_tag), decltype(from_tag)>(n, calc, out, in, kernel_stream());
     });
   });
@@ -68,7 +52,7 @@ inline void table_cast(ScalarType to, ScalarType from, int64_t n, const kernels:
 
 inline void table_unary(ScalarType dtype, kernels::UnaryKind kind, int64_t n, const kernels::OffsetCalc<2>& calc,
                         char* out, const char* in) {
-  dispatch_dtype(dtype, [&](auto tag) {
+  dispatch_all(dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same<T, bool>::value) {
       launch_cast<bool, bool>(n, calc, out, in, kernel_stream());
@@ -85,17 +69,17 @@ inline void table_unary(ScalarType dtype, kernels::UnaryKind kind, int64_t n, co
 
 inline void table_binary(ScalarType dtype, kernels::BinaryKind kind, int64_t n, const kernels::OffsetCalc<3>& calc,
                          char* out, const char* a, const char* b) {
-  dispatch_dtype(dtype, [&](auto tag) { launch_binary<decltype(tag)>(kind, n, calc, out, a, b, kernel_stream()); });
+  dispatch_all(dtype, [&](auto tag) { launch_binary<decltype(tag)>(kind, n, calc, out, a, b, kernel_stream()); });
 }
 
 inline void table_compare(ScalarType dtype, kernels::CompareKind kind, int64_t n, const kernels::OffsetCalc<3>& calc,
                           char* out, const char* a, const char* b) {
-  dispatch_dtype(dtype, [&](auto tag) { launch_compare<decltype(tag)>(kind, n, calc, out, a, b, kernel_stream()); });
+  dispatch_all(dtype, [&](auto tag) { launch_compare<decltype(tag)>(kind, n, calc, out, a, b, kernel_stream()); });
 }
 
 inline void table_reduce_rows(ScalarType dtype, kernels::ReduceKind kind, int64_t rows, int64_t n, const void* in,
                               void* out) {
-  dispatch_dtype(dtype, [&](auto tag) {
+  dispatch_all(dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same<T, bool>::value)
       fg::detail::fail("sum", "internal error: bool reductions reach the device as int64");
