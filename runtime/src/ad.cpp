@@ -375,7 +375,7 @@ Tensor nll_loss_backward(const Tensor& g, IntArrayRef input_sizes, ScalarType dt
       coef = coef / (logical.empty() ? w : w.sum(logical, /*keepdim=*/true));  // 0/0 = nan, as the loss
     }
   }
-  return fg::zeros(input_sizes, TensorOptions(dtype)).scatter_add(cd, safe.unsqueeze(cd), (-coef).unsqueeze(cd));
+  return fg::zeros(input_sizes, target.options().dtype(dtype)).scatter_add(cd, safe.unsqueeze(cd), (-coef).unsqueeze(cd));
 }
 
 }  // namespace fg::detail

@@ -12,6 +12,7 @@
 #include <omp.h>
 
 #include "funcgen/runtime/ad.h"
+#include "device.h"
 #include "internal.h"
 
 namespace fg {
@@ -22,8 +23,8 @@ using detail::fail;
 // One convolution's geometry (of C(x, w), the forward convolution), 1-D as 2-D of height 1.
 struct ConvGeometry {
   const char* op = "conv2d";
-  int64_t spatial = 2;   // spatial dims of the user's tensors (1 or 2)
-  bool batched = true;   // the input has its batch dim N
+  int64_t spatial = 2;  // spatial dims of the user's tensors (1 or 2)
+  bool batched = true;  // the input has its batch dim N
   int64_t n = 1, c = 0, o = 0, groups = 1;
   std::array<int64_t, 2> in{1, 1}, kernel{1, 1}, out{1, 1};
   std::array<int64_t, 2> stride{1, 1}, pad{0, 0}, dilation{1, 1};  // pad: before the first element
@@ -52,12 +53,14 @@ ConvGeometry geometry(IntArrayRef input, IntArrayRef weight, IntArrayRef stride,
   g.op = op;
   g.spatial = static_cast<int64_t>(weight.size()) - 2;
   if (g.spatial != 1 && g.spatial != 2)
-    fail(op, "expected a weight of 3 dims [out_channels, in_channels / groups, kL] or 4 dims [out_channels, "
-         "in_channels / groups, kH, kW], got shape ", weight);
+    fail(op,
+         "expected a weight of 3 dims [out_channels, in_channels / groups, kL] or 4 dims [out_channels, "
+         "in_channels / groups, kH, kW], got shape ",
+         weight);
   const int64_t in_dims = static_cast<int64_t>(input.size());
   if (in_dims != g.spatial + 1 && in_dims != g.spatial + 2)
-    fail(op, "expected a ", g.spatial + 1, "-D (unbatched) or ", g.spatial + 2, "-D (batched) input for a weight of shape ",
-         weight, ", got shape ", input);
+    fail(op, "expected a ", g.spatial + 1, "-D (unbatched) or ", g.spatial + 2,
+         "-D (batched) input for a weight of shape ", weight, ", got shape ", input);
   g.batched = in_dims == g.spatial + 2;
   const size_t at = g.batched ? 1 : 0;
   g.n = g.batched ? input[0] : 1;
@@ -68,8 +71,8 @@ ConvGeometry geometry(IntArrayRef input, IntArrayRef weight, IntArrayRef stride,
   if (g.o % groups != 0)
     fail(op, "the weight's out_channels (", g.o, ", shape ", weight, ") must be divisible by groups (", groups, ")");
   if (weight[1] * groups != g.c)
-    fail(op, "given groups=", groups, " and a weight of shape ", weight, ", expected an input with ", weight[1] * groups,
-         " channels, got shape ", input, " (", g.c, " channels)");
+    fail(op, "given groups=", groups, " and a weight of shape ", weight, ", expected an input with ",
+         weight[1] * groups, " channels, got shape ", input, " (", g.c, " channels)");
   g.stride = detail::spatial_arg(stride, g.spatial, 1, "stride", op);
   g.dilation = detail::spatial_arg(dilation, g.spatial, 1, "dilation", op);
   for (size_t d = 0; d < 2; ++d) {
@@ -111,10 +114,10 @@ ConvGeometry geometry(IntArrayRef input, IntArrayRef weight, IntArrayRef stride,
 void check_tensors(const Tensor& input, const Tensor& weight, const char* op, const char* input_name = "input") {
   detail::check_defined(input, op, input_name);
   detail::check_defined(weight, op, "weight");
-  detail::check_cpu(input, op);
-  detail::check_cpu(weight, op);
+  detail::common_device({&input, &weight}, op);
   if (input.scalar_type() != weight.scalar_type())
-    fail(op, input_name, " (", input.scalar_type(), ") and weight (", weight.scalar_type(), ") must have the same dtype");
+    fail(op, input_name, " (", input.scalar_type(), ") and weight (", weight.scalar_type(),
+         ") must have the same dtype");
   detail::dispatch_floating(input.scalar_type(), op, [](auto) {});
 }
 
@@ -158,21 +161,21 @@ void for_column_rows(const ConvGeometry& g, int64_t nb, F&& f) {
 template <typename T>
 void im2col(const T* x, const ConvGeometry& g, int64_t n0, int64_t nb, T* cols) {
   const int64_t L = g.positions(), ld = nb * L, H = g.in[0], W = g.in[1], ow = g.out[1], sw = g.stride[1];
-  for_column_rows(g, nb, [&](int64_t c, int64_t row, int64_t n, int64_t oy, int64_t iy, std::array<int64_t, 2> xs,
-                             int64_t xoff) {
-    T* dst = cols + row * ld + n * L + oy * ow;
-    if (iy < 0) {
-      std::fill(dst, dst + ow, T(0));
-      return;
-    }
-    const T* line = x + (((n0 + n) * g.c + c) * H + iy) * W;  // input column ox * sw + xoff
-    std::fill(dst, dst + xs[0], T(0));
-    if (sw == 1)
-      std::copy(line + xs[0] + xoff, line + xs[1] + xoff, dst + xs[0]);
-    else
-      for (int64_t ox = xs[0]; ox < xs[1]; ++ox) dst[ox] = line[ox * sw + xoff];
-    std::fill(dst + xs[1], dst + ow, T(0));
-  });
+  for_column_rows(
+      g, nb, [&](int64_t c, int64_t row, int64_t n, int64_t oy, int64_t iy, std::array<int64_t, 2> xs, int64_t xoff) {
+        T* dst = cols + row * ld + n * L + oy * ow;
+        if (iy < 0) {
+          std::fill(dst, dst + ow, T(0));
+          return;
+        }
+        const T* line = x + (((n0 + n) * g.c + c) * H + iy) * W;  // input column ox * sw + xoff
+        std::fill(dst, dst + xs[0], T(0));
+        if (sw == 1)
+          std::copy(line + xs[0] + xoff, line + xs[1] + xoff, dst + xs[0]);
+        else
+          for (int64_t ox = xs[0]; ox < xs[1]; ++ox) dst[ox] = line[ox * sw + xoff];
+        std::fill(dst + xs[1], dst + ow, T(0));
+      });
 }
 
 // The adjoint of im2col: the chunk's columns added into dx's images [n0, n0 + nb), which it zeroes
@@ -181,13 +184,13 @@ template <typename T>
 void col2im(const T* cols, const ConvGeometry& g, int64_t n0, int64_t nb, T* dx) {
   const int64_t L = g.positions(), ld = nb * L, H = g.in[0], W = g.in[1], ow = g.out[1], sw = g.stride[1];
   std::fill(dx + n0 * g.c * H * W, dx + (n0 + nb) * g.c * H * W, T(0));
-  for_column_rows(g, nb, [&](int64_t c, int64_t row, int64_t n, int64_t oy, int64_t iy, std::array<int64_t, 2> xs,
-                             int64_t xoff) {
-    if (iy < 0) return;
-    const T* src = cols + row * ld + n * L + oy * ow;
-    T* line = dx + (((n0 + n) * g.c + c) * H + iy) * W;
-    for (int64_t ox = xs[0]; ox < xs[1]; ++ox) line[ox * sw + xoff] += src[ox];
-  });
+  for_column_rows(
+      g, nb, [&](int64_t c, int64_t row, int64_t n, int64_t oy, int64_t iy, std::array<int64_t, 2> xs, int64_t xoff) {
+        if (iy < 0) return;
+        const T* src = cols + row * ld + n * L + oy * ow;
+        T* line = dx + (((n0 + n) * g.c + c) * H + iy) * W;
+        for (int64_t ox = xs[0]; ox < xs[1]; ++ox) line[ox * sw + xoff] += src[ox];
+      });
 }
 
 // [O, P] blocks of nb images of t [N, O, P] (from image n0) as one [O, nb * P] matrix in buf, or,
@@ -197,8 +200,7 @@ const T* group_major(const T* t, const ConvGeometry& g, int64_t channels, int64_
   const int64_t L = g.positions();
   if (nb == 1) return t + n0 * channels * L;
   for (int64_t o = 0; o < channels; ++o)
-    for (int64_t n = 0; n < nb; ++n)
-      std::copy_n(t + ((n0 + n) * channels + o) * L, L, buf + (o * nb + n) * L);
+    for (int64_t n = 0; n < nb; ++n) std::copy_n(t + ((n0 + n) * channels + o) * L, L, buf + (o * nb + n) * L);
   return buf;
 }
 
@@ -246,7 +248,8 @@ void for_chunks(const ConvGeometry& g, const TensorOptions& options, std::initia
     if (ran[static_cast<size_t>(t)]) finish(scratch[static_cast<size_t>(t)].data());
 }
 template <typename T, typename F>
-void for_chunks(const ConvGeometry& g, const TensorOptions& options, std::initializer_list<ScratchSize> sizes, F&& body) {
+void for_chunks(const ConvGeometry& g, const TensorOptions& options, std::initializer_list<ScratchSize> sizes,
+                F&& body) {
   for_chunks<T>(g, options, sizes, std::forward<F>(body), [](T* const*) {});
 }
 
@@ -254,17 +257,19 @@ void for_chunks(const ConvGeometry& g, const TensorOptions& options, std::initia
 template <typename T>
 void conv_forward_t(const T* x, const T* w, const ConvGeometry& g, T* y, const TensorOptions& options) {
   const int64_t L = g.positions(), rows = g.rows(), og = g.og();
-  for_chunks<T>(g, options, {{g.c * g.kernel[0] * g.kernel[1] * L}, {g.o * L, 0, false, true}}, [&](int64_t n0, int64_t nb, bool parallel, T* const* s) {
-    const int64_t ld = nb * L;
-    im2col(x, g, n0, nb, s[0]);
-    T* out = nb == 1 ? y + n0 * g.o * L : s[1];
-    for (int64_t gr = 0; gr < g.groups; ++gr)
-      detail::gemm<T>(og, ld, rows, w + gr * og * rows, rows, 1, s[0] + gr * rows * ld, ld, 1,
-                      out + gr * og * ld, ld, false, parallel);
-    if (nb > 1)  // [O, nb * P] into the images' [O, P] blocks
-      for (int64_t o = 0; o < g.o; ++o)
-        for (int64_t n = 0; n < nb; ++n) std::copy_n(out + (o * nb + n) * L, L, y + ((n0 + n) * g.o + o) * L);
-  });
+  for_chunks<T>(g, options, {{g.c * g.kernel[0] * g.kernel[1] * L}, {g.o * L, 0, false, true}},
+                [&](int64_t n0, int64_t nb, bool parallel, T* const* s) {
+                  const int64_t ld = nb * L;
+                  im2col(x, g, n0, nb, s[0]);
+                  T* out = nb == 1 ? y + n0 * g.o * L : s[1];
+                  for (int64_t gr = 0; gr < g.groups; ++gr)
+                    detail::gemm<T>(og, ld, rows, w + gr * og * rows, rows, 1, s[0] + gr * rows * ld, ld, 1,
+                                    out + gr * og * ld, ld, false, parallel);
+                  if (nb > 1)  // [O, nb * P] into the images' [O, P] blocks
+                    for (int64_t o = 0; o < g.o; ++o)
+                      for (int64_t n = 0; n < nb; ++n)
+                        std::copy_n(out + (o * nb + n) * L, L, y + ((n0 + n) * g.o + o) * L);
+                });
 }
 
 // The adjoint of C in x: per chunk and group, columns_g = w_g^T [rows, og] @ dy_g [og, nb * P],
@@ -272,14 +277,15 @@ void conv_forward_t(const T* x, const T* w, const ConvGeometry& g, T* y, const T
 template <typename T>
 void conv_input_adjoint_t(const T* dy, const T* w, const ConvGeometry& g, T* dx, const TensorOptions& options) {
   const int64_t L = g.positions(), rows = g.rows(), og = g.og();
-  for_chunks<T>(g, options, {{g.c * g.kernel[0] * g.kernel[1] * L}, {g.o * L, 0, false, true}}, [&](int64_t n0, int64_t nb, bool parallel, T* const* s) {
-    const int64_t ld = nb * L;
-    const T* dyg = group_major(dy, g, g.o, n0, nb, s[1]);
-    for (int64_t gr = 0; gr < g.groups; ++gr)
-      detail::gemm<T>(rows, ld, og, w + gr * og * rows, 1, rows, dyg + gr * og * ld, ld, 1, s[0] + gr * rows * ld,
-                      ld, false, parallel);
-    col2im(s[0], g, n0, nb, dx);
-  });
+  for_chunks<T>(g, options, {{g.c * g.kernel[0] * g.kernel[1] * L}, {g.o * L, 0, false, true}},
+                [&](int64_t n0, int64_t nb, bool parallel, T* const* s) {
+                  const int64_t ld = nb * L;
+                  const T* dyg = group_major(dy, g, g.o, n0, nb, s[1]);
+                  for (int64_t gr = 0; gr < g.groups; ++gr)
+                    detail::gemm<T>(rows, ld, og, w + gr * og * rows, 1, rows, dyg + gr * og * ld, ld, 1,
+                                    s[0] + gr * rows * ld, ld, false, parallel);
+                  col2im(s[0], g, n0, nb, dx);
+                });
 }
 
 // The adjoint of C in w: dw_g [og, rows] = sum over chunks of dy_g [og, nb * P] @ columns_g^T,
@@ -295,12 +301,72 @@ void conv_weight_adjoint_t(const T* dy, const T* x, const ConvGeometry& g, T* dw
         im2col(x, g, n0, nb, s[0]);
         const T* dyg = group_major(dy, g, g.o, n0, nb, s[1]);
         for (int64_t gr = 0; gr < g.groups; ++gr)
-          detail::gemm<T>(og, rows, ld, dyg + gr * og * ld, ld, 1, s[0] + gr * rows * ld, 1, ld,
-                          s[2] + gr * og * rows, rows, true, parallel);
+          detail::gemm<T>(og, rows, ld, dyg + gr * og * ld, ld, 1, s[0] + gr * rows * ld, 1, ld, s[2] + gr * og * rows,
+                          rows, true, parallel);
       },
       [&](T* const* s) {
         for (int64_t i = 0; i < size; ++i) dw[i] += s[2][i];
       });
+}
+
+// ---- On other devices: the same im2col formulation from the device's ops. The columns are a
+// strided view of the zero-padded input, made dense by the device's copy; the products go to its
+// batched GEMM; the adjoint of im2col adds each kernel offset's strided slice of the columns.
+
+// The padded input's spatial extent: pad before, and after as far as the last window reaches.
+std::array<int64_t, 2> padded_extent(const ConvGeometry& g) {
+  std::array<int64_t, 2> e{};
+  for (size_t d = 0; d < 2; ++d)
+    e[d] = std::max(g.pad[d] + g.in[d], (g.out[d] - 1) * g.stride[d] + g.dilation[d] * (g.kernel[d] - 1) + 1);
+  return e;
+}
+
+// x [n, c, in0, in1] zero-padded to padded_extent, contiguous.
+Tensor padded_input(const Tensor& x, const ConvGeometry& g) {
+  const std::array<int64_t, 2> e = padded_extent(g);
+  Tensor padded = zeros({g.n, g.c, e[0], e[1]}, x.options());
+  padded.narrow(2, g.pad[0], g.in[0]).narrow(3, g.pad[1], g.in[1]).copy_(x.reshape({g.n, g.c, g.in[0], g.in[1]}));
+  return padded;
+}
+
+// The columns [n, groups, rows, positions] of x: row (c, ki, kj), column (oy, ox) of group gr is
+// padded[n, gr * cg + c, oy * s0 + ki * d0, ox * s1 + kj * d1].
+Tensor device_columns(const Tensor& x, const ConvGeometry& g) {
+  const Tensor padded = padded_input(x, g);
+  const int64_t row = padded.size(3), plane = padded.size(2) * row;
+  const Tensor windows = detail::make_view(
+      padded, {g.n, g.groups, g.cg(), g.kernel[0], g.kernel[1], g.out[0], g.out[1]},
+      {g.c * plane, g.cg() * plane, plane, g.dilation[0] * row, g.dilation[1], g.stride[0] * row, g.stride[1]},
+      padded.storage_offset());
+  return windows.reshape({g.n, g.groups, g.rows(), g.positions()});
+}
+
+Tensor device_forward(const Tensor& x, const Tensor& w, const ConvGeometry& g) {
+  return w.reshape({1, g.groups, g.og(), g.rows()}).matmul(device_columns(x, g)).reshape(g.output_sizes());
+}
+
+Tensor device_input_adjoint(const Tensor& dy, const Tensor& w, const ConvGeometry& g) {
+  const Tensor cols = w.reshape({1, g.groups, g.og(), g.rows()})
+                          .transpose(-2, -1)
+                          .matmul(dy.reshape({g.n, g.groups, g.og(), g.positions()}));
+  const Tensor per_offset = cols.reshape({g.n, g.c, g.kernel[0], g.kernel[1], g.out[0], g.out[1]});
+  const std::array<int64_t, 2> e = padded_extent(g);
+  Tensor padded = zeros({g.n, g.c, e[0], e[1]}, dy.options());
+  for (int64_t ki = 0; ki < g.kernel[0]; ++ki)
+    for (int64_t kj = 0; kj < g.kernel[1]; ++kj) {
+      const int64_t y0 = ki * g.dilation[0], x0 = kj * g.dilation[1];
+      padded.slice(2, y0, y0 + (g.out[0] - 1) * g.stride[0] + 1, g.stride[0])
+          .slice(3, x0, x0 + (g.out[1] - 1) * g.stride[1] + 1, g.stride[1])
+          .add_(per_offset.select(2, ki).select(2, kj));
+    }
+  return padded.narrow(2, g.pad[0], g.in[0]).narrow(3, g.pad[1], g.in[1]).reshape(g.input_sizes());
+}
+
+Tensor device_weight_adjoint(const Tensor& dy, const Tensor& x, const ConvGeometry& g, IntArrayRef weight_sizes) {
+  return dy.reshape({g.n, g.groups, g.og(), g.positions()})
+      .matmul(device_columns(x, g).transpose(-2, -1))
+      .sum({0})
+      .reshape(weight_sizes);
 }
 
 // A new tensor of `sizes` filled by kernel(tag, a, b, out) with a and b contiguous (tag: a value
@@ -311,30 +377,31 @@ Tensor run_kernel(const Tensor& a_in, const Tensor& b_in, IntArrayRef sizes, con
   Tensor out = empty(sizes, a.options());
   detail::dispatch_floating(a.scalar_type(), g.op, [&](auto tag) {
     using T = decltype(tag);
-    kernel(tag, static_cast<const T*>(a.data_ptr()), static_cast<const T*>(b.data_ptr()), static_cast<T*>(out.data_ptr()));
+    kernel(tag, static_cast<const T*>(a.data_ptr()), static_cast<const T*>(b.data_ptr()),
+           static_cast<T*>(out.data_ptr()));
   });
   return out;
 }
 
 // C(x, w) of the input's sizes, no bias.
 Tensor conv_forward(const Tensor& x, const Tensor& w, const ConvGeometry& g) {
-  return run_kernel(x, w, g.output_sizes(), g, [&](auto, auto* px, auto* pw, auto* y) {
-    conv_forward_t(px, pw, g, y, x.options());
-  });
+  if (!x.is_cpu()) return device_forward(x, w, g);
+  return run_kernel(x, w, g.output_sizes(), g,
+                    [&](auto, auto* px, auto* pw, auto* y) { conv_forward_t(px, pw, g, y, x.options()); });
 }
 
 // The adjoint of C in x: dx of the input's sizes for the output gradient dy.
 Tensor conv_input_adjoint(const Tensor& dy, const Tensor& w, const ConvGeometry& g) {
-  return run_kernel(dy, w, g.input_sizes(), g, [&](auto, auto* pdy, auto* pw, auto* dx) {
-    conv_input_adjoint_t(pdy, pw, g, dx, dy.options());
-  });
+  if (!dy.is_cpu()) return device_input_adjoint(dy, w, g);
+  return run_kernel(dy, w, g.input_sizes(), g,
+                    [&](auto, auto* pdy, auto* pw, auto* dx) { conv_input_adjoint_t(pdy, pw, g, dx, dy.options()); });
 }
 
 // The adjoint of C in w: dw of `weight_sizes` for the output gradient dy.
 Tensor conv_weight_adjoint(const Tensor& dy, const Tensor& x, const ConvGeometry& g, IntArrayRef weight_sizes) {
-  return run_kernel(dy, x, weight_sizes, g, [&](auto, auto* pdy, auto* px, auto* dw) {
-    conv_weight_adjoint_t(pdy, px, g, dw, dy.options());
-  });
+  if (!dy.is_cpu()) return device_weight_adjoint(dy, x, g, weight_sizes);
+  return run_kernel(dy, x, weight_sizes, g,
+                    [&](auto, auto* pdy, auto* px, auto* dw) { conv_weight_adjoint_t(pdy, px, g, dw, dy.options()); });
 }
 
 void check_output(const Tensor& t, const ConvGeometry& g, const char* what) {
@@ -345,7 +412,6 @@ void check_output(const Tensor& t, const ConvGeometry& g, const char* what) {
 
 Tensor with_bias(Tensor out, const std::optional<Tensor>& bias, int64_t channels, int64_t spatial, const char* op) {
   if (!bias || !bias->defined()) return out;
-  detail::check_cpu(*bias, op);
   if (bias->dim() != 1 || bias->size(0) != channels)
     fail(op, "expected a bias of shape [", channels, "] (one per output channel), got ", bias->sizes());
   if (bias->scalar_type() != out.scalar_type())
@@ -364,9 +430,9 @@ Tensor conv(const Tensor& input, const Tensor& weight, const std::optional<Tenso
   return with_bias(conv_forward(input, weight, g), bias, g.o, spatial, op);
 }
 
-Tensor conv_transpose(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-                      IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
-                      IntArrayRef dilation, int64_t spatial, const char* op) {
+Tensor conv_transpose(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+                      IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation,
+                      int64_t spatial, const char* op) {
   check_tensors(input, weight, op);
   if (weight.dim() != spatial + 2)
     fail(op, "expected a ", spatial + 2, "-D weight [in_channels, out_channels / groups, kernel...], got shape ",
@@ -376,7 +442,8 @@ Tensor conv_transpose(const Tensor& input, const Tensor& weight, const std::opti
          input.sizes());
   if (groups <= 0) fail(op, "groups must be positive, got ", groups);
   // The transposed convolution's output is the input of the convolution it is the adjoint of.
-  const std::array<int64_t, 2> s = detail::spatial_arg(stride, spatial, 1, "stride", op), d = detail::spatial_arg(dilation, spatial, 1, "dilation", op),
+  const std::array<int64_t, 2> s = detail::spatial_arg(stride, spatial, 1, "stride", op),
+                               d = detail::spatial_arg(dilation, spatial, 1, "dilation", op),
                                p = detail::spatial_arg(padding, spatial, 0, "padding", op),
                                op_ = detail::spatial_arg(output_padding, spatial, 0, "output_padding", op);
   std::vector<int64_t> out_sizes = input.sizes().vec();
@@ -476,8 +543,7 @@ Tensor convolution(const Tensor& input, const Tensor& weight, IntArrayRef stride
 }
 Tensor convolution(const Tensor& input, const Tensor& weight, IntArrayRef stride, const PaddingMode& padding,
                    IntArrayRef dilation, int64_t groups) {
-  return conv(input, weight, std::nullopt, stride, {}, &padding, dilation, groups, weight.dim() - 2,
-              "ad::convolution");
+  return conv(input, weight, std::nullopt, stride, {}, &padding, dilation, groups, weight.dim() - 2, "ad::convolution");
 }
 Tensor conv_backward_input(const Tensor& g, IntArrayRef input_sizes, const Tensor& weight, IntArrayRef stride,
                            IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
@@ -499,8 +565,8 @@ Tensor conv_backward_weight(const Tensor& g, const Tensor& input, IntArrayRef we
 Tensor conv_bias_expand(const Tensor& bias, IntArrayRef sizes, int64_t spatial) {
   const int64_t at = static_cast<int64_t>(sizes.size()) - spatial - 1;
   if (bias.dim() != 1 || at < 0 || sizes[static_cast<size_t>(at)] != bias.size(0))
-    fail("ad::conv_bias_expand", "a bias of shape ", bias.sizes(), " does not match the channels of an output of shape ",
-         sizes);
+    fail("ad::conv_bias_expand", "a bias of shape ", bias.sizes(),
+         " does not match the channels of an output of shape ", sizes);
   std::vector<int64_t> view(sizes.size(), 1);
   view[static_cast<size_t>(at)] = bias.size(0);
   return bias.reshape(view).expand(sizes);

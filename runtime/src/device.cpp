@@ -9,6 +9,9 @@
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <limits>
+#include <type_traits>
+#include <utility>
 #include <optional>
 
 #include "cuda/gemm_plan.h"
@@ -65,9 +68,12 @@ const DeviceBackend& device_backend(Device device, const char* op) {
 
 void set_cuda_backend_for_testing(const DeviceBackend* backend) { testing_backend.store(backend); }
 
-Device common_device(std::initializer_list<const Tensor*> operands, const char* op) {
+namespace {
+Device common_device_of(const Tensor* const* first, size_t count, const char* op) {
+  const Tensor* const* last = first + count;
   std::optional<Device> device;
-  for (const Tensor* t : operands) {
+  for (const Tensor* const* it = first; it != last; ++it) {
+    const Tensor* t = *it;
     if (!t->defined() || (t->is_cpu() && t->dim() == 0)) continue;
     if (!device)
       device = t->device();
@@ -75,9 +81,17 @@ Device common_device(std::initializer_list<const Tensor*> operands, const char* 
       fail(op, "expected all tensors to be on the same device, but found tensors on ", *device, " and ", t->device());
   }
   if (device) return *device;
-  for (const Tensor* t : operands)  // only 0-d tensors: the first one's device
-    if (t->defined()) return t->device();
+  for (const Tensor* const* it = first; it != last; ++it)  // only 0-d tensors: the first one's device
+    if ((*it)->defined()) return (*it)->device();
   return Device(kCPU);
+}
+}  // namespace
+
+Device common_device(std::initializer_list<const Tensor*> operands, const char* op) {
+  return common_device_of(operands.begin(), operands.size(), op);
+}
+Device common_device(const std::vector<const Tensor*>& operands, const char* op) {
+  return common_device_of(operands.data(), operands.size(), op);
 }
 
 Tensor device_empty(IntArrayRef size, TensorOptions options, const char* op) {
@@ -136,15 +150,20 @@ void device_copy(const Tensor& dst, const Tensor& src) {
           byte_ptr(dst), byte_ptr(src));
 }
 
+namespace {
+template <typename T>
+ScalarBytes bytes_of(T x) {
+  ScalarBytes v{};
+  std::memcpy(v.bytes, &x, sizeof(x));
+  return v;
+}
+}  // namespace
+
 void device_fill(const Tensor& dst, const Scalar& value) {
   if (dst.numel() == 0) return;
   const DeviceBackend& be = backend_of(dst, "fill_");
   const auto sd = byte_strides(dst, dst.sizes());
-  FillValue v{};
-  dispatch_all(dst.dtype(), [&](auto tag) {
-    const auto x = scalar_as<decltype(tag)>(value);
-    std::memcpy(v.bytes, &x, sizeof(x));
-  });
+  const ScalarBytes v = dispatch_all(dst.dtype(), [&](auto tag) { return bytes_of(scalar_as<decltype(tag)>(value)); });
   be.fill(dst.dtype(), dst.numel(), offset_calc<1>(dst.sizes(), {sd.data()}, "fill_"), byte_ptr(dst), v);
 }
 
@@ -170,6 +189,81 @@ void device_compare(kernels::CompareKind kind, const Tensor& out, const Tensor& 
   const auto so = byte_strides(out, out.sizes()), sa = byte_strides(a, out.sizes()), sb = byte_strides(b, out.sizes());
   be.compare(a.dtype(), kind, out.numel(), offset_calc<3>(out.sizes(), {so.data(), sa.data(), sb.data()}, "compare"),
              byte_ptr(out), byte_ptr(a), byte_ptr(b));
+}
+
+void device_where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
+  if (out.numel() == 0) return;
+  const DeviceBackend& be = backend_of(out, "where");
+  const auto so = byte_strides(out, out.sizes()), sc = byte_strides(cond, out.sizes());
+  const auto sa = byte_strides(a, out.sizes()), sb = byte_strides(b, out.sizes());
+  be.where(out.dtype(), out.numel(), offset_calc<4>(out.sizes(), {so.data(), sc.data(), sa.data(), sb.data()}, "where"),
+           byte_ptr(out), byte_ptr(cond), byte_ptr(a), byte_ptr(b));
+}
+
+void device_clamp(const Tensor& out, const Tensor& in, const std::optional<Scalar>& lo,
+                  const std::optional<Scalar>& hi) {
+  if (out.numel() == 0) return;
+  const DeviceBackend& be = backend_of(out, "clamp");
+  // A missing bound is the dtype's extreme (infinity for floating types), as the CPU clamp.
+  const auto [low, high] = dispatch_all(out.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    constexpr bool kFloating = std::is_floating_point_v<T>;
+    const T l = lo          ? scalar_as<T>(*lo)
+                : kFloating ? -std::numeric_limits<T>::infinity()
+                            : std::numeric_limits<T>::lowest();
+    const T h = hi ? scalar_as<T>(*hi) : kFloating ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
+    return std::pair<ScalarBytes, ScalarBytes>(bytes_of(l), bytes_of(h));
+  });
+  const auto so = byte_strides(out, out.sizes()), si = byte_strides(in, out.sizes());
+  be.clamp(out.dtype(), out.numel(), offset_calc<2>(out.sizes(), {so.data(), si.data()}, "clamp"), byte_ptr(out),
+           byte_ptr(in), low, high);
+}
+
+std::pair<int64_t, int64_t> device_index_range(const Tensor& index) {
+  return {fg::amin(index).item<int64_t>(), fg::amax(index).item<int64_t>()};
+}
+
+void device_check_index(const Tensor& index, int64_t size, int64_t d, const char* op) {
+  if (index.numel() == 0) return;
+  const auto [lo, hi] = device_index_range(index);
+  const int64_t bad = lo < 0 ? lo : hi >= size ? hi : 0;
+  if (lo < 0 || hi >= size) fail(op, "index ", bad, " is out of bounds for dimension ", d, " with size ", size);
+}
+
+namespace {
+// self's byte strides over `shape` (no larger than self's in any dim), 0 along dim d.
+std::vector<int64_t> strides_without_dim(const Tensor& t, IntArrayRef shape, int64_t d) {
+  std::vector<int64_t> s(shape.size());
+  for (size_t k = 0; k < shape.size(); ++k)
+    s[k] =
+        static_cast<int64_t>(k) == d ? 0 : t.stride(static_cast<int64_t>(k)) * static_cast<int64_t>(t.element_size());
+  return s;
+}
+int64_t dim_stride_bytes(const Tensor& t, int64_t d) {
+  return t.dim() == 0 ? 0 : t.stride(d) * static_cast<int64_t>(t.element_size());
+}
+}  // namespace
+
+void device_gather(const Tensor& out, const Tensor& self, int64_t d, const Tensor& index, const char* op) {
+  if (out.numel() == 0) return;
+  device_check_index(index, self.dim() == 0 ? 1 : self.size(d), d, op);
+  const IntArrayRef shape = index.sizes();
+  const auto so = byte_strides(out, shape), si = byte_strides(index, shape);
+  const auto ss = strides_without_dim(self, shape, d);
+  backend_of(out, op).gather(out.dtype(), out.numel(), offset_calc<3>(shape, {so.data(), ss.data(), si.data()}, op),
+                             byte_ptr(out), byte_ptr(self), byte_ptr(index), dim_stride_bytes(self, d));
+}
+
+void device_scatter_add(const Tensor& self, int64_t d, const Tensor& index, const Tensor& src, const char* op) {
+  if (index.numel() == 0) return;
+  if (self.dtype() == kBool) fail(op, "bool tensors do not run on CUDA yet; convert to int64 and back");
+  device_check_index(index, self.dim() == 0 ? 1 : self.size(d), d, op);
+  const IntArrayRef shape = index.sizes();
+  const auto ss = strides_without_dim(self, shape, d), si = byte_strides(index, shape);
+  const auto sr = strides_without_dim(src, shape, -1);
+  backend_of(self, op).scatter_add(self.dtype(), index.numel(),
+                                   offset_calc<3>(shape, {ss.data(), si.data(), sr.data()}, op), byte_ptr(self),
+                                   byte_ptr(index), byte_ptr(src), dim_stride_bytes(self, d));
 }
 
 Tensor device_reduce(kernels::ReduceKind kind, const Tensor& self, IntArrayRef dims, const char* op) {

@@ -7,7 +7,10 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "funcgen/runtime/ops.h"
 #include "funcgen/runtime/random.h"
@@ -23,8 +26,8 @@ namespace fg::detail {
 
 enum class CopyKind : int { HostToDevice, DeviceToHost, DeviceToDevice };
 
-// A fill value already converted to the tensor's dtype (scalar_as), as its bytes.
-struct FillValue {
+// A scalar already converted to the tensor's dtype (scalar_as), as its bytes: a fill value, a bound.
+struct ScalarBytes {
   alignas(8) unsigned char bytes[8];
 };
 
@@ -39,7 +42,7 @@ struct DeviceBackend {
   std::shared_ptr<void> (*allocate)(size_t nbytes, int device);
   void (*memcpy)(void* dst, const void* src, size_t bytes, CopyKind kind);
   // Kernels; every pointer is device memory, every operand has the dtype given.
-  void (*fill)(ScalarType dtype, int64_t n, const kernels::OffsetCalc<1>& calc, char* out, FillValue value);
+  void (*fill)(ScalarType dtype, int64_t n, const kernels::OffsetCalc<1>& calc, char* out, ScalarBytes value);
   void (*cast)(ScalarType to, ScalarType from, int64_t n, const kernels::OffsetCalc<2>& calc, char* out,
                const char* in);
   void (*unary)(ScalarType dtype, kernels::UnaryKind kind, int64_t n, const kernels::OffsetCalc<2>& calc, char* out,
@@ -49,6 +52,19 @@ struct DeviceBackend {
   // out (bool) = a (cmp) b, a and b of dtype.
   void (*compare)(ScalarType dtype, kernels::CompareKind kind, int64_t n, const kernels::OffsetCalc<3>& calc, char* out,
                   const char* a, const char* b);
+  // out = cond ? a : b, cond bool.
+  void (*where)(ScalarType dtype, int64_t n, const kernels::OffsetCalc<4>& calc, char* out, const char* cond,
+                const char* a, const char* b);
+  // out = min(max(in, lo), hi), NaN kept.
+  void (*clamp)(ScalarType dtype, int64_t n, const kernels::OffsetCalc<2>& calc, char* out, const char* in,
+                ScalarBytes lo, ScalarBytes hi);
+  // Over the index's shape, self's stride along the indexed dim 0 in `calc` and dim_stride (bytes)
+  // times the index value added: out = self[index] with offsets {out, self, index}, and
+  // self[index] += src with offsets {self, index, src} (not bool). Indices are in bounds.
+  void (*gather)(ScalarType dtype, int64_t n, const kernels::OffsetCalc<3>& calc, char* out, const char* self,
+                 const char* index, int64_t dim_stride);
+  void (*scatter_add)(ScalarType dtype, int64_t n, const kernels::OffsetCalc<3>& calc, char* self, const char* index,
+                      const char* src, int64_t dim_stride);
   // out[r] = reduce(in[r, 0..n)) and the softmax of each row, over contiguous [rows, n].
   void (*reduce_rows)(ScalarType dtype, kernels::ReduceKind kind, int64_t rows, int64_t n, const void* in, void* out);
   void (*softmax_rows)(ScalarType dtype, bool log, int64_t rows, int64_t n, const void* in, void* out);
@@ -82,6 +98,19 @@ void device_compare(kernels::CompareKind kind, const Tensor& out, const Tensor& 
 // with those dims removed.
 Tensor device_reduce(kernels::ReduceKind kind, const Tensor& self, IntArrayRef dims, const char* op);
 Tensor device_softmax(const Tensor& self, int64_t dim, bool log);
+// out = cond ? a : b; cond bool, a and b of out's dtype, all broadcast to out's shape.
+void device_where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);
+// out = in clamped to [lo, hi] (a missing bound is no bound), NaN kept; in of out's dtype.
+void device_clamp(const Tensor& out, const Tensor& in, const std::optional<Scalar>& lo,
+                  const std::optional<Scalar>& hi);
+// The smallest and largest entry of a non-empty int64 tensor (two reductions; waits for them).
+std::pair<int64_t, int64_t> device_index_range(const Tensor& index);
+// Throws as the CPU ops do unless every index lies in [0, size) (dim d is named in the message).
+void device_check_index(const Tensor& index, int64_t size, int64_t d, const char* op);
+// out (index's shape) = self with dim d indexed by index; self[index] += src along d, in place.
+// The caller has checked the shapes; indices are checked here.
+void device_gather(const Tensor& out, const Tensor& self, int64_t d, const Tensor& index, const char* op);
+void device_scatter_add(const Tensor& self, int64_t d, const Tensor& index, const Tensor& src, const char* op);
 // c = a [B or 1, m, k] @ b [B or 1, k, n] (a batch of 1 broadcasts); c contiguous, B * m * n elements.
 void device_bmm(const Tensor& a, const Tensor& b, const Tensor& c, const char* op);
 // The counters the CPU draw would take (kernels/philox.h), reserved once the tensor exists.
@@ -90,5 +119,6 @@ Tensor device_random(kernels::Dist dist, IntArrayRef size, TensorOptions options
 // The device every operand is on; a 0-d CPU tensor (a wrapped number) goes with any device, as
 // in torch. Throws naming `op` and both devices when they differ.
 Device common_device(std::initializer_list<const Tensor*> operands, const char* op);
+Device common_device(const std::vector<const Tensor*>& operands, const char* op);
 
 }  // namespace fg::detail

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "device.h"
 #include "internal.h"
 
 namespace fg {
@@ -35,8 +36,7 @@ struct Subscripts {
   int ellipsis_at = -1;  // index into letters before which "..." stood; -1 for none
 };
 
-Subscripts parse_subscripts(const std::string& s, const std::string& equation, const char* what,
-                            int operand) {
+Subscripts parse_subscripts(const std::string& s, const std::string& equation, const char* what, int operand) {
   Subscripts out;
   for (size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
@@ -47,8 +47,7 @@ Subscripts parse_subscripts(const std::string& s, const std::string& equation, c
         fail("einsum", "invalid equation \"", equation, "\": '.' must be part of an ellipsis \"...\"");
       if (out.ellipsis_at >= 0) {
         if (operand >= 0)
-          fail("einsum", "invalid equation \"", equation, "\": operand ", operand,
-               " has more than one ellipsis");
+          fail("einsum", "invalid equation \"", equation, "\": operand ", operand, " has more than one ellipsis");
         fail("einsum", "invalid equation \"", equation, "\": the ", what, " has more than one ellipsis");
       }
       out.ellipsis_at = static_cast<int>(out.letters.size());
@@ -92,7 +91,8 @@ Tensor permute_view(const Tensor& t, const std::vector<int>& order) {
 // Reorders x's dims so its labels read as `want` (which must be a permutation of x.labels).
 Labeled permute_to(const Labeled& x, const std::vector<int>& want) {
   std::vector<int> order;
-  for (int l : want) order.push_back(static_cast<int>(std::find(x.labels.begin(), x.labels.end(), l) - x.labels.begin()));
+  for (int l : want)
+    order.push_back(static_cast<int>(std::find(x.labels.begin(), x.labels.end(), l) - x.labels.begin()));
   bool identity = true;
   for (size_t i = 0; i < order.size(); ++i) identity = identity && order[i] == static_cast<int>(i);
   if (identity) return {x.t, want};
@@ -235,8 +235,7 @@ Labeled contract(Labeled a, Labeled b, const std::vector<int>& keep) {
   }
   // [B, M, N] is contiguous, so splitting it back into the labelled dims is a view.
   if (!r.is_contiguous()) r = r.contiguous();
-  return {detail::make_view(r, out_sizes, detail::contiguous_strides(out_sizes), r.storage_offset()),
-          out_labels};
+  return {detail::make_view(r, out_sizes, detail::contiguous_strides(out_sizes), r.storage_offset()), out_labels};
 }
 
 }  // namespace
@@ -258,8 +257,7 @@ Tensor einsum(const std::string& equation_in, const std::vector<Tensor>& tensors
   }
   // '-' and '>' may only form the one "->"; ',' only separates operands.
   for (char c : explicit_output ? rhs : lhs)
-    if (c == '-' || c == '>')
-      fail("einsum", "invalid equation \"", equation_in, "\": '", c, "' outside \"->\"");
+    if (c == '-' || c == '>') fail("einsum", "invalid equation \"", equation_in, "\": '", c, "' outside \"->\"");
   if (rhs.find(',') != std::string::npos)
     fail("einsum", "invalid equation \"", equation_in, "\": the output subscripts contain ','");
   std::vector<std::string> parts;
@@ -274,17 +272,18 @@ Tensor einsum(const std::string& equation_in, const std::vector<Tensor>& tensors
   }
   if (tensors.empty()) fail("einsum", "expected at least one operand tensor, got none");
   if (parts.size() != tensors.size())
-    fail("einsum", "equation has ", parts.size(), " operands but ", tensors.size(),
-         " tensors were given");
+    fail("einsum", "equation has ", parts.size(), " operands but ", tensors.size(), " tensors were given");
 
   const int nops = static_cast<int>(tensors.size());
   for (int i = 0; i < nops; ++i) {
     detail::check_defined(tensors[i], "einsum", "operand");
-    detail::check_cpu(tensors[i], "einsum");
     if (tensors[i].dtype() != tensors[0].dtype())
-      fail("einsum", "expected all operands to have the same dtype, got ", tensors[0].dtype(),
-           " (operand 0) and ", tensors[i].dtype(), " (operand ", i, ")");
+      fail("einsum", "expected all operands to have the same dtype, got ", tensors[0].dtype(), " (operand 0) and ",
+           tensors[i].dtype(), " (operand ", i, ")");
   }
+  std::vector<const Tensor*> operands;
+  for (const Tensor& t : tensors) operands.push_back(&t);
+  detail::common_device(operands, "einsum");
   if (tensors[0].dtype() == kBool) fail("einsum", "expected float32, float64 or int64 operands, got bool");
 
   // ---- subscripts per operand, ellipsis dims counted
@@ -297,8 +296,8 @@ Tensor einsum(const std::string& equation_in, const std::vector<Tensor>& tensors
     const int64_t ndim = tensors[i].dim();
     if (subs[i].ellipsis_at < 0 ? named != ndim : named > ndim)
       fail("einsum", "operand ", i, " has subscripts \"", subscript_str(subs[i]), "\" for ",
-           subs[i].ellipsis_at < 0 ? "" : "at least ", named, " dimension", named == 1 ? "" : "s",
-           " but its shape ", tensors[i].sizes(), " has ", ndim);
+           subs[i].ellipsis_at < 0 ? "" : "at least ", named, " dimension", named == 1 ? "" : "s", " but its shape ",
+           tensors[i].sizes(), " has ", ndim);
     op_ell[i] = subs[i].ellipsis_at < 0 ? 0 : ndim - named;
     ell_dims = std::max(ell_dims, op_ell[i]);
   }
@@ -320,8 +319,8 @@ Tensor einsum(const std::string& equation_in, const std::vector<Tensor>& tensors
     for (size_t d = 0; d < labels.size(); ++d)
       for (size_t e = d + 1; e < labels.size(); ++e)
         if (labels[d] == labels[e] && sizes[d] != sizes[e])
-          fail("einsum", "subscript '", id_letter(labels[d]), "' is repeated in operand ", i,
-               " but the sizes differ (", sizes[d], " != ", sizes[e], ", shape ", sizes, ")");
+          fail("einsum", "subscript '", id_letter(labels[d]), "' is repeated in operand ", i, " but the sizes differ (",
+               sizes[d], " != ", sizes[e], ", shape ", sizes, ")");
     for (size_t d = 0; d < labels.size(); ++d) {
       const int l = labels[d];
       const int64_t sz = sizes[d];
@@ -333,11 +332,10 @@ Tensor einsum(const std::string& equation_in, const std::vector<Tensor>& tensors
       } else if (sz != 1 && sz != size_of[l]) {
         const int j = size_from[l];
         if (l < kLetters)
-          fail("einsum", "subscript '", id_letter(l), "' has size ", size_of[l], " in operand ", j,
-               " (shape ", tensors[j].sizes(), ") but size ", sz, " in operand ", i, " (shape ", sizes,
-               ")");
-        fail("einsum", "the ellipsis dimensions of operand ", j, " (shape ", tensors[j].sizes(),
-             ") and operand ", i, " (shape ", sizes, ") do not broadcast (", size_of[l], " != ", sz, ")");
+          fail("einsum", "subscript '", id_letter(l), "' has size ", size_of[l], " in operand ", j, " (shape ",
+               tensors[j].sizes(), ") but size ", sz, " in operand ", i, " (shape ", sizes, ")");
+        fail("einsum", "the ellipsis dimensions of operand ", j, " (shape ", tensors[j].sizes(), ") and operand ", i,
+             " (shape ", sizes, ") do not broadcast (", size_of[l], " != ", sz, ")");
       }
     }
   }
@@ -357,11 +355,9 @@ Tensor einsum(const std::string& equation_in, const std::vector<Tensor>& tensors
       if (j >= out.letters.size()) continue;
       const int l = out.letters[j];
       if (count[l] == 0)
-        fail("einsum", "output subscript '", id_letter(l), "' does not appear in any operand of \"",
-             equation_in, "\"");
+        fail("einsum", "output subscript '", id_letter(l), "' does not appear in any operand of \"", equation_in, "\"");
       if (contains(out_labels, l))
-        fail("einsum", "output subscript '", id_letter(l), "' appears more than once in \"",
-             equation_in, "\"");
+        fail("einsum", "output subscript '", id_letter(l), "' appears more than once in \"", equation_in, "\"");
       out_labels.push_back(l);
     }
   } else {

@@ -481,7 +481,7 @@ namespace {
 
 ScalarType clamp_dtype(const Tensor& self, const std::optional<Scalar>& lo,
                        const std::optional<Scalar>& hi, const char* op) {
-  check_cpu(self, op);
+  check_defined(self, op);
   if (!lo && !hi) fail(op, "at least one of min and max must be given");
   ScalarType t = self.dtype();
   if (!isFloatingType(t) && ((lo && lo->isFloatingPoint()) || (hi && hi->isFloatingPoint()))) t = kFloat;
@@ -491,6 +491,7 @@ ScalarType clamp_dtype(const Tensor& self, const std::optional<Scalar>& lo,
 
 void run_clamp(const Tensor& out, const Tensor& in, const std::optional<Scalar>& lo,
                const std::optional<Scalar>& hi) {
+  if (!out.is_cpu()) return device_clamp(out, in, lo, hi);
   dispatch_all(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, bool>) {
@@ -529,7 +530,7 @@ void run_clamp(const Tensor& out, const Tensor& in, const std::optional<Scalar>&
 
 Tensor clamp(const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
   const ScalarType t = clamp_dtype(self, min, max, "clamp");
-  Tensor out = empty(self.sizes(), TensorOptions(t));
+  Tensor out = empty(self.sizes(), self.options().dtype(t));
   run_clamp(out, self.to(t), min, max);
   return out;
 }
@@ -633,15 +634,20 @@ Tensor Tensor::logical_not() const { return fg::logical_not(*this); }
 // ------------------------------------------------------------------ where
 namespace {
 Tensor where_impl(const Tensor& cond, const Operand& a, const Operand& b) {
-  check_cpu(cond, "where");
-  check_cpu(a.tensor, "where");
-  check_cpu(b.tensor, "where");
+  check_defined(cond, "where");
+  check_defined(a.tensor, "where");
+  check_defined(b.tensor, "where");
+  const Device device = common_device({&cond, &a.tensor, &b.tensor}, "where");
   if (cond.dtype() != kBool)
     fail("where", "expected a bool condition, got a tensor of dtype ", cond.dtype());
   const auto shape = infer_size(infer_size(cond.sizes(), a.tensor.sizes(), "where"), b.tensor.sizes(), "where");
   const ScalarType t = result_type({a, b});
-  Tensor out = empty(shape, TensorOptions(t));
-  const Tensor x = a.tensor.to(t), y = b.tensor.to(t);
+  Tensor out = empty(shape, TensorOptions(t).device(device));
+  const Tensor x = a.tensor.to(device).to(t), y = b.tensor.to(device).to(t);
+  if (!device.is_cpu()) {
+    device_where(out, cond.to(device), x, y);
+    return out;
+  }
   const auto so = broadcast_byte_strides(out.sizes(), out.strides(), out.element_size(), shape);
   const auto sc = broadcast_byte_strides(cond.sizes(), cond.strides(), 1, shape);
   const auto sx = broadcast_byte_strides(x.sizes(), x.strides(), x.element_size(), shape);
@@ -673,12 +679,26 @@ Tensor Tensor::where(const Tensor& condition, const Tensor& other) const {
 }
 
 // ------------------------------------------------------------------ checks
+namespace {
+// isclose of tensors on a device, from the device's ops in the CPU kernel's arithmetic (double).
+Tensor isclose_on_device(const Tensor& self, const Tensor& other, double rtol, double atol, bool equal_nan) {
+  const Tensor a = self.to(kDouble), b = other.to(kDouble);
+  const double inf = std::numeric_limits<double>::infinity();
+  Tensor close = eq(a, b);
+  if (equal_nan) close = logical_or(close, logical_and(ne(a, a), ne(b, b)));
+  const Tensor finite = logical_and(lt(abs(a), inf), lt(abs(b), inf));
+  return logical_or(close, logical_and(finite, le(abs(a - b), abs(b) * rtol + atol)));
+}
+}  // namespace
+
 Tensor isclose(const Tensor& self, const Tensor& other, double rtol, double atol, bool equal_nan) {
-  check_cpu(self, "isclose");
-  check_cpu(other, "isclose");
+  check_defined(self, "isclose");
+  check_defined(other, "isclose");
+  const Device device = common_device({&self, &other}, "isclose");
   if (self.dtype() != other.dtype())
     fail("isclose", "expected both tensors to have the same dtype, got ", self.dtype(), " and ", other.dtype());
   const auto shape = infer_size(self.sizes(), other.sizes(), "isclose");
+  if (!device.is_cpu()) return isclose_on_device(self, other, rtol, atol, equal_nan);
   Tensor out = empty(shape, TensorOptions(kBool));
   const auto so = broadcast_byte_strides(out.sizes(), out.strides(), 1, shape);
   const auto sa = broadcast_byte_strides(self.sizes(), self.strides(), self.element_size(), shape);
@@ -702,8 +722,8 @@ Tensor isclose(const Tensor& self, const Tensor& other, double rtol, double atol
 }
 
 bool allclose(const Tensor& self, const Tensor& other, double rtol, double atol, bool equal_nan) {
-  check_cpu(self, "allclose");
-  check_cpu(other, "allclose");
+  check_defined(self, "allclose");
+  check_defined(other, "allclose");
   if (self.dtype() != other.dtype())
     fail("allclose", "expected both tensors to have the same dtype, got ", self.dtype(), " and ", other.dtype());
   infer_size(self.sizes(), other.sizes(), "allclose");
@@ -712,8 +732,9 @@ bool allclose(const Tensor& self, const Tensor& other, double rtol, double atol,
 }
 
 bool equal(const Tensor& self, const Tensor& other) {
-  check_cpu(self, "equal");
-  check_cpu(other, "equal");
+  check_defined(self, "equal");
+  check_defined(other, "equal");
+  common_device({&self, &other}, "equal");
   if (self.sizes() != other.sizes()) return false;
   const Tensor same = eq(self, other);
   return same.numel() == same.to(kLong).sum().item<int64_t>();

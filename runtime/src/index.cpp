@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "device.h"
 #include "internal.h"
 
 namespace fg {
@@ -11,7 +12,7 @@ using namespace detail;
 namespace {
 
 void check_index_tensor(const Tensor& index, const char* op) {
-  check_cpu(index, op);
+  check_defined(index, op, "index");
   if (index.dtype() != kLong) fail(op, "expected an int64 index tensor, got ", index.dtype());
 }
 
@@ -44,16 +45,30 @@ int64_t offset_of(const Tensor& t, const std::vector<int64_t>& idx) {
 }  // namespace
 
 Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
-  check_cpu(self, "index_select");
+  check_defined(self, "index_select");
   check_index_tensor(index, "index_select");
+  const Device device = common_device({&self, &index}, "index_select");
   if (index.dim() > 1) fail("index_select", "index must be 0-d or 1-d, got shape ", index.sizes());
   const int64_t d = wrap_dim(dim, self.dim(), "index_select");
-  const Tensor idx = index.reshape({-1}).contiguous();
-  const int64_t* ip = idx.data_ptr<int64_t>();
   const int64_t size = self.dim() == 0 ? 1 : self.size(d);
   std::vector<int64_t> shape = self.sizes().vec();
-  if (self.dim() > 0) shape[d] = idx.numel();
+  if (self.dim() > 0) shape[d] = index.numel();
   Tensor out = empty(shape, self.options());
+  if (!device.is_cpu()) {
+    const Tensor idx = index.to(device).reshape({-1});
+    if (self.dim() == 0) {
+      device_check_index(idx, size, d, "index_select");
+      if (idx.numel() > 0) out.copy_(self);
+      return out;
+    }
+    // The index along d, broadcast over self's other dims: a gather.
+    std::vector<int64_t> along(shape.size(), 1);
+    along[d] = -1;
+    device_gather(out, self, d, idx.reshape(along).expand(shape), "index_select");
+    return out;
+  }
+  const Tensor idx = index.reshape({-1}).contiguous();
+  const int64_t* ip = idx.data_ptr<int64_t>();
   for (int64_t k = 0; k < idx.numel(); ++k) {
     const int64_t i = checked_index(ip[k], size, d, "index_select");
     if (self.dim() == 0) {
@@ -66,8 +81,9 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
 }
 
 Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
-  check_cpu(self, "gather");
+  check_defined(self, "gather");
   check_index_tensor(index, "gather");
+  const Device device = common_device({&self, &index}, "gather");
   const int64_t d = wrap_dim(dim, self.dim(), "gather");
   if (index.dim() != self.dim())
     fail("gather", "index ", index.sizes(), " and input ", self.sizes(), " must have the same number of dimensions");
@@ -75,6 +91,10 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
     if (k != d && index.size(k) > self.size(k))
       fail("gather", "index ", index.sizes(), " is larger than input ", self.sizes(), " in dimension ", k);
   Tensor out = empty(index.sizes(), self.options());
+  if (!device.is_cpu()) {
+    device_gather(out, self, d, index.to(device), "gather");
+    return out;
+  }
   const int64_t size = self.dim() == 0 ? 1 : self.size(d);
   dispatch_all(self.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -95,9 +115,10 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
 namespace {
 // self[index[i][j]][j] += src[i][j] (for dim 0), in place; errors are named `op`.
 void scatter_add_into(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, const char* op) {
-  check_cpu(self, op);
-  check_cpu(src, op);
+  check_defined(self, op);
+  check_defined(src, op, "src");
   check_index_tensor(index, op);
+  const Device device = common_device({&self, &index, &src}, op);
   check_no_internal_overlap(self, op);
   const int64_t d = wrap_dim(dim, self.dim(), op);
   if (src.dtype() != self.dtype()) fail(op, "expected src of dtype ", self.dtype(), ", got ", src.dtype());
@@ -112,6 +133,7 @@ void scatter_add_into(const Tensor& self, int64_t dim, const Tensor& index, cons
   }
   const int64_t size_d = self.dim() == 0 ? 1 : self.size(d);
   const Tensor source = shares_storage(self, src) ? src.clone() : src;
+  if (!device.is_cpu()) return device_scatter_add(self, d, index.to(device), source.to(device), op);
   dispatch_all(self.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* dst = static_cast<T*>(self.data_ptr());
@@ -129,7 +151,7 @@ void scatter_add_into(const Tensor& self, int64_t dim, const Tensor& index, cons
 }  // namespace
 
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
-  check_cpu(self, "scatter_add");
+  check_defined(self, "scatter_add");
   Tensor out = self.clone();
   scatter_add_into(out, dim, index, src, "scatter_add");
   return out;
@@ -147,8 +169,12 @@ Tensor& gather_out(Tensor& out, const Tensor& self, int64_t dim, const Tensor& i
   return assign_out(out, gather(self, dim, index), "gather_out");
 }
 
+// The ops whose output size depends on the values wait for them on any device (torch's CUDA
+// nonzero and masked_select synchronize for the count too); on other devices they compute on the
+// CPU copy and return a tensor on the input's device.
 Tensor nonzero(const Tensor& self) {
-  check_cpu(self, "nonzero");
+  check_defined(self, "nonzero");
+  if (!self.is_cpu()) return nonzero(self.cpu()).to(self.device());
   const Tensor flags = self.ne(0).contiguous();
   const bool* f = flags.data_ptr<bool>();
   std::vector<int64_t> coords;
@@ -165,17 +191,18 @@ Tensor nonzero(const Tensor& self) {
 }
 
 bool is_nonzero(const Tensor& self) {
-  check_cpu(self, "is_nonzero");
+  check_defined(self, "is_nonzero");
   if (self.numel() == 0) fail("is_nonzero", "boolean value of a tensor with no values is ambiguous");
   if (self.numel() > 1)
-    fail("is_nonzero", "boolean value of a tensor with more than one value is ambiguous (shape ",
-         self.sizes(), ")");
+    fail("is_nonzero", "boolean value of a tensor with more than one value is ambiguous (shape ", self.sizes(), ")");
   return self.item().toBool();
 }
 
 Tensor masked_select(const Tensor& self, const Tensor& mask) {
-  check_cpu(self, "masked_select");
-  check_cpu(mask, "masked_select");
+  check_defined(self, "masked_select");
+  check_defined(mask, "masked_select", "mask");
+  const Device device = common_device({&self, &mask}, "masked_select");
+  if (!device.is_cpu()) return masked_select(self.cpu(), mask.cpu()).to(device);
   if (mask.dtype() != kBool) fail("masked_select", "expected a bool mask, got ", mask.dtype());
   const auto shape = infer_size(self.sizes(), mask.sizes(), "masked_select");
   const Tensor values = self.expand(shape).contiguous();
@@ -195,7 +222,8 @@ Tensor masked_select(const Tensor& self, const Tensor& mask) {
 }
 
 Tensor unique(const Tensor& self, bool sorted) {
-  check_cpu(self, "unique");
+  check_defined(self, "unique");
+  if (!self.is_cpu()) return unique(self.cpu(), sorted).to(self.device());
   const Tensor flat = self.reshape({-1}).contiguous();
   return dispatch_all(self.dtype(), [&](auto tag) {
     using T = decltype(tag);

@@ -15,6 +15,7 @@
 #include "cpu/kernels.h"
 #include "funcgen/runtime/ad.h"
 #include "funcgen/runtime/random.h"
+#include "device.h"
 #include "internal.h"
 
 namespace fg {
@@ -35,7 +36,6 @@ std::vector<int64_t> reduced_dims(const Tensor& self, IntArrayRef dim, const cha
 
 Tensor variance(const Tensor& self, IntArrayRef dim, bool unbiased, bool keepdim, const char* op) {
   detail::check_defined(self, op);
-  detail::check_cpu(self, op);
   if (!isFloatingType(self.dtype())) fail(op, "expected a floating-point input, got ", self.dtype());
   const std::vector<int64_t> dims = reduced_dims(self, dim, op);
   const double n = ad::reduced_numel(self.sizes(), dims);
@@ -103,8 +103,9 @@ void normalize_rows(const T* x, T* y, int64_t M, int64_t K, double eps, const Ro
 }
 
 // Whether weight and bias (either may be absent) can be applied inside normalized_rows: of x's
-// dtype. (Others are applied after, by ops that promote dtypes.)
+// dtype, on the CPU. (Others are applied after, by ops that promote dtypes.)
 bool fusable_affine(const Tensor& x, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias) {
+  if (!x.is_cpu()) return false;
   auto same = [&](const std::optional<Tensor>& t) { return !t || !t->defined() || t->dtype() == x.dtype(); };
   return same(weight) && same(bias);
 }
@@ -113,6 +114,12 @@ bool fusable_affine(const Tensor& x, const std::optional<Tensor>& weight, const 
 // as `unit` and `rows` say (RowAffine); the result has x's shape.
 Tensor normalized_rows(const Tensor& x, int64_t K, double eps, const std::optional<Tensor>& weight,
                        const std::optional<Tensor>& bias, int64_t unit, int64_t rows, const char* op) {
+  if (!x.is_cpu()) {  // from the device's ops (callers apply weight and bias after: see fusable_affine)
+    if (x.numel() == 0) return x.clone();
+    const Tensor r = x.reshape({-1, K});
+    const Tensor centered = r - r.mean({1}, true);
+    return (centered * ((centered * centered).mean({1}, true) + eps).rsqrt()).view(x.sizes());
+  }
   const Tensor c = x.contiguous();
   Tensor out = empty(x.sizes(), x.options());
   const int64_t M = K == 0 ? 0 : c.numel() / K;
@@ -130,11 +137,10 @@ Tensor normalized_rows(const Tensor& x, int64_t K, double eps, const std::option
   return out;
 }
 
-// An optional weight, bias or statistic of the op: on the CPU and of shape `want` (the checks the
-// decompositions of derivatives.def run too: fg::ad::check_sizes).
+// An optional weight, bias or statistic of the op: of shape `want` (the checks the decompositions
+// of derivatives.def run too: fg::ad::check_sizes); the ops that apply it check its device.
 void check_optional(const std::optional<Tensor>& t, const char* op, const char* name, IntArrayRef want) {
   if (!t || !t->defined()) return;
-  detail::check_cpu(*t, op);
   ad::check_sizes(op, name, t->sizes(), want);
 }
 
@@ -147,7 +153,6 @@ Tensor channel_affine(Tensor y, const std::optional<Tensor>& weight, const std::
 
 void check_channels(const Tensor& input, const char* op) {
   detail::check_defined(input, op);
-  detail::check_cpu(input, op);
   if (input.dim() < 2) fail(op, "expected an input of shape [N, C, *], got ", input.sizes());
   if (!isFloatingType(input.dtype())) fail(op, "expected a floating-point input, got ", input.dtype());
 }
@@ -166,7 +171,6 @@ Tensor std(const Tensor& self, IntArrayRef dim, bool unbiased, bool keepdim) {
 Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
                   const std::optional<Tensor>& bias, double eps) {
   detail::check_defined(input, "layer_norm");
-  detail::check_cpu(input, "layer_norm");
   ad::layer_norm_dims(input.sizes(), normalized_shape);  // (checks the shapes)
   check_optional(weight, "layer_norm", "a weight", normalized_shape);
   check_optional(bias, "layer_norm", "a bias", normalized_shape);
@@ -222,6 +226,14 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, cons
   return channel_affine(y, weight, bias);
 }
 
+namespace {
+// [R, C] int64 on `device`: column index minus row index (the diagonal each element is on).
+Tensor diagonal_index(int64_t R, int64_t C, Device device) {
+  const TensorOptions options = TensorOptions(kLong).device(device);
+  return arange(C, options).unsqueeze(0) - arange(R, options).unsqueeze(1);
+}
+}  // namespace
+
 // An attn_mask for scores of `sizes` and `dtype`: it broadcasts to them, and is bool or of their
 // dtype (as torch: a float mask is added, not promoted).
 void check_attention_mask(IntArrayRef sizes, ScalarType dtype, const Tensor& attn_mask) {
@@ -234,7 +246,8 @@ void check_attention_mask(IntArrayRef sizes, ScalarType dtype, const Tensor& att
 // softmax(scores * scale, masked) over the last dim, a row at a time: each row is scaled and
 // masked into a row buffer of the thread (the causal mask by index, attn_mask read through its
 // broadcast strides) and the softmax reads it from there into the output while it is in cache, so
-// scores and the mask are read once and the weights written once. The same arithmetic as the ops it fuses (mul, masked_fill or add, softmax).
+// scores and the mask are read once and the weights written once. The same arithmetic as the ops it fuses (mul,
+// masked_fill or add, softmax).
 Tensor attention_weights(const Tensor& scores_in, double scale, const Tensor* attn_mask, bool is_causal) {
   const Tensor scores = scores_in.contiguous();
   const int64_t S = scores.size(-1), L = scores.size(-2), rows = S == 0 ? 0 : scores.numel() / S;
@@ -291,14 +304,24 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
   const char* op = "scaled_dot_product_attention";
   for (const Tensor* t : {&query, &key, &value}) {
     detail::check_defined(*t, op);
-    detail::check_cpu(*t, op);
-    if (t->dim() < 2) fail(op, "expected query, key and value of at least 2 dims, got shapes ", query.sizes(), ", ",
-                           key.sizes(), " and ", value.sizes());
+    if (t->dim() < 2)
+      fail(op, "expected query, key and value of at least 2 dims, got shapes ", query.sizes(), ", ", key.sizes(),
+           " and ", value.sizes());
   }
   if (query.size(-1) != key.size(-1) || key.size(-2) != value.size(-2))
     fail(op, "expected query [..., L, E], key [..., S, E] and value [..., S, Ev], got shapes ", query.sizes(), ", ",
          key.sizes(), " and ", value.sizes());
   ad::check_not_causal_and_masked(is_causal, attn_mask && attn_mask->defined());
+  const Device device = detail::common_device({&query, &key, &value}, op);
+  if (!device.is_cpu()) {  // the fused CPU row pass as the ops it fuses, on the device
+    Tensor scores = query.matmul(key.transpose(-2, -1)) * ad::attention_scale(query.size(-1), scale);
+    if (is_causal)
+      scores = scores.masked_fill(diagonal_index(scores.size(-2), scores.size(-1), device) > 0, ad::neg_infinity());
+    if (attn_mask && attn_mask->defined()) scores = ad::apply_attention_mask(scores, *attn_mask);
+    Tensor weights = scores.softmax(-1);
+    if (dropout_p > 0) weights = dropout(weights, dropout_p, true);
+    return weights.matmul(value);
+  }
   Tensor weights = attention_weights(query.matmul(key.transpose(-2, -1)), ad::attention_scale(query.size(-1), scale),
                                      attn_mask && attn_mask->defined() ? &*attn_mask : nullptr, is_causal);
   if (dropout_p > 0) weights = dropout(weights, dropout_p, true);
@@ -314,10 +337,25 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
   return weight.index_select(0, indices.reshape({-1})).reshape(shape);
 }
 
+namespace {
+// one_hot of device indices: the same checks from the indices' range, then a comparison.
+Tensor one_hot_on_device(const Tensor& self, int64_t num_classes) {
+  const auto [lo, hi] = self.numel() > 0 ? detail::device_index_range(self) : std::pair<int64_t, int64_t>(0, -1);
+  if (lo < 0) fail("one_hot", "expected non-negative class indices, got ", lo);
+  if (num_classes == -1) {
+    if (self.numel() == 0) fail("one_hot", "cannot infer the number of classes of an empty tensor; give num_classes");
+    num_classes = hi + 1;
+  }
+  if (num_classes < 0) fail("one_hot", "expected num_classes -1 or non-negative, got ", num_classes);
+  if (hi >= num_classes) fail("one_hot", "class index ", hi, " is out of range for ", num_classes, " classes");
+  return eq(self.unsqueeze(-1), arange(num_classes, TensorOptions(kLong).device(self.device()))).to(kLong);
+}
+}  // namespace
+
 Tensor one_hot(const Tensor& self, int64_t num_classes) {
   detail::check_defined(self, "one_hot");
-  detail::check_cpu(self, "one_hot");
   if (self.dtype() != kLong) fail("one_hot", "expected an int64 tensor of class indices, got ", self.dtype());
+  if (!self.is_cpu()) return one_hot_on_device(self, num_classes);
   const Tensor c = self.contiguous();
   const int64_t* p = c.data_ptr<int64_t>();
   int64_t lo = 0, hi = -1;
@@ -349,16 +387,12 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) 
 }
 
 namespace {
-// [R, C] int64: column index minus row index (the diagonal each element is on).
-Tensor diagonal_index(int64_t R, int64_t C) {
-  return arange(C, TensorOptions().dtype(kLong)).unsqueeze(0) - arange(R, TensorOptions().dtype(kLong)).unsqueeze(1);
-}
 
 Tensor triangle(const Tensor& self, int64_t diagonal, bool upper) {
   const char* op = upper ? "triu" : "tril";
   detail::check_defined(self, op);
   if (self.dim() < 2) fail(op, "expected a tensor of at least 2 dims, got shape ", self.sizes());
-  const Tensor d = diagonal_index(self.size(-2), self.size(-1));
+  const Tensor d = diagonal_index(self.size(-2), self.size(-1), self.device());
   const Tensor keep = upper ? d >= diagonal : d <= diagonal;
   return where(keep, self, zeros({}, self.options()));
 }
@@ -403,7 +437,9 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
 Tensor repeat(const Tensor& self, IntArrayRef repeats) {
   detail::check_defined(self, "repeat");
   const std::vector<int64_t> view = ad::repeat_view(self.sizes(), repeats);  // (checks)
-  return self.reshape(view).expand(ad::repeat_expand(self.sizes(), repeats)).reshape(ad::repeat_result(self.sizes(), repeats));
+  return self.reshape(view)
+      .expand(ad::repeat_expand(self.sizes(), repeats))
+      .reshape(ad::repeat_result(self.sizes(), repeats));
 }
 
 namespace {
@@ -557,7 +593,7 @@ double attention_scale(int64_t embed, std::optional<double> scale) {
 
 double neg_infinity() { return -std::numeric_limits<double>::infinity(); }
 
-Tensor causal_mask(int64_t L, int64_t S) { return diagonal_index(L, S) > 0; }
+Tensor causal_mask(int64_t L, int64_t S, TensorOptions options) { return diagonal_index(L, S, options.device()) > 0; }
 
 Tensor apply_attention_mask(const Tensor& self, const Tensor& attn_mask) {
   check_attention_mask(self.sizes(), self.scalar_type(), attn_mask);
@@ -566,23 +602,26 @@ Tensor apply_attention_mask(const Tensor& self, const Tensor& attn_mask) {
 }
 
 Tensor attention_dropped(const Tensor& attn_mask) {
-  return attn_mask.dtype() == kBool ? logical_not(attn_mask) : zeros(attn_mask.sizes(), TensorOptions().dtype(kBool));
+  return attn_mask.dtype() == kBool ? logical_not(attn_mask)
+                                    : zeros(attn_mask.sizes(), attn_mask.options().dtype(kBool));
 }
 
 std::vector<int64_t> embedding_shape(IntArrayRef indices_sizes, IntArrayRef weight_sizes) {
-  if (weight_sizes.size() != 2) fail("embedding", "expected a weight of shape [num_embeddings, embedding_dim], got ", weight_sizes);
+  if (weight_sizes.size() != 2)
+    fail("embedding", "expected a weight of shape [num_embeddings, embedding_dim], got ", weight_sizes);
   std::vector<int64_t> shape(indices_sizes.begin(), indices_sizes.end());
   shape.push_back(weight_sizes[1]);
   return shape;
 }
 
-Tensor padding_row_mask(int64_t num_embeddings, int64_t padding_idx) {
-  return (arange(num_embeddings, TensorOptions().dtype(kLong)) == padding_idx).unsqueeze(1);
+Tensor padding_row_mask(int64_t num_embeddings, int64_t padding_idx, TensorOptions options) {
+  return (arange(num_embeddings, options.dtype(kLong)) == padding_idx).unsqueeze(1);
 }
 
 std::vector<int64_t> repeat_view(IntArrayRef sizes, IntArrayRef repeats) {
   if (repeats.size() < sizes.size())
-    fail("repeat", "expected at least as many repeats as dims, got repeats ", repeats, " for a tensor of shape ", sizes);
+    fail("repeat", "expected at least as many repeats as dims, got repeats ", repeats, " for a tensor of shape ",
+         sizes);
   for (int64_t r : repeats)
     if (r < 0) fail("repeat", "expected non-negative repeats, got ", repeats);
   std::vector<int64_t> view;
@@ -646,7 +685,8 @@ bool check_batch_statistics(IntArrayRef input_sizes, bool training) {
 }
 
 bool check_not_causal_and_masked(bool is_causal, bool masked) {
-  if (is_causal && masked) fail("scaled_dot_product_attention", "expected either attn_mask or is_causal, not both (as torch)");
+  if (is_causal && masked)
+    fail("scaled_dot_product_attention", "expected either attn_mask or is_causal, not both (as torch)");
   return true;
 }
 

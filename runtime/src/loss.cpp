@@ -1,5 +1,6 @@
 // Losses, with torch's reductions ('none', 'mean', 'sum').
 #include "funcgen/runtime/ad.h"
+#include "device.h"
 #include "internal.h"
 
 namespace fg {
@@ -8,26 +9,59 @@ using namespace detail;
 namespace {
 Tensor reduce_loss(const Tensor& losses, Reduction reduction) {
   switch (reduction) {
-    case Reduction::None: return losses;
-    case Reduction::Sum: return losses.sum();
-    case Reduction::Mean: return losses.mean();
+    case Reduction::None:
+      return losses;
+    case Reduction::Sum:
+      return losses.sum();
+    case Reduction::Mean:
+      return losses.mean();
   }
   return losses;
 }
 }  // namespace
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
-  check_cpu(input, "mse_loss");
-  check_cpu(target, "mse_loss");
+  check_defined(input, "mse_loss");
+  check_defined(target, "mse_loss", "target");
   infer_size(input.sizes(), target.sizes(), "mse_loss");
   const Tensor diff = input - target;
   return reduce_loss(diff * diff, reduction);
 }
 
-Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
-                Reduction reduction, int64_t ignore_index) {
-  check_cpu(input, "nll_loss");
-  check_cpu(target, "nll_loss");
+namespace {
+// nll_loss of [M, C] log-probabilities on a device, from the device's ops: the picked entries by
+// gather, the class weights by index_select, ignored targets masked to a weight and loss of 0.
+Tensor nll_loss_on_device(const Tensor& rows, const Tensor& target, const Tensor& weight, Reduction reduction,
+                          int64_t ignore_index) {
+  const int64_t C = rows.size(1);
+  const Tensor t = target.to(rows.device()).reshape({-1});
+  const Tensor keep = t.ne(ignore_index);
+  const Tensor safe = where(keep, t, int64_t{0});
+  if (safe.numel() > 0) {
+    const auto [lo, hi] = device_index_range(safe);
+    if (lo < 0 || hi >= C) fail("nll_loss", "target ", lo < 0 ? lo : hi, " is out of bounds for ", C, " classes");
+  }
+  const Tensor picked = gather(rows, 1, safe.unsqueeze(1)).squeeze(1);
+  const Tensor w = where(keep, weight.defined() ? weight.to(rows.device()).index_select(0, safe) : ones_like(picked),
+                         zeros({}, rows.options()));
+  const Tensor losses = where(keep, -(w * picked), zeros({}, rows.options()));
+  switch (reduction) {
+    case Reduction::None:
+      return losses.view(target.sizes());
+    case Reduction::Sum:
+      return losses.sum();
+    case Reduction::Mean:
+      return losses.sum() / w.sum();  // 0/0 = nan, as torch
+  }
+  return losses;
+}
+}  // namespace
+
+Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight, Reduction reduction,
+                int64_t ignore_index) {
+  check_defined(input, "nll_loss");
+  check_defined(target, "nll_loss", "target");
+  const Device device = common_device({&input, &target, weight ? &*weight : &input}, "nll_loss");
   if (!isFloatingType(input.dtype())) fail("nll_loss", "expected a floating-point input, got ", input.dtype());
   if (target.dtype() != kLong) fail("nll_loss", "expected an int64 target of class indices, got ", target.dtype());
   if (input.dim() < 1) fail("nll_loss", "expected an input of at least 1 dimension, got a 0-d tensor");
@@ -43,11 +77,13 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<T
     fail("nll_loss", "expected a target of shape ", IntArrayRef(expected_target), " for an input of shape ",
          input.sizes(), ", got ", target.sizes());
   if (weight) {
-    check_cpu(*weight, "nll_loss");
+    check_defined(*weight, "nll_loss", "weight");
     if (weight->dim() != 1 || weight->size(0) != C)
       fail("nll_loss", "expected a weight of shape [", C, "], got ", weight->sizes());
   }
   const Tensor rows = (batched ? input.movedim(1, -1) : input).reshape({-1, C}).contiguous();
+  if (!device.is_cpu())
+    return nll_loss_on_device(rows, target, weight ? weight->to(input.dtype()) : Tensor(), reduction, ignore_index);
   const Tensor t = target.reshape({-1}).contiguous();
   const Tensor w = weight ? weight->to(input.dtype()).contiguous() : Tensor();
   Tensor losses = empty({t.numel()}, input.options());
@@ -72,16 +108,19 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<T
     }
   });
   switch (reduction) {
-    case Reduction::None: return losses.view(target.sizes());
-    case Reduction::Sum: return full({}, total, input.options());
-    case Reduction::Mean: return full({}, total / weight_sum, input.options());  // 0/0 = nan, as torch
+    case Reduction::None:
+      return losses.view(target.sizes());
+    case Reduction::Sum:
+      return full({}, total, input.options());
+    case Reduction::Mean:
+      return full({}, total / weight_sum, input.options());  // 0/0 = nan, as torch
   }
   return losses;
 }
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
                      Reduction reduction, int64_t ignore_index) {
-  check_cpu(input, "cross_entropy");
+  check_defined(input, "cross_entropy");
   if (input.dim() < 1) fail("cross_entropy", "expected an input of at least 1 dimension, got a 0-d tensor");
   const int64_t class_dim = input.dim() == 1 ? 0 : 1;
   return nll_loss(log_softmax(input, class_dim), target, weight, reduction, ignore_index);
@@ -94,8 +133,6 @@ namespace {
 void check_loss_operands(const Tensor& input, const Tensor& target, const char* op) {
   detail::check_defined(input, op);
   detail::check_defined(target, op, "target");
-  detail::check_cpu(input, op);
-  detail::check_cpu(target, op);
   if (!isFloatingType(input.dtype()) || !isFloatingType(target.dtype()))
     fail(op, "expected floating-point input and target, got ", input.dtype(), " and ", target.dtype());
   ad::check_sizes(op, "a target", target.sizes(), input.sizes());
@@ -108,9 +145,8 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
   check_loss_operands(input, target, op);
   // -log sigmoid(x) = log(1 + e^-x), stably; (1 - t) x + that is the loss of one logit.
   const Tensor log_p = input.log_sigmoid();
-  Tensor loss = pos_weight && pos_weight->defined()
-                    ? (1 - target) * input - (*pos_weight * target - target + 1) * log_p
-                    : (1 - target) * input - log_p;
+  Tensor loss = pos_weight && pos_weight->defined() ? (1 - target) * input - (*pos_weight * target - target + 1) * log_p
+                                                    : (1 - target) * input - log_p;
   if (weight && weight->defined()) loss = loss * *weight;
   if (loss.sizes() != input.sizes())
     fail(op, "expected weight and pos_weight to broadcast to the input's shape ", input.sizes(), ", got ",

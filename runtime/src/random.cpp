@@ -87,26 +87,27 @@ Tensor randn_like(const Tensor& self) {
 }
 
 Tensor bernoulli(const Tensor& p) {
-  check_cpu(p, "bernoulli");
+  check_defined(p, "bernoulli");
   if (!isFloatingType(p.dtype())) fail("bernoulli", "expected floating-point probabilities, got ", p.dtype());
   const Tensor pmin = p.numel() ? amin(p) : p, pmax = p.numel() ? amax(p) : p;
   if (p.numel() && (pmin.item<double>() < 0 || pmax.item<double>() > 1))
     fail("bernoulli", "probabilities must be in [0, 1], got values in [", pmin.item<double>(), ", ",
          pmax.item<double>(), "]");
-  const Tensor u = rand(p.sizes(), TensorOptions(kDouble));
+  // The same draws on every device (one Philox stream), so a seed gives the same mask anywhere.
+  const Tensor u = rand(p.sizes(), TensorOptions(kDouble).device(p.device()));
   return lt(u, p.to(kDouble)).to(p.dtype());
 }
 
 Tensor bernoulli(const Tensor& self, double p) {
-  check_cpu(self, "bernoulli");
+  check_defined(self, "bernoulli");
   if (!(p >= 0 && p <= 1)) fail("bernoulli", "p must be in [0, 1], got ", p);
-  const Tensor u = rand(self.sizes(), TensorOptions(kDouble));
+  const Tensor u = rand(self.sizes(), TensorOptions(kDouble).device(self.device()));
   return lt(u, p).to(self.dtype());  // the result has self's dtype, as torch.bernoulli(self, p)
 }
 
 namespace {
 void check_dropout(const Tensor& input, double p) {
-  check_cpu(input, "dropout");
+  check_defined(input, "dropout");
   if (!(p >= 0 && p <= 1)) fail("dropout", "dropout probability has to be between 0 and 1, but got ", p);
 }
 }  // namespace

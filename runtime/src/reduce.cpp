@@ -16,9 +16,9 @@ using cpu::ReduceKind;
 namespace {
 
 struct ReducePlan {
-  std::vector<bool> reduced;     // per input dim
-  std::vector<int64_t> out_shape;  // with keepdim applied
-  std::vector<int64_t> keep_shape; // reduced dims as 1 (the keepdim shape)
+  std::vector<bool> reduced;        // per input dim
+  std::vector<int64_t> out_shape;   // with keepdim applied
+  std::vector<int64_t> keep_shape;  // reduced dims as 1 (the keepdim shape)
 };
 
 ReducePlan plan_reduce(const Tensor& self, IntArrayRef dims, bool keepdim, const char* op) {
@@ -75,8 +75,9 @@ void reduce_arb(ReduceKind k, const T* x, T* out, int64_t A, int64_t R, int64_t 
     for (int64_t r = 1; r < R; ++r) {
       const T* row = xa + r * B;
       if constexpr (std::is_floating_point_v<T>) {
-        const auto kind = k == ReduceKind::Sum ? cpu::BinaryKind::Add
-                          : k == ReduceKind::Max ? cpu::BinaryKind::Maximum : cpu::BinaryKind::Minimum;
+        const auto kind = k == ReduceKind::Sum   ? cpu::BinaryKind::Add
+                          : k == ReduceKind::Max ? cpu::BinaryKind::Maximum
+                                                 : cpu::BinaryKind::Minimum;
         cpu::binary(kind, o, 1, row, 1, o, B);
       } else {
         for (int64_t b = 0; b < B; ++b) o[b] = combine(k, o[b], row[b]);
@@ -93,8 +94,7 @@ Tensor reduce_impl(ReduceKind k, const Tensor& x, const ReducePlan& p, const cha
   for (int64_t i = 0; i < nd; ++i)
     if (p.reduced[i]) R *= x.size(i);
   if (R == 0) {
-    if (k != ReduceKind::Sum)
-      fail(op, "cannot reduce over a zero-size dimension (input shape ", x.sizes(), ")");
+    if (k != ReduceKind::Sum) fail(op, "cannot reduce over a zero-size dimension (input shape ", x.sizes(), ")");
     out.zero_();
     return out;
   }
@@ -104,7 +104,8 @@ Tensor reduce_impl(ReduceKind k, const Tensor& x, const ReducePlan& p, const cha
   bool block = true;
   for (int64_t i = 0; i < nd; ++i) {
     if (!p.reduced[i] || x.size(i) == 1) continue;
-    if (first < 0) first = i;
+    if (first < 0)
+      first = i;
     else if (last != i - 1) {
       // a kept dim of size > 1 lies between two reduced dims
       for (int64_t j = last + 1; j < i; ++j)
@@ -135,12 +136,10 @@ Tensor reduce_impl(ReduceKind k, const Tensor& x, const ReducePlan& p, const cha
   return out;
 }
 
-Tensor finish(const Tensor& kept, const ReducePlan& p, bool keepdim) {
-  return keepdim ? kept : kept.view(p.out_shape);
-}
+Tensor finish(const Tensor& kept, const ReducePlan& p, bool keepdim) { return keepdim ? kept : kept.view(p.out_shape); }
 
-Tensor reduce(ReduceKind k, const Tensor& self, IntArrayRef dims, bool keepdim,
-              std::optional<ScalarType> dtype, const char* op) {
+Tensor reduce(ReduceKind k, const Tensor& self, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype,
+              const char* op) {
   check_defined(self, op);
   const ReducePlan p = plan_reduce(self, dims, keepdim, op);
   ScalarType t = dtype ? *dtype : self.dtype();
@@ -165,7 +164,9 @@ Tensor reduce(ReduceKind k, const Tensor& self, IntArrayRef dims, bool keepdim,
 
 }  // namespace
 
-Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) { return reduce(ReduceKind::Sum, self, {}, false, dtype, "sum"); }
+Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) {
+  return reduce(ReduceKind::Sum, self, {}, false, dtype, "sum");
+}
 Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
   return reduce(ReduceKind::Sum, self, dim, keepdim, dtype, "sum");
 }
@@ -209,11 +210,22 @@ namespace {
 // Values and first indices of the extreme along `dim` (NaN counts as the extreme, as in torch).
 std::tuple<Tensor, Tensor> extreme_with_index(const Tensor& self, int64_t dim, bool keepdim, bool is_max,
                                               const char* op) {
-  check_cpu(self, op);
+  check_defined(self, op);
   const int64_t d = wrap_dim(dim, self.dim(), op);
   const int64_t n = self.dim() == 0 ? 1 : self.size(d);
   if (n == 0) fail(op, "cannot reduce over a zero-size dimension (input shape ", self.sizes(), ")");
   const ReducePlan p = plan_reduce(self, {d}, keepdim, op);
+  if (!self.is_cpu()) {  // from the device's reductions: the extreme, then the first position holding it
+    const Tensor x = self.dim() == 0 ? self.reshape({1}) : self;
+    const int64_t dd = self.dim() == 0 ? 0 : d;
+    const Tensor values = is_max ? amax(x, {dd}, true) : amin(x, {dd}, true);
+    const Tensor hit = logical_or(eq(x, values), ne(x, x));  // NaN counts as the extreme
+    std::vector<int64_t> along(static_cast<size_t>(x.dim()), 1);
+    along[static_cast<size_t>(dd)] = n;
+    const Tensor position = arange(n, TensorOptions(kLong).device(self.device())).view(along);
+    const Tensor indices = amin(where(hit, position, n), {dd}, true);
+    return {finish(values.view(p.keep_shape), p, keepdim), finish(indices.view(p.keep_shape), p, keepdim)};
+  }
   Tensor moved = self.dim() == 0 ? self.reshape({1, 1}) : self.movedim(d, -1).contiguous();
   Tensor values = empty(p.keep_shape, self.options());
   Tensor indices = empty(p.keep_shape, TensorOptions(kLong));
@@ -229,7 +241,10 @@ std::tuple<Tensor, Tensor> extreme_with_index(const Tensor& self, int64_t dim, b
       for (int64_t i = 1; i < n; ++i) {
         if constexpr (std::is_floating_point_v<T>) {
           if (std::isnan(row[best])) break;
-          if (std::isnan(row[i])) { best = i; break; }
+          if (std::isnan(row[i])) {
+            best = i;
+            break;
+          }
         }
         if (is_max ? row[i] > row[best] : row[i] < row[best]) best = i;
       }
@@ -266,7 +281,7 @@ Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
 }
 
 Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {
-  check_cpu(self, "logsumexp");
+  check_defined(self, "logsumexp");
   const Tensor x = isFloatingType(self.dtype()) ? self : self.to(kFloat);
   const ReducePlan p = plan_reduce(x, dim, keepdim, "logsumexp");
   if (x.numel() == 0) return finish(log(sum(exp(x), dim, true)), p, keepdim);
@@ -278,9 +293,8 @@ Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {
 }
 
 Tensor norm(const Tensor& self, const std::optional<Scalar>& p, IntArrayRef dim, bool keepdim) {
-  check_cpu(self, "norm");
-  if (!isFloatingType(self.dtype()))
-    fail("norm", "expected a floating-point tensor, got ", self.dtype());
+  check_defined(self, "norm");
+  if (!isFloatingType(self.dtype())) fail("norm", "expected a floating-point tensor, got ", self.dtype());
   const double order = p ? p->toDouble() : 2.0;
   if (order == 2.0) return sqrt(sum(self * self, dim, keepdim));
   if (order == 1.0) return sum(abs(self), dim, keepdim);

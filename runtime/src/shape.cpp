@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "device.h"
 #include "internal.h"
 
 namespace fg {
@@ -36,15 +37,15 @@ std::vector<int64_t> infer_shape(IntArrayRef shape, int64_t numel, IntArrayRef f
 
 // Strides giving `newshape` over the same memory as (oldshape, oldstride), when one exists
 // (PyTorch's computeStride).
-std::optional<std::vector<int64_t>> compute_stride(IntArrayRef oldshape, IntArrayRef oldstride,
-                                                   IntArrayRef newshape) {
+std::optional<std::vector<int64_t>> compute_stride(IntArrayRef oldshape, IntArrayRef oldstride, IntArrayRef newshape) {
   if (oldshape.empty()) return std::vector<int64_t>(newshape.size(), 1);
   const int64_t numel = product(oldshape);
   if (numel == 0 && oldshape == newshape) return oldstride.vec();
   std::vector<int64_t> newstride(newshape.size());
   if (numel == 0) {
     for (int64_t k = static_cast<int64_t>(newshape.size()) - 1; k >= 0; --k)
-      newstride[k] = k == static_cast<int64_t>(newshape.size()) - 1 ? 1 : std::max<int64_t>(newshape[k + 1], 1) * newstride[k + 1];
+      newstride[k] =
+          k == static_cast<int64_t>(newshape.size()) - 1 ? 1 : std::max<int64_t>(newshape[k + 1], 1) * newstride[k + 1];
     return newstride;
   }
   int64_t view_d = static_cast<int64_t>(newshape.size()) - 1;
@@ -52,8 +53,7 @@ std::optional<std::vector<int64_t>> compute_stride(IntArrayRef oldshape, IntArra
   int64_t tensor_numel = 1, view_numel = 1;
   for (int64_t tensor_d = static_cast<int64_t>(oldshape.size()) - 1; tensor_d >= 0; --tensor_d) {
     tensor_numel *= oldshape[tensor_d];
-    if (tensor_d == 0 ||
-        (oldshape[tensor_d - 1] != 1 && oldstride[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
+    if (tensor_d == 0 || (oldshape[tensor_d - 1] != 1 && oldstride[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
       while (view_d >= 0 && (view_numel < tensor_numel || newshape[view_d] == 1)) {
         newstride[view_d] = view_numel * chunk_base_stride;
         view_numel *= newshape[view_d];
@@ -78,8 +78,9 @@ Tensor view(const Tensor& self, IntArrayRef size) {
   const auto shape = infer_shape(size, self.numel(), self.sizes(), "view");
   auto strides = compute_stride(self.sizes(), self.strides(), shape);
   if (!strides)
-    fail("view", "shape ", IntArrayRef(shape), " is not compatible with the sizes ", self.sizes(),
-         " and strides ", self.strides(), " of the input (a dimension spans two non-contiguous"
+    fail("view", "shape ", IntArrayRef(shape), " is not compatible with the sizes ", self.sizes(), " and strides ",
+         self.strides(),
+         " of the input (a dimension spans two non-contiguous"
          " ranges); use reshape instead");
   return make_view(self, shape, std::move(*strides), self.storage_offset());
 }
@@ -128,8 +129,7 @@ Tensor t(const Tensor& self) {
 Tensor permute(const Tensor& self, IntArrayRef dims) {
   check_defined(self, "permute");
   if (static_cast<int64_t>(dims.size()) != self.dim())
-    fail("permute", "dims ", dims, " do not match the ", self.dim(), " dimensions of a tensor of shape ",
-         self.sizes());
+    fail("permute", "dims ", dims, " do not match the ", self.dim(), " dimensions of a tensor of shape ", self.sizes());
   std::vector<bool> seen(dims.size(), false);
   std::vector<int64_t> sizes(dims.size()), strides(dims.size());
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -184,7 +184,8 @@ Tensor squeeze(const Tensor& self) {
 Tensor squeeze(const Tensor& self, int64_t dim) {
   check_defined(self, "squeeze");
   const int64_t d = wrap_dim(dim, self.dim(), "squeeze");
-  if (self.dim() == 0 || self.size(d) != 1) return make_view(self, self.sizes().vec(), self.strides().vec(), self.storage_offset());
+  if (self.dim() == 0 || self.size(d) != 1)
+    return make_view(self, self.sizes().vec(), self.strides().vec(), self.storage_offset());
   auto sizes = self.sizes().vec();
   auto strides = self.strides().vec();
   sizes.erase(sizes.begin() + d);
@@ -195,8 +196,10 @@ Tensor squeeze(const Tensor& self, int64_t dim) {
 Tensor expand(const Tensor& self, IntArrayRef size) {
   check_defined(self, "expand");
   if (static_cast<int64_t>(size.size()) < self.dim())
-    fail("expand", "the number of sizes provided (", size.size(), ") must be at least the number of"
-         " dimensions of the tensor (", self.dim(), "); target sizes ", size, ", tensor sizes ", self.sizes());
+    fail("expand", "the number of sizes provided (", size.size(),
+         ") must be at least the number of"
+         " dimensions of the tensor (",
+         self.dim(), "); target sizes ", size, ", tensor sizes ", self.sizes());
   const size_t lead = size.size() - self.sizes().size();
   std::vector<int64_t> sizes(size.size()), strides(size.size());
   for (size_t i = 0; i < size.size(); ++i) {
@@ -223,8 +226,8 @@ Tensor select(const Tensor& self, int64_t dim, int64_t index) {
   const int64_t d = wrap_dim(dim, self.dim(), "select");
   const int64_t n = self.size(d);
   if (index < -n || index >= n)
-    fail("select", "index ", index, " is out of range for dimension ", d, " of size ", n, " (shape ",
-         self.sizes(), ")");
+    fail("select", "index ", index, " is out of range for dimension ", d, " of size ", n, " (shape ", self.sizes(),
+         ")");
   const int64_t i = index < 0 ? index + n : index;
   auto sizes = self.sizes().vec();
   auto strides = self.strides().vec();
@@ -234,8 +237,7 @@ Tensor select(const Tensor& self, int64_t dim, int64_t index) {
   return make_view(self, sizes, strides, offset);
 }
 
-Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
-             int64_t step) {
+Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) {
   check_defined(self, "slice");
   if (self.dim() == 0) fail("slice", "cannot slice a 0-d tensor");
   const int64_t d = wrap_dim(dim, self.dim(), "slice");
@@ -258,12 +260,11 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   if (self.dim() == 0) fail("narrow", "cannot narrow a 0-d tensor");
   const int64_t d = wrap_dim(dim, self.dim(), "narrow");
   const int64_t n = self.size(d);
-  if (start < -n || start > n)
-    fail("narrow", "start ", start, " is out of range for dimension ", d, " of size ", n);
+  if (start < -n || start > n) fail("narrow", "start ", start, " is out of range for dimension ", d, " of size ", n);
   const int64_t s = start < 0 ? start + n : start;
   if (length < 0 || s + length > n)
-    fail("narrow", "start (", s, ") + length (", length, ") exceeds dimension ", d, " of size ", n,
-         " (shape ", self.sizes(), ")");
+    fail("narrow", "start (", s, ") + length (", length, ") exceeds dimension ", d, " of size ", n, " (shape ",
+         self.sizes(), ")");
   return slice(self, d, s, s + length, 1);
 }
 
@@ -294,7 +295,7 @@ Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) 
 }
 
 Tensor diag_embed(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
-  check_cpu(self, "diag_embed");
+  check_defined(self, "diag_embed");
   if (self.dim() == 0) fail("diag_embed", "expected a tensor of at least 1 dimension, got a 0-d tensor");
   const int64_t nd = self.dim() + 1;
   const int64_t a = wrap_dim(dim1, nd, "diag_embed");
@@ -321,13 +322,16 @@ ScalarType promoted(const std::vector<Tensor>& tensors) {
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   if (tensors.empty()) fail("cat", "expected a non-empty list of tensors");
-  for (const Tensor& x : tensors) check_cpu(x, "cat");
+  for (const Tensor& x : tensors) check_defined(x, "cat");
   // As torch, 1-D empty tensors are skipped (legacy behaviour that code relies on).
   std::vector<Tensor> parts;
   for (const Tensor& x : tensors)
     if (!(x.dim() == 1 && x.numel() == 0)) parts.push_back(x);
-  if (parts.empty()) return empty({0}, TensorOptions(promoted(tensors)));
+  if (parts.empty()) return empty({0}, TensorOptions(promoted(tensors)).device(tensors[0].device()));
   const Tensor& first = parts[0];
+  std::vector<const Tensor*> operands;
+  for (const Tensor& x : parts) operands.push_back(&x);
+  const Device device = common_device(operands, "cat");
   if (first.dim() == 0) fail("cat", "zero-dimensional tensor (at position 0) cannot be concatenated");
   const int64_t d = wrap_dim(dim, first.dim(), "cat");
   std::vector<int64_t> sizes = first.sizes().vec();
@@ -338,14 +342,14 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     for (int64_t k = 0; ok && k < x.dim(); ++k)
       if (k != d && x.size(k) != first.size(k)) ok = false;
     if (!ok)
-      fail("cat", "sizes of tensors must match except in dimension ", d, "; got ", first.sizes(),
-           " at position 0 and ", x.sizes(), " at position ", i);
+      fail("cat", "sizes of tensors must match except in dimension ", d, "; got ", first.sizes(), " at position 0 and ",
+           x.sizes(), " at position ", i);
     sizes[d] += x.size(d);
   }
-  Tensor out = empty(sizes, TensorOptions(promoted(parts)));
+  Tensor out = empty(sizes, TensorOptions(promoted(parts)).device(device));
   int64_t at = 0;
   for (const Tensor& x : parts) {
-    copy_strided(out.narrow(d, at, x.size(d)), x);
+    out.narrow(d, at, x.size(d)).copy_(x);
     at += x.size(d);
   }
   return out;
@@ -356,10 +360,10 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
   const int64_t d = wrap_dim(dim, tensors[0].dim() + 1, "stack");
   std::vector<Tensor> parts;
   for (size_t i = 0; i < tensors.size(); ++i) {
-    check_cpu(tensors[i], "stack");
+    check_defined(tensors[i], "stack");
     if (tensors[i].sizes() != tensors[0].sizes())
-      fail("stack", "expected each tensor to be equal size, but got ", tensors[0].sizes(),
-           " at entry 0 and ", tensors[i].sizes(), " at entry ", i);
+      fail("stack", "expected each tensor to be equal size, but got ", tensors[0].sizes(), " at entry 0 and ",
+           tensors[i].sizes(), " at entry ", i);
     parts.push_back(tensors[i].unsqueeze(d));
   }
   return cat(parts, d);

@@ -703,7 +703,7 @@ Batched cat(const std::vector<Batched>& tensors, int64_t dim_in) {
   if (parts.empty()) {
     ScalarType dt = tensors[0].value.dtype();
     for (const Batched& b : tensors) dt = promoteTypes(dt, b.value.dtype());
-    return {fg::empty(with_batch(sizes, {0}), TensorOptions(dt)), all};
+    return {fg::empty(with_batch(sizes, {0}), tensors[0].value.options().dtype(dt)), all};
   }
   const IntArrayRef first = lshape(parts[0]);
   const int64_t rank = static_cast<int64_t>(first.size());
@@ -995,7 +995,7 @@ Tensor bernoulli_same(const Tensor& p, int64_t nb) {
       vfail("bernoulli_same", "probabilities must be in [0, 1], got values in [", lo, ", ", hi, "]");
   }
   // The uniform draws fg::bernoulli makes for one example, shared by every example.
-  const Tensor u = fg::rand(logical_sizes(p, nb), TensorOptions(kDouble));
+  const Tensor u = fg::rand(logical_sizes(p, nb), p.options().dtype(kDouble));
   return fg::lt(u, p.to(kDouble)).to(p.dtype());
 }
 

@@ -185,7 +185,7 @@ Batched embedding(const Batched& weight, const Batched& indices, int64_t padding
       vfail("embedding", "index out of range for ", V, " embeddings: indices range over [",
             idx.amin().item<int64_t>(), ", ", idx.amax().item<int64_t>(), "]");
     fg::ad::check_padding_idx(padding_idx, V);
-    const Tensor offsets = (arange(copies, TensorOptions().dtype(kLong)) * V).unsqueeze(1);
+    const Tensor offsets = (arange(copies, idx.options()) * V).unsqueeze(1);
     // (padding_idx only stops gradients, which the derivative's own ops handle: the values are the same)
     const Tensor rows = fg::embedding(table, idx + offsets);
     std::vector<int64_t> shape = sizes;

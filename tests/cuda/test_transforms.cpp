@@ -40,4 +40,39 @@ TEST_F(Cuda, JacrevAndJvpOfAClassifier) {
   expect_close(ctangent, tangent, 1e-12, 1e-13);
 }
 
+TEST_F(Cuda, PerSampleGradsOfACrossEntropyClassifier) {
+  fg::manual_seed(13);
+  const Tensor w = fg::randn({4, 6}) * 0.5, b = fg::randn({4}) * 0.1, x = fg::randn({5, 6});
+  const Tensor target = fg::tensor({0, 3, 1, 1, 2});
+  const auto [pw, pb] = cudatest::classifier_per_sample_grads(w, b, x, target);
+  const auto [cpw, cpb] = cudatest::classifier_per_sample_grads(cuda(w), cuda(b), cuda(x), cuda(target));
+  EXPECT_EQ(cpw.sizes(), (std::vector<int64_t>{5, 4, 6}));
+  expect_close(cpw, pw, 1e-5, 1e-6);
+  expect_close(cpb, pb, 1e-5, 1e-6);
+}
+
+TEST_F(Cuda, PerSampleGradsOfAConvolutionalNetwork) {
+  fg::manual_seed(15);
+  const Tensor conv_w = fg::randn({3, 2, 3, 3}) * 0.3, conv_b = fg::randn({3}) * 0.1;
+  const Tensor fc_w = fg::randn({4, 3 * 5 * 4}) * 0.1, images = fg::randn({3, 2, 5, 4});
+  const Tensor target = fg::tensor({2, 0, 3});
+  const auto [pw, pb] = cudatest::cnn_per_sample_grads(conv_w, conv_b, fc_w, images, target);
+  const auto [cpw, cpb] =
+      cudatest::cnn_per_sample_grads(cuda(conv_w), cuda(conv_b), cuda(fc_w), cuda(images), cuda(target));
+  EXPECT_EQ(cpw.sizes(), (std::vector<int64_t>{3, 3, 2, 3, 3}));
+  expect_close(cpw, pw, 1e-5, 1e-6);
+  expect_close(cpb, pb, 1e-5, 1e-6);
+}
+
+TEST_F(Cuda, GradOfAnAttentionBlockWithAnEmbedding) {
+  fg::manual_seed(14);
+  const Tensor table = fg::randn({7, 4}, fg::kDouble), wq = fg::randn({4, 4}, fg::kDouble);
+  const Tensor gamma = fg::rand({4}, fg::kDouble) + 0.5, ids = fg::tensor({1, 0, 6, 1, 3});
+  const auto [gt, gq, gg] = cudatest::attention_block_grad(table, wq, gamma, ids);
+  const auto [ct, cq, cg] = cudatest::attention_block_grad(cuda(table), cuda(wq), cuda(gamma), cuda(ids));
+  expect_close(ct, gt, 1e-11, 1e-12);
+  expect_close(cq, gq, 1e-11, 1e-12);
+  expect_close(cg, gg, 1e-11, 1e-12);
+}
+
 }  // namespace

@@ -8,7 +8,7 @@
 //
 // Kernel sources use only: __global__/__device__/__host__/__forceinline__, threadIdx/blockIdx/
 // blockDim/gridDim, __syncthreads, __shfl_down_sync/__shfl_xor_sync/__shfl_sync, __syncwarp,
-// atomicAdd (float, double), __shared__ arrays without initializers, FG_DYNAMIC_SHARED, and
+// atomicAdd (float, double, unsigned long long), __shared__ arrays without initializers, FG_DYNAMIC_SHARED, and
 // fg::cuda::launch to start them.
 #pragma once
 
@@ -252,6 +252,9 @@ T fg_sim_atomic_add(T* address, T value) {
 }
 inline float atomicAdd(float* address, float value) { return fg_sim_atomic_add(address, value); }
 inline double atomicAdd(double* address, double value) { return fg_sim_atomic_add(address, value); }
+inline unsigned long long atomicAdd(unsigned long long* address, unsigned long long value) {  // NOLINT(runtime/int)
+  return __atomic_fetch_add(address, value, __ATOMIC_ACQ_REL);
+}
 
 namespace fg::cuda {
 inline namespace FG_CUDA_MODE {

@@ -8,6 +8,7 @@
 
 #include "cuda/compat.h"
 #include "cuda/kernels/elementwise.cuh"
+#include "cuda/kernels/index.cuh"
 #include "cuda/kernels/reduce.cuh"
 #include "device.h"
 #include "internal.h"
@@ -25,19 +26,24 @@ extern template void launch_unary<double, true>(UnaryKind, int64_t, const Offset
 #endif
 
 using fg::detail::DeviceBackend;
-using fg::detail::FillValue;
+using fg::detail::ScalarBytes;
 
 // Kernels go to the default stream for now: every runtime call is ordered after the previous one.
 inline cudaStream_t kernel_stream() { return nullptr; }
 
 using fg::detail::dispatch_all;
 
-inline void table_fill(ScalarType dtype, int64_t n, const kernels::OffsetCalc<1>& calc, char* out, FillValue v) {
+template <typename T>
+T from_bytes(const ScalarBytes& v) {
+  T value;
+  std::memcpy(&value, v.bytes, sizeof(T));
+  return value;
+}
+
+inline void table_fill(ScalarType dtype, int64_t n, const kernels::OffsetCalc<1>& calc, char* out, ScalarBytes v) {
   dispatch_all(dtype, [&](auto tag) {
     using T = decltype(tag);
-    T value;
-    std::memcpy(&value, v.bytes, sizeof(T));
-    launch_fill<T>(n, calc, out, value, kernel_stream());
+    launch_fill<T>(n, calc, out, from_bytes<T>(v), kernel_stream());
   });
 }
 
@@ -77,6 +83,36 @@ inline void table_compare(ScalarType dtype, kernels::CompareKind kind, int64_t n
   dispatch_all(dtype, [&](auto tag) { launch_compare<decltype(tag)>(kind, n, calc, out, a, b, kernel_stream()); });
 }
 
+inline void table_where(ScalarType dtype, int64_t n, const kernels::OffsetCalc<4>& calc, char* out, const char* cond,
+                        const char* a, const char* b) {
+  dispatch_all(dtype, [&](auto tag) { launch_where<decltype(tag)>(n, calc, out, cond, a, b, kernel_stream()); });
+}
+
+inline void table_clamp(ScalarType dtype, int64_t n, const kernels::OffsetCalc<2>& calc, char* out, const char* in,
+                        ScalarBytes lo, ScalarBytes hi) {
+  dispatch_all(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    launch_clamp<T>(n, calc, out, in, from_bytes<T>(lo), from_bytes<T>(hi), kernel_stream());
+  });
+}
+
+inline void table_gather(ScalarType dtype, int64_t n, const kernels::OffsetCalc<3>& calc, char* out, const char* self,
+                         const char* index, int64_t dim_stride) {
+  dispatch_all(dtype,
+               [&](auto tag) { launch_gather<decltype(tag)>(n, calc, out, self, index, dim_stride, kernel_stream()); });
+}
+
+inline void table_scatter_add(ScalarType dtype, int64_t n, const kernels::OffsetCalc<3>& calc, char* self,
+                              const char* index, const char* src, int64_t dim_stride) {
+  dispatch_all(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same<T, bool>::value)
+      fg::detail::fail("scatter_add", "internal error: bool scatter_add reaches the device");
+    else
+      launch_scatter_add<T>(n, calc, self, index, src, dim_stride, kernel_stream());
+  });
+}
+
 inline void table_reduce_rows(ScalarType dtype, kernels::ReduceKind kind, int64_t rows, int64_t n, const void* in,
                               void* out) {
   dispatch_all(dtype, [&](auto tag) {
@@ -107,6 +143,10 @@ inline void set_kernel_entries(DeviceBackend& be) {
   be.unary = table_unary;
   be.binary = table_binary;
   be.compare = table_compare;
+  be.where = table_where;
+  be.clamp = table_clamp;
+  be.gather = table_gather;
+  be.scatter_add = table_scatter_add;
   be.reduce_rows = table_reduce_rows;
   be.softmax_rows = table_softmax_rows;
   be.random = table_random;

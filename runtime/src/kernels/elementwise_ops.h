@@ -126,11 +126,12 @@ FG_HD_INLINE bool apply_compare(CompareKind kind, T a, T b) {
   return false;
 }
 
-// Clamp with NaN kept (bounds already in T).
+// min(max(x, lo), hi) with NaN kept, as torch (lo > hi gives hi); bounds already in T.
 template <typename T>
 FG_HD_INLINE T apply_clamp(T x, T lo, T hi) {
   if (is_nan(x)) return x;
-  return x < lo ? lo : x > hi ? hi : x;
+  const T r = x < lo ? lo : x;
+  return r > hi ? hi : r;
 }
 
 }  // namespace fg::kernels

@@ -197,16 +197,17 @@ std::vector<int64_t> batch_norm_dims(IntArrayRef input_sizes);
 double var_denominator(IntArrayRef sizes, IntArrayRef dim, bool unbiased);
 double attention_scale(int64_t embed, std::optional<double> scale);
 double neg_infinity();
-// bool [L, S], true where key position s comes after query position l (is_causal's masked ones).
-Tensor causal_mask(int64_t L, int64_t S);
+// bool [L, S] on options' device, true where key position s comes after query position l
+// (is_causal's masked ones).
+Tensor causal_mask(int64_t L, int64_t S, TensorOptions options = {});
 // self with an attn_mask applied: bool (false: -inf) or float (added); both broadcast.
 Tensor apply_attention_mask(const Tensor& self, const Tensor& attn_mask);
 // Where apply_attention_mask sets -inf: !attn_mask for a bool mask, nowhere for a float one.
 Tensor attention_dropped(const Tensor& attn_mask);
 // embedding's result shape, [*indices, embedding_dim] (throws unless weight is 2-D).
 std::vector<int64_t> embedding_shape(IntArrayRef indices_sizes, IntArrayRef weight_sizes);
-// bool [num_embeddings, 1], true at padding_idx's row.
-Tensor padding_row_mask(int64_t num_embeddings, int64_t padding_idx);
+// bool [num_embeddings, 1] on options' device, true at padding_idx's row.
+Tensor padding_row_mask(int64_t num_embeddings, int64_t padding_idx, TensorOptions options = {});
 // repeat as reshape -> expand -> reshape: [1, s0, 1, s1, ...], [r0, s0, r1, s1, ...], [r0 s0, ...]
 // (leading repeats beyond self's dims over size-1 dims).
 std::vector<int64_t> repeat_view(IntArrayRef sizes, IntArrayRef repeats);

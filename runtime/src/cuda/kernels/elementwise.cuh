@@ -1,6 +1,6 @@
-// Element-wise CUDA kernels (unary, binary, cast/copy, fill, random): one grid-stride loop over
-// the linear index, each operand addressed through an OffsetCalc, the math from the shared
-// kernels/ headers. Compiled by nvcc for the GPU and by the host compiler through compat.h.
+// Element-wise CUDA kernels (unary, binary, compare, where, clamp, cast/copy, fill, random): one
+// grid-stride loop over the linear index, each operand addressed through an OffsetCalc, the math
+// from the shared kernels/ headers. Compiled by nvcc for the GPU and by the host compiler through compat.h.
 #pragma once
 
 #include <cstdint>
@@ -76,6 +76,26 @@ __global__ void compare_kernel(int64_t n, OffsetCalc<3> calc, char* out, const c
   }
 }
 
+// out = cond ? a : b (where, masked_fill, triu/tril, and the backward passes built on them).
+template <typename T>
+__global__ void where_kernel(int64_t n, OffsetCalc<4> calc, char* out, const char* cond, const char* a, const char* b) {
+  FG_GRID_STRIDE_LOOP(i, n) {
+    int64_t off[4];
+    calc.get(i, off);
+    store<T>(out, off[0], load<bool>(cond, off[1]) ? load<T>(a, off[2]) : load<T>(b, off[3]));
+  }
+}
+
+// out = min(max(in, lo), hi), NaN kept.
+template <typename T>
+__global__ void clamp_kernel(int64_t n, OffsetCalc<2> calc, char* out, const char* in, T lo, T hi) {
+  FG_GRID_STRIDE_LOOP(i, n) {
+    int64_t off[2];
+    calc.get(i, off);
+    store<T>(out, off[0], kernels::apply_clamp<T>(load<T>(in, off[1]), lo, hi));
+  }
+}
+
 // out = To(in): the strided copy with dtype conversion under copy_, to(), contiguous, clone.
 template <typename To, typename From>
 __global__ void cast_kernel(int64_t n, OffsetCalc<2> calc, char* out, const char* in) {
@@ -132,6 +152,19 @@ void launch_compare(kernels::CompareKind kind, int64_t n, const OffsetCalc<3>& c
                     const char* b, cudaStream_t stream) {
   const LaunchPlan p = plan_elementwise(n);
   launch(compare_kernel<T>, dim3(p.grid), dim3(p.block), 0, stream, n, calc, out, a, b, kind);
+}
+
+template <typename T>
+void launch_where(int64_t n, const OffsetCalc<4>& calc, char* out, const char* cond, const char* a, const char* b,
+                  cudaStream_t stream) {
+  const LaunchPlan p = plan_elementwise(n);
+  launch(where_kernel<T>, dim3(p.grid), dim3(p.block), 0, stream, n, calc, out, cond, a, b);
+}
+
+template <typename T>
+void launch_clamp(int64_t n, const OffsetCalc<2>& calc, char* out, const char* in, T lo, T hi, cudaStream_t stream) {
+  const LaunchPlan p = plan_elementwise(n);
+  launch(clamp_kernel<T>, dim3(p.grid), dim3(p.block), 0, stream, n, calc, out, in, lo, hi);
 }
 
 template <typename To, typename From>
