@@ -19,8 +19,6 @@ std::vector<int64_t> contiguous_strides(IntArrayRef sizes);
 int64_t product(IntArrayRef sizes);
 // "[3, 4]"
 std::string shape_str(IntArrayRef sizes);
-// Throws `fg::<op>: expected a cpu tensor ...` for tensors on other devices.
-void check_cpu(const Tensor& t, const char* op);
 void check_defined(const Tensor& t, const char* op, const char* arg = "input");
 // A tensor sharing self's storage with new geometry.
 Tensor make_view(const Tensor& self, std::vector<int64_t> sizes, std::vector<int64_t> strides,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "funcgen/runtime/ad.h"
+#include "device.h"
 #include "internal.h"
 
 namespace fg {
@@ -46,7 +47,8 @@ PoolGeometry planes_of(IntArrayRef sizes, int64_t spatial, const char* op) {
   g.planes = detail::product(g.lead);
   for (int64_t i = 0; i < spatial; ++i) {
     g.in[static_cast<size_t>(2 - spatial + i)] = sizes[static_cast<size_t>(nd - spatial + i)];
-    if (sizes[static_cast<size_t>(nd - spatial + i)] == 0) fail(op, "expected non-empty spatial dims, got shape ", sizes);
+    if (sizes[static_cast<size_t>(nd - spatial + i)] == 0)
+      fail(op, "expected non-empty spatial dims, got shape ", sizes);
   }
   return g;
 }
@@ -96,7 +98,8 @@ void for_each_maximum(const T* x, const PoolGeometry& g, F&& f) {
   auto better = [](T v, T best) { return (v > best) | (v != v); };  // NaN wins, the last one as in torch
   // The output columns whose windows lie inside the input's columns.
   const int64_t x_lo = std::min(g.out[1], (g.p[1] + g.s[1] - 1) / g.s[1]);
-  const int64_t x_hi = std::clamp(W - 1 - last_x + g.p[1] < 0 ? 0 : (W - 1 - last_x + g.p[1]) / g.s[1] + 1, x_lo, g.out[1]);
+  const int64_t x_hi =
+      std::clamp(W - 1 - last_x + g.p[1] < 0 ? 0 : (W - 1 - last_x + g.p[1]) / g.s[1] + 1, x_lo, g.out[1]);
 #pragma omp parallel for if (g.planes * g.out_plane() * kk > (int64_t{1} << 16))
   for (int64_t pl = 0; pl < g.planes; ++pl) {
     const T* plane = x + pl * g.in_plane();
@@ -131,8 +134,101 @@ void for_each_maximum(const T* x, const PoolGeometry& g, F&& f) {
   }
 }
 
+// ---- On other devices, from the device's ops.
+
+// The in-plane index of each window's maximum, [planes, oh * ow] int64 (-1: a window wholly in the
+// padding), chosen as for_each_maximum does: the first maximum, or the last NaN. The windows are
+// strided views of the input padded with -inf and of a map of in-plane indices (-1 in the padding).
+Tensor device_maxima(const Tensor& self, const PoolGeometry& g) {
+  std::array<int64_t, 2> e{};
+  for (size_t d = 0; d < 2; ++d) e[d] = std::max(g.p[d] + g.in[d], (g.out[d] - 1) * g.s[d] + g.d[d] * (g.k[d] - 1) + 1);
+  const TensorOptions on = self.options();
+  Tensor values = full({g.planes, e[0], e[1]}, -std::numeric_limits<double>::infinity(), on);
+  values.narrow(1, g.p[0], g.in[0]).narrow(2, g.p[1], g.in[1]).copy_(self.reshape({g.planes, g.in[0], g.in[1]}));
+  Tensor where_in = full({e[0], e[1]}, int64_t{-1}, on.dtype(kLong));
+  where_in.narrow(0, g.p[0], g.in[0])
+      .narrow(1, g.p[1], g.in[1])
+      .copy_(arange(g.in_plane(), on.dtype(kLong)).view({g.in[0], g.in[1]}));
+  auto windows = [&](const Tensor& t, int64_t plane_stride) {
+    return detail::make_view(t, {plane_stride ? g.planes : 1, g.out[0], g.out[1], g.k[0], g.k[1]},
+                             {plane_stride, g.s[0] * e[1], g.s[1], g.d[0] * e[1], g.d[1]}, t.storage_offset())
+        .reshape({plane_stride ? g.planes : 1, g.out_plane(), g.k[0] * g.k[1]});
+  };
+  const int64_t kk = g.k[0] * g.k[1];
+  const Tensor v = windows(values, e[0] * e[1]), at = windows(where_in, 0).expand({g.planes, g.out_plane(), kk});
+  const Tensor nan = v.ne(v), valid = at.ge(0);
+  const Tensor hit = logical_and(valid, logical_or(v.eq(amax(v, {2}, true)), nan));
+  const Tensor j = arange(kk, on.dtype(kLong));
+  const Tensor first = amin(where(hit, j, kk), {2}, true), last = amax(where(hit, j, int64_t{-1}), {2}, true);
+  const Tensor chosen = where(amax(logical_and(nan, valid).to(kLong), {2}, true).gt(0), last, first);
+  // A window with no candidate chose kk: its index is -1.
+  return where(chosen.lt(kk), gather(at, 2, chosen.clamp_max(kk - 1)), int64_t{-1}).view({g.planes, g.out_plane()});
+}
+
+Tensor device_gather_maxima(const Tensor& src, const Tensor& self, const PoolGeometry& g) {
+  const Tensor at = device_maxima(self, g);
+  const Tensor picked = gather(src.reshape({g.planes, g.in_plane()}), 1, at.clamp_min(0));
+  return where(at.ge(0), picked, -std::numeric_limits<double>::infinity()).view(g.sizes(g.out));
+}
+
+Tensor device_scatter_maxima(const Tensor& gr, const Tensor& self, const PoolGeometry& g) {
+  const Tensor at = device_maxima(self, g);
+  const Tensor contribution = where(at.ge(0), gr.reshape({g.planes, g.out_plane()}), 0.0);
+  return zeros({g.planes, g.in_plane()}, gr.options()).scatter_add(1, at.clamp_min(0), contribution).view(self.sizes());
+}
+
+// Averaging pools are separable: each output averages a box that is a product of 1-D ranges, and
+// its divisor a product of 1-D lengths (or one constant), so out = Ay x Ax^T per plane with Ay
+// [oh, h] and Ax [ow, w] holding 1 / length over each range: two batched products on the device.
+struct AxisBoxes {
+  std::vector<std::array<int64_t, 2>> ranges;  // [begin, end) per output index
+  std::vector<double> lengths;                 // the divisor's factor per output index
+};
+
+AxisBoxes pool_axis(const PoolGeometry& g, size_t d, bool count_include_pad) {
+  AxisBoxes a;
+  for (int64_t o = 0; o < g.out[d]; ++o) {
+    const int64_t b = o * g.s[d] - g.p[d], e = std::min(b + g.k[d], g.in[d] + g.p[d]);
+    const int64_t cb = std::max<int64_t>(b, 0), ce = std::min(e, g.in[d]);
+    a.ranges.push_back({cb, ce});
+    a.lengths.push_back(static_cast<double>(count_include_pad ? e - b : ce - cb));
+  }
+  return a;
+}
+
+AxisBoxes adaptive_axis(const PoolGeometry& g, size_t d) {
+  AxisBoxes a;
+  for (int64_t o = 0; o < g.out[d]; ++o) {
+    const int64_t b = (o * g.in[d]) / g.out[d], e = ((o + 1) * g.in[d] + g.out[d] - 1) / g.out[d];
+    a.ranges.push_back({b, e});
+    a.lengths.push_back(static_cast<double>(e - b));
+  }
+  return a;
+}
+
+// [out, in] on `options`' device: 1 / length (or 1 / scale when scale > 0) over each range.
+Tensor axis_matrix(const AxisBoxes& a, int64_t in, double scale, const TensorOptions& options) {
+  Tensor m = zeros({static_cast<int64_t>(a.ranges.size()), in}, TensorOptions(kDouble));
+  double* p = m.data_ptr<double>();
+  for (size_t o = 0; o < a.ranges.size(); ++o)
+    for (int64_t i = a.ranges[o][0]; i < a.ranges[o][1]; ++i)
+      p[static_cast<int64_t>(o) * in + i] = 1.0 / (scale > 0 ? scale : a.lengths[o]);
+  return m.to(options.device(), options.dtype());
+}
+
+// forward (adjoint false): Ay x Ax^T; adjoint: Ay^T g Ax. Ay carries the divisor override, if any.
+Tensor device_average(const Tensor& t, const PoolGeometry& g, const AxisBoxes& ay, const AxisBoxes& ax,
+                      std::optional<int64_t> divisor_override, bool adjoint) {
+  const Tensor my =
+      axis_matrix(ay, g.in[0], divisor_override ? static_cast<double>(*divisor_override) : 0, t.options());
+  const Tensor mx = axis_matrix(ax, g.in[1], divisor_override ? 1.0 : 0, t.options());
+  if (!adjoint) return my.matmul(t.reshape({g.planes, g.in[0], g.in[1]})).matmul(mx.t()).view(g.sizes(g.out));
+  return my.t().matmul(t.reshape({g.planes, g.out[0], g.out[1]})).matmul(mx).view(g.sizes(g.in));
+}
+
 // Reads src (shaped as self: [planes, H, W]) at the maxima of self: [planes, oh, ow].
 Tensor gather_maxima(const Tensor& src, const Tensor& self, const PoolGeometry& g) {
+  if (!self.is_cpu()) return device_gather_maxima(src, self, g);
   const Tensor x = self.contiguous(), v = src.contiguous();
   Tensor out = empty(g.sizes(g.out), src.options());
   detail::dispatch_floating(self.scalar_type(), g.op, [&](auto t) {
@@ -148,6 +244,7 @@ Tensor gather_maxima(const Tensor& src, const Tensor& self, const PoolGeometry& 
 
 // Adds gr ([planes, oh, ow]) at the maxima of self into zeros shaped as self.
 Tensor scatter_maxima(const Tensor& gr, const Tensor& self, const PoolGeometry& g) {
+  if (!self.is_cpu()) return device_scatter_maxima(gr, self, g);
   const Tensor x = self.contiguous(), gc = gr.contiguous();
   Tensor out = zeros(self.sizes(), gr.options());
   detail::dispatch_floating(self.scalar_type(), g.op, [&](auto t) {
@@ -163,12 +260,11 @@ Tensor scatter_maxima(const Tensor& gr, const Tensor& self, const PoolGeometry& 
 
 void check_floating(const Tensor& t, const char* op, const char* arg = "input") {
   detail::check_defined(t, op, arg);
-  detail::check_cpu(t, op);
   detail::dispatch_floating(t.scalar_type(), op, [](auto) {});
 }
 
-Tensor max_pool(const Tensor& self, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding,
-                IntArrayRef dilation, bool ceil_mode, int64_t spatial, const char* op) {
+Tensor max_pool(const Tensor& self, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                bool ceil_mode, int64_t spatial, const char* op) {
   check_floating(self, op);
   const PoolGeometry g = window_geometry(self.sizes(), kernel, stride, padding, dilation, ceil_mode, spatial, op);
   return gather_maxima(self, self, g);
@@ -193,7 +289,7 @@ AvgWindows avg_windows(const PoolGeometry& g, bool count_include_pad, std::optio
       y1 = std::min(y1, g.in[0]);
       x1 = std::min(x1, g.in[1]);
       w.boxes.push_back({y0, y1, x0, x1});
-      w.divisors.push_back(static_cast<double>(divisor_override ? *divisor_override
+      w.divisors.push_back(static_cast<double>(divisor_override    ? *divisor_override
                                                : count_include_pad ? padded
                                                                    : (y1 - y0) * (x1 - x0)));
     }
@@ -288,6 +384,9 @@ Tensor avg_pool2d(const Tensor& self, IntArrayRef kernel_size, IntArrayRef strid
   check_floating(self, op);
   check_divisor(divisor_override, op);
   const PoolGeometry g = window_geometry(self.sizes(), kernel_size, stride, padding, 1, ceil_mode, 2, op);
+  if (!self.is_cpu())
+    return device_average(self, g, pool_axis(g, 0, count_include_pad), pool_axis(g, 1, count_include_pad),
+                          divisor_override, false);
   return average(self, g, avg_windows(g, count_include_pad, divisor_override));
 }
 
@@ -295,6 +394,7 @@ Tensor adaptive_avg_pool2d(const Tensor& self, IntArrayRef output_size) {
   const char* op = "adaptive_avg_pool2d";
   check_floating(self, op);
   const PoolGeometry g = adaptive_geometry(self.sizes(), output_size, op);
+  if (!self.is_cpu()) return device_average(self, g, adaptive_axis(g, 0), adaptive_axis(g, 1), std::nullopt, false);
   return average(self, g, adaptive_windows(g));
 }
 
@@ -305,9 +405,11 @@ Tensor max_pool_gather(const Tensor& t, const Tensor& self, IntArrayRef kernel_s
   const char* op = "ad::max_pool_gather";
   check_floating(self, op, "self");
   check_floating(t, op, "tangent");
+  detail::common_device({&t, &self}, op);
   check_same_dtype(t, "tangent", self, op);
   check_shape(t, self.sizes().vec(), "a tangent", op);
-  return gather_maxima(t, self, window_geometry(self.sizes(), kernel_size, stride, padding, dilation, ceil_mode, spatial, op));
+  return gather_maxima(t, self,
+                       window_geometry(self.sizes(), kernel_size, stride, padding, dilation, ceil_mode, spatial, op));
 }
 
 Tensor max_pool_scatter(const Tensor& g, const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
@@ -315,8 +417,10 @@ Tensor max_pool_scatter(const Tensor& g, const Tensor& self, IntArrayRef kernel_
   const char* op = "ad::max_pool_scatter";
   check_floating(self, op, "self");
   check_floating(g, op, "gradient");
+  detail::common_device({&g, &self}, op);
   check_same_dtype(g, "gradient", self, op);
-  const PoolGeometry geo = window_geometry(self.sizes(), kernel_size, stride, padding, dilation, ceil_mode, spatial, op);
+  const PoolGeometry geo =
+      window_geometry(self.sizes(), kernel_size, stride, padding, dilation, ceil_mode, spatial, op);
   check_shape(g, geo.sizes(geo.out), "a gradient", op);
   return scatter_maxima(g, self, geo);
 }
@@ -329,6 +433,9 @@ Tensor avg_pool2d_backward(const Tensor& g, IntArrayRef self_sizes, IntArrayRef 
   check_divisor(divisor_override, op);
   const PoolGeometry geo = window_geometry(self_sizes, kernel_size, stride, padding, 1, ceil_mode, 2, op);
   check_shape(g, geo.sizes(geo.out), "a gradient", op);
+  if (!g.is_cpu())
+    return device_average(g, geo, pool_axis(geo, 0, count_include_pad), pool_axis(geo, 1, count_include_pad),
+                          divisor_override, true);
   return average_adjoint(g, geo, avg_windows(geo, count_include_pad, divisor_override));
 }
 
@@ -338,6 +445,7 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& g, IntArrayRef self_sizes) {
   if (g.dim() < 2) fail(op, "expected a gradient of at least 2 dims, got shape ", g.sizes());
   const PoolGeometry geo = adaptive_geometry(self_sizes, {g.size(-2), g.size(-1)}, op);
   check_shape(g, geo.sizes(geo.out), "a gradient", op);
+  if (!g.is_cpu()) return device_average(g, geo, adaptive_axis(geo, 0), adaptive_axis(geo, 1), std::nullopt, true);
   return average_adjoint(g, geo, adaptive_windows(geo));
 }
 

@@ -44,13 +44,6 @@ void check_defined(const Tensor& t, const char* op, const char* arg) {
   if (!t.defined()) fail(op, "the ", arg, " tensor is undefined");
 }
 
-void check_cpu(const Tensor& t, const char* op) {
-  check_defined(t, op);
-  if (!t.is_cpu())
-    fail(op, "expected a cpu tensor, got one on ", t.device(),
-         " (this op does not run on CUDA yet: move its operands with .cpu())");
-}
-
 Tensor make_view(const Tensor& self, std::vector<int64_t> sizes, std::vector<int64_t> strides,
                  int64_t offset) {
   auto impl = std::make_shared<TensorImpl>();

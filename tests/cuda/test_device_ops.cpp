@@ -462,7 +462,40 @@ TEST_F(Cuda, ConvolutionsAndTheirAdjointsMatchTheCpu) {
   }
 }
 
-TEST_F(Cuda, MixedDevicesAndCpuOnlyOpsAreErrors) {
+TEST_F(Cuda, PoolsAndTheirAdjointsMatchTheCpu) {
+  fg::manual_seed(13);
+  for (fg::ScalarType t : {fg::kFloat, fg::kDouble}) {
+    const double tol = t == fg::kFloat ? 1e-5 : 1e-12;
+    Tensor x = fg::randn({2, 3, 7, 6}, t);
+    x.select(1, 1).select(1, 2).fill_(NAN);  // NaN wins its windows
+    x.select(1, 2).fill_(-INFINITY);         // windows of -inf pick their first element
+    const std::vector<int64_t> k{3, 2}, s{2, 2}, p{1, 1}, d{1, 2};
+    expect_close(fg::max_pool2d(cuda(x), k), fg::max_pool2d(x, k));
+    expect_close(fg::max_pool2d(cuda(x), k, s, p, d, true), fg::max_pool2d(x, k, s, p, d, true));
+    expect_close(fg::max_pool1d(cuda(x.select(2, 0)), {3}, {2}, {1}), fg::max_pool1d(x.select(2, 0), {3}, {2}, {1}));
+    const Tensor y = fg::max_pool2d(x, k, s, p, d, true), g = fg::randn(y.sizes(), t), tx = fg::randn(x.sizes(), t);
+    expect_close(fg::ad::max_pool_scatter(cuda(g), cuda(x), k, s, p, d, true, 2),
+                 fg::ad::max_pool_scatter(g, x, k, s, p, d, true, 2), tol, tol);
+    expect_close(fg::ad::max_pool_gather(cuda(tx), cuda(x), k, s, p, d, true, 2),
+                 fg::ad::max_pool_gather(tx, x, k, s, p, d, true, 2));
+    const Tensor z = fg::randn({2, 3, 7, 6}, t);
+    for (bool include_pad : {true, false}) {
+      expect_close(fg::avg_pool2d(cuda(z), k, s, p, true, include_pad), fg::avg_pool2d(z, k, s, p, true, include_pad),
+                   tol, tol);
+      const Tensor a = fg::avg_pool2d(z, k, s, p, true, include_pad), ga = fg::randn(a.sizes(), t);
+      expect_close(fg::ad::avg_pool2d_backward(cuda(ga), z.sizes(), k, s, p, true, include_pad, std::nullopt),
+                   fg::ad::avg_pool2d_backward(ga, z.sizes(), k, s, p, true, include_pad, std::nullopt), tol, tol);
+    }
+    expect_close(fg::avg_pool2d(cuda(z), {2, 2}, {}, {0}, false, true, 3),
+                 fg::avg_pool2d(z, {2, 2}, {}, {0}, false, true, 3), tol, tol);
+    expect_close(fg::adaptive_avg_pool2d(cuda(z), {3, 4}), fg::adaptive_avg_pool2d(z, {3, 4}), tol, tol);
+    const Tensor gz = fg::randn({2, 3, 3, 4}, t);
+    expect_close(fg::ad::adaptive_avg_pool2d_backward(cuda(gz), z.sizes()),
+                 fg::ad::adaptive_avg_pool2d_backward(gz, z.sizes()), tol, tol);
+  }
+}
+
+TEST_F(Cuda, MixedDevicesAndUnsupportedDtypesAreErrors) {
   const Tensor c = fg::ones({3}, fg::TensorOptions().device(fg::kCUDA)), h = fg::ones({3});
   try {
     (void)(c + h);
@@ -471,12 +504,10 @@ TEST_F(Cuda, MixedDevicesAndCpuOnlyOpsAreErrors) {
     EXPECT_STREQ(e.what(),
                  "fg::add: expected all tensors to be on the same device, but found tensors on cuda:0 and cpu");
   }
-  const Tensor image = fg::ones({1, 1, 3, 3}, fg::TensorOptions().device(fg::kCUDA));
-  EXPECT_EQ(error_of([&] {
-              (void)fg::max_pool2d(image, {2, 2});
-            }),
-            "fg::max_pool2d: expected a cpu tensor, got one on cuda:0 (this op does not run on CUDA yet: move its "
-            "operands with .cpu())");
+  // Integer products have no cuBLAS kernel: an error that says what to do.
+  const Tensor ints = fg::ones({2, 2}, fg::TensorOptions(fg::kLong).device(fg::kCUDA));
+  EXPECT_EQ(error_of([&] { (void)fg::matmul(ints, ints); }),
+            "fg::matmul: int64 products do not run on CUDA yet (cuBLAS has no integer GEMM); convert to float64");
   EXPECT_THROW((void)fg::ones({2}, fg::TensorOptions().device(fg::Device(fg::kCUDA, 1))), fg::Error);
   Tensor out = fg::empty({3});
   EXPECT_THROW(fg::add_out(out, c, c), fg::Error);
