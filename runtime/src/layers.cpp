@@ -338,24 +338,27 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
 }
 
 namespace {
-// one_hot of device indices: the same checks from the indices' range, then a comparison.
-Tensor one_hot_on_device(const Tensor& self, int64_t num_classes) {
-  const auto [lo, hi] = self.numel() > 0 ? detail::device_index_range(self) : std::pair<int64_t, int64_t>(0, -1);
+// one_hot's number of classes, checked against the indices' range [lo, hi] ((0, -1) when empty).
+int64_t one_hot_classes(int64_t lo, int64_t hi, int64_t numel, int64_t num_classes) {
   if (lo < 0) fail("one_hot", "expected non-negative class indices, got ", lo);
   if (num_classes == -1) {
-    if (self.numel() == 0) fail("one_hot", "cannot infer the number of classes of an empty tensor; give num_classes");
+    if (numel == 0) fail("one_hot", "cannot infer the number of classes of an empty tensor; give num_classes");
     num_classes = hi + 1;
   }
   if (num_classes < 0) fail("one_hot", "expected num_classes -1 or non-negative, got ", num_classes);
   if (hi >= num_classes) fail("one_hot", "class index ", hi, " is out of range for ", num_classes, " classes");
-  return eq(self.unsqueeze(-1), arange(num_classes, TensorOptions(kLong).device(self.device()))).to(kLong);
+  return num_classes;
 }
 }  // namespace
 
 Tensor one_hot(const Tensor& self, int64_t num_classes) {
   detail::check_defined(self, "one_hot");
   if (self.dtype() != kLong) fail("one_hot", "expected an int64 tensor of class indices, got ", self.dtype());
-  if (!self.is_cpu()) return one_hot_on_device(self, num_classes);
+  if (!self.is_cpu()) {  // the range read back from the device, then a comparison there
+    const auto [lo, hi] = self.numel() > 0 ? detail::device_index_range(self) : std::pair<int64_t, int64_t>(0, -1);
+    num_classes = one_hot_classes(lo, hi, self.numel(), num_classes);
+    return eq(self.unsqueeze(-1), arange(num_classes, self.options())).to(kLong);
+  }
   const Tensor c = self.contiguous();
   const int64_t* p = c.data_ptr<int64_t>();
   int64_t lo = 0, hi = -1;
@@ -363,13 +366,7 @@ Tensor one_hot(const Tensor& self, int64_t num_classes) {
     lo = std::min(lo, p[i]);
     hi = std::max(hi, p[i]);
   }
-  if (lo < 0) fail("one_hot", "expected non-negative class indices, got ", lo);
-  if (num_classes == -1) {
-    if (c.numel() == 0) fail("one_hot", "cannot infer the number of classes of an empty tensor; give num_classes");
-    num_classes = hi + 1;
-  }
-  if (num_classes < 0) fail("one_hot", "expected num_classes -1 or non-negative, got ", num_classes);
-  if (hi >= num_classes) fail("one_hot", "class index ", hi, " is out of range for ", num_classes, " classes");
+  num_classes = one_hot_classes(lo, hi, c.numel(), num_classes);
   std::vector<int64_t> sizes(self.sizes().begin(), self.sizes().end());
   sizes.push_back(num_classes);
   Tensor out = zeros(sizes, TensorOptions().dtype(kLong));
