@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "funcgen/runtime/random.h"
+#include "device.h"
 #include "internal.h"
 
 namespace fg::ad {
@@ -57,7 +58,6 @@ Tensor sum_backward(const Tensor& grad, IntArrayRef self_sizes, IntArrayRef dim,
   return unsqueeze_reduced(grad, self_sizes, dim, keepdim).expand(self_sizes);
 }
 
-
 namespace {
 // matmul's operands and gradient with its 1-D cases made matrices (a vector self a row, a vector
 // other a column), so both gradients are plain (broadcast) matrix products.
@@ -90,9 +90,6 @@ Tensor linear_backward_weight(const Tensor& grad, const Tensor& input, const Ten
   const Tensor x = input.dim() == 1 ? input.unsqueeze(0) : input.reshape({-1, input.size(-1)});
   return sum_to(g.t().mm(x), weight.sizes());
 }
-
-
-
 
 Tensor sum_reduce(const Tensor& self, IntArrayRef dim, bool keepdim) {
   if (!dim.empty()) return self.sum(dim, keepdim);
@@ -168,7 +165,8 @@ std::vector<Tensor> select_each(const std::vector<Tensor>& xs, int64_t dim, int6
 
 std::vector<Tensor> list_basis(const std::vector<Tensor>& like, const char* name, const char* param) {
   if (like.empty())
-    fail(name, "jacfwd w.r.t. '", param, "', a vector that holds no tensors: its basis has no tangents to push "
+    fail(name, "jacfwd w.r.t. '", param,
+         "', a vector that holds no tensors: its basis has no tangents to push "
          "forward; pass at least one tensor, or leave it out of argnums");
   int64_t n = 0;
   for (const Tensor& x : like) n += x.numel();
@@ -318,8 +316,7 @@ std::vector<int64_t> inverse_permutation(IntArrayRef dims) {
   std::vector<int64_t> inverse(dims.size(), -1);
   for (int64_t i = 0; i < n; ++i) {
     const int64_t d = detail::wrap_dim(dims[static_cast<size_t>(i)], n, "ad::inverse_permutation");
-    if (inverse[static_cast<size_t>(d)] != -1)
-      fail("ad::inverse_permutation", "dims ", dims, " repeat dimension ", d);
+    if (inverse[static_cast<size_t>(d)] != -1) fail("ad::inverse_permutation", "dims ", dims, " repeat dimension ", d);
     inverse[static_cast<size_t>(d)] = i;
   }
   return inverse;
@@ -344,8 +341,10 @@ int64_t class_dim(int64_t input_dim) { return input_dim == 1 ? 0 : 1; }
 
 namespace fg::detail {
 
-Tensor nll_loss_backward(const Tensor& g, IntArrayRef input_sizes, ScalarType dtype, const Tensor& target,
+Tensor nll_loss_backward(const Tensor& g, IntArrayRef input_sizes, ScalarType dtype, const Tensor& target_in,
                          const Tensor& weight, Reduction reduction, int64_t ignore_index, int64_t nb) {
+  // The gradient's device (a 0-d CPU target goes with it, as in the forward).
+  const Tensor target = target_in.to(common_device({&g, &target_in}, "ad::nll_loss_backward"));
   const int64_t rank = static_cast<int64_t>(input_sizes.size()) - nb;
   if (rank < 1) fail("ad::nll_loss_backward", "expected an input of at least 1 dimension, got shape ", input_sizes);
   const int64_t cd = nb + (rank == 1 ? 0 : 1);
@@ -375,7 +374,8 @@ Tensor nll_loss_backward(const Tensor& g, IntArrayRef input_sizes, ScalarType dt
       coef = coef / (logical.empty() ? w : w.sum(logical, /*keepdim=*/true));  // 0/0 = nan, as the loss
     }
   }
-  return fg::zeros(input_sizes, target.options().dtype(dtype)).scatter_add(cd, safe.unsqueeze(cd), (-coef).unsqueeze(cd));
+  return fg::zeros(input_sizes, target.options().dtype(dtype))
+      .scatter_add(cd, safe.unsqueeze(cd), (-coef).unsqueeze(cd));
 }
 
 }  // namespace fg::detail

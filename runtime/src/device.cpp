@@ -223,11 +223,18 @@ std::pair<int64_t, int64_t> device_index_range(const Tensor& index) {
   return {fg::amin(index).item<int64_t>(), fg::amax(index).item<int64_t>()};
 }
 
+std::optional<int64_t> device_first_out_of_range(const Tensor& index, int64_t size, const Tensor& considered) {
+  if (index.numel() == 0) return std::nullopt;
+  Tensor bad = logical_or(index.lt(0), index.ge(size));
+  if (considered.defined()) bad = logical_and(bad, considered);
+  const Tensor flat = bad.reshape({-1}).to(kLong);
+  if (fg::amax(flat).item<int64_t>() == 0) return std::nullopt;  // the one wait of a good index
+  return index.reshape({-1}).select(0, fg::argmax(flat).item<int64_t>()).item<int64_t>();  // first in row-major order
+}
+
 void device_check_index(const Tensor& index, int64_t size, int64_t d, const char* op) {
-  if (index.numel() == 0) return;
-  const auto [lo, hi] = device_index_range(index);
-  const int64_t bad = lo < 0 ? lo : hi >= size ? hi : 0;
-  if (lo < 0 || hi >= size) fail(op, "index ", bad, " is out of bounds for dimension ", d, " with size ", size);
+  if (const auto bad = device_first_out_of_range(index, size))
+    fail(op, "index ", *bad, " is out of bounds for dimension ", d, " with size ", size);
 }
 
 namespace {
@@ -246,7 +253,6 @@ int64_t dim_stride_bytes(const Tensor& t, int64_t d) {
 
 void device_gather(const Tensor& out, const Tensor& self, int64_t d, const Tensor& index, const char* op) {
   if (out.numel() == 0) return;
-  device_check_index(index, self.dim() == 0 ? 1 : self.size(d), d, op);
   const IntArrayRef shape = index.sizes();
   const auto so = byte_strides(out, shape), si = byte_strides(index, shape);
   const auto ss = strides_without_dim(self, shape, d);
@@ -257,7 +263,6 @@ void device_gather(const Tensor& out, const Tensor& self, int64_t d, const Tenso
 void device_scatter_add(const Tensor& self, int64_t d, const Tensor& index, const Tensor& src, const char* op) {
   if (index.numel() == 0) return;
   if (self.dtype() == kBool) fail(op, "bool tensors do not run on CUDA yet; convert to int64 and back");
-  device_check_index(index, self.dim() == 0 ? 1 : self.size(d), d, op);
   const IntArrayRef shape = index.sizes();
   const auto ss = strides_without_dim(self, shape, d), si = byte_strides(index, shape);
   const auto sr = strides_without_dim(src, shape, -1);

@@ -105,10 +105,13 @@ void device_clamp(const Tensor& out, const Tensor& in, const std::optional<Scala
                   const std::optional<Scalar>& hi);
 // The smallest and largest entry of a non-empty int64 tensor (two reductions; waits for them).
 std::pair<int64_t, int64_t> device_index_range(const Tensor& index);
+// The first entry of an int64 tensor (row-major; among those `considered` marks, if given) outside
+// [0, size), or none; waits for the device once.
+std::optional<int64_t> device_first_out_of_range(const Tensor& index, int64_t size, const Tensor& considered = {});
 // Throws as the CPU ops do unless every index lies in [0, size) (dim d is named in the message).
 void device_check_index(const Tensor& index, int64_t size, int64_t d, const char* op);
 // out (index's shape) = self with dim d indexed by index; self[index] += src along d, in place.
-// The caller has checked the shapes; indices are checked here.
+// The caller has checked the shapes and the indices (device_check_index).
 void device_gather(const Tensor& out, const Tensor& self, int64_t d, const Tensor& index, const char* op);
 void device_scatter_add(const Tensor& self, int64_t d, const Tensor& index, const Tensor& src, const char* op);
 // c = a [B or 1, m, k] @ b [B or 1, k, n] (a batch of 1 broadcasts); c contiguous, B * m * n elements.

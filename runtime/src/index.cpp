@@ -22,6 +22,18 @@ int64_t checked_index(int64_t i, int64_t size, int64_t dim, const char* op) {
   return i;
 }
 
+// The device of an indexing op: self's, which the other operands must share (a 0-d CPU index or
+// source goes with any device, as a wrapped number; self never does, since the op writes it or
+// takes its device for the result).
+Device indexed_device(const Tensor& self, std::initializer_list<const Tensor*> others, const char* op) {
+  std::vector<const Tensor*> all{&self};
+  all.insert(all.end(), others.begin(), others.end());
+  const Device device = common_device(all, op);
+  if (self.device() != device)
+    fail(op, "expected all tensors to be on the same device, but found tensors on ", device, " and ", self.device());
+  return device;
+}
+
 // Visits every multi-index of `shape` in row-major order.
 template <typename F>
 void for_each_index(IntArrayRef shape, F&& f) {
@@ -47,7 +59,7 @@ int64_t offset_of(const Tensor& t, const std::vector<int64_t>& idx) {
 Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   check_defined(self, "index_select");
   check_index_tensor(index, "index_select");
-  const Device device = common_device({&self, &index}, "index_select");
+  const Device device = indexed_device(self, {&index}, "index_select");
   if (index.dim() > 1) fail("index_select", "index must be 0-d or 1-d, got shape ", index.sizes());
   const int64_t d = wrap_dim(dim, self.dim(), "index_select");
   const int64_t size = self.dim() == 0 ? 1 : self.size(d);
@@ -56,8 +68,8 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   Tensor out = empty(shape, self.options());
   if (!device.is_cpu()) {
     const Tensor idx = index.to(device).reshape({-1});
+    device_check_index(idx, size, d, "index_select");
     if (self.dim() == 0) {
-      device_check_index(idx, size, d, "index_select");
       if (idx.numel() > 0) out.copy_(self);
       return out;
     }
@@ -83,7 +95,7 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
 Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
   check_defined(self, "gather");
   check_index_tensor(index, "gather");
-  const Device device = common_device({&self, &index}, "gather");
+  const Device device = indexed_device(self, {&index}, "gather");
   const int64_t d = wrap_dim(dim, self.dim(), "gather");
   if (index.dim() != self.dim())
     fail("gather", "index ", index.sizes(), " and input ", self.sizes(), " must have the same number of dimensions");
@@ -92,6 +104,7 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
       fail("gather", "index ", index.sizes(), " is larger than input ", self.sizes(), " in dimension ", k);
   Tensor out = empty(index.sizes(), self.options());
   if (!device.is_cpu()) {
+    device_check_index(index.to(device), self.dim() == 0 ? 1 : self.size(d), d, "gather");
     device_gather(out, self, d, index.to(device), "gather");
     return out;
   }
@@ -118,7 +131,7 @@ void scatter_add_into(const Tensor& self, int64_t dim, const Tensor& index, cons
   check_defined(self, op);
   check_defined(src, op, "src");
   check_index_tensor(index, op);
-  const Device device = common_device({&self, &index, &src}, op);
+  const Device device = indexed_device(self, {&index, &src}, op);
   check_no_internal_overlap(self, op);
   const int64_t d = wrap_dim(dim, self.dim(), op);
   if (src.dtype() != self.dtype()) fail(op, "expected src of dtype ", self.dtype(), ", got ", src.dtype());
@@ -133,7 +146,10 @@ void scatter_add_into(const Tensor& self, int64_t dim, const Tensor& index, cons
   }
   const int64_t size_d = self.dim() == 0 ? 1 : self.size(d);
   const Tensor source = shares_storage(self, src) ? src.clone() : src;
-  if (!device.is_cpu()) return device_scatter_add(self, d, index.to(device), source.to(device), op);
+  if (!device.is_cpu()) {
+    device_check_index(index.to(device), size_d, d, op);
+    return device_scatter_add(self, d, index.to(device), source.to(device), op);
+  }
   dispatch_all(self.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* dst = static_cast<T*>(self.data_ptr());

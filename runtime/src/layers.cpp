@@ -171,6 +171,7 @@ Tensor std(const Tensor& self, IntArrayRef dim, bool unbiased, bool keepdim) {
 Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::optional<Tensor>& weight,
                   const std::optional<Tensor>& bias, double eps) {
   detail::check_defined(input, "layer_norm");
+  detail::common_device({&input, weight ? &*weight : &input, bias ? &*bias : &input}, "layer_norm");
   ad::layer_norm_dims(input.sizes(), normalized_shape);  // (checks the shapes)
   check_optional(weight, "layer_norm", "a weight", normalized_shape);
   check_optional(bias, "layer_norm", "a bias", normalized_shape);
@@ -185,6 +186,7 @@ Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const std::
 Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<Tensor>& weight,
                   const std::optional<Tensor>& bias, double eps) {
   check_channels(input, "group_norm");
+  detail::common_device({&input, weight ? &*weight : &input, bias ? &*bias : &input}, "group_norm");
   ad::group_norm_shape(input.sizes(), num_groups);  // (checks the groups)
   check_optional(weight, "group_norm", "a weight", input.size(1));
   check_optional(bias, "group_norm", "a bias", input.size(1));
@@ -199,6 +201,9 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, cons
                   const std::optional<Tensor>& running_mean, const std::optional<Tensor>& running_var, bool training,
                   double momentum, double eps) {
   check_channels(input, "batch_norm");
+  detail::common_device({&input, weight ? &*weight : &input, bias ? &*bias : &input,
+                         running_mean ? &*running_mean : &input, running_var ? &*running_var : &input},
+                        "batch_norm");
   const int64_t C = input.size(1);
   check_optional(weight, "batch_norm", "a weight", C);
   check_optional(bias, "batch_norm", "a bias", C);
@@ -312,7 +317,7 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
     fail(op, "expected query [..., L, E], key [..., S, E] and value [..., S, Ev], got shapes ", query.sizes(), ", ",
          key.sizes(), " and ", value.sizes());
   ad::check_not_causal_and_masked(is_causal, attn_mask && attn_mask->defined());
-  const Device device = detail::common_device({&query, &key, &value}, op);
+  const Device device = detail::common_device({&query, &key, &value, attn_mask ? &*attn_mask : &query}, op);
   if (!device.is_cpu()) {  // the fused CPU row pass as the ops it fuses, on the device
     Tensor scores = query.matmul(key.transpose(-2, -1)) * ad::attention_scale(query.size(-1), scale);
     if (is_causal)
@@ -407,7 +412,7 @@ Tensor flip(const Tensor& self, IntArrayRef dims) {
     if (seen[static_cast<size_t>(w)]) fail("flip", "dim ", w, " appears more than once in dims ", dims);
     seen[static_cast<size_t>(w)] = true;
     const int64_t n = self.dim() == 0 ? 1 : self.size(w);  // a 0-d tensor flips to itself, as torch
-    if (n > 1) out = out.index_select(w, arange(n - 1, -1, -1, TensorOptions().dtype(kLong)));
+    if (n > 1) out = out.index_select(w, arange(n - 1, -1, -1, self.options().dtype(kLong)));
   }
   return out.clone();
 }

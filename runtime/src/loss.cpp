@@ -37,10 +37,8 @@ Tensor nll_loss_on_device(const Tensor& rows, const Tensor& target, const Tensor
   const Tensor t = target.to(rows.device()).reshape({-1});
   const Tensor keep = t.ne(ignore_index);
   const Tensor safe = where(keep, t, int64_t{0});
-  if (safe.numel() > 0) {
-    const auto [lo, hi] = device_index_range(safe);
-    if (lo < 0 || hi >= C) fail("nll_loss", "target ", lo < 0 ? lo : hi, " is out of bounds for ", C, " classes");
-  }
+  if (const auto bad = device_first_out_of_range(t, C, keep))
+    fail("nll_loss", "target ", *bad, " is out of bounds for ", C, " classes");
   const Tensor picked = gather(rows, 1, safe.unsqueeze(1)).squeeze(1);
   const Tensor w = where(keep, weight.defined() ? weight.to(rows.device()).index_select(0, safe) : ones_like(picked),
                          zeros({}, rows.options()));

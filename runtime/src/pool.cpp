@@ -178,8 +178,8 @@ Tensor device_scatter_maxima(const Tensor& gr, const Tensor& self, const PoolGeo
 }
 
 // Averaging pools are separable: each output averages a box that is a product of 1-D ranges, and
-// its divisor a product of 1-D lengths (or one constant), so out = Ay x Ax^T per plane with Ay
-// [oh, h] and Ax [ow, w] holding 1 / length over each range: two batched products on the device.
+// its divisor is a product of 1-D lengths (or one constant), so the device sums one axis, then the
+// other, through index_select of each range's positions (and back through scatter_add).
 struct AxisBoxes {
   std::vector<std::array<int64_t, 2>> ranges;  // [begin, end) per output index
   std::vector<double> lengths;                 // the divisor's factor per output index
@@ -206,24 +206,78 @@ AxisBoxes adaptive_axis(const PoolGeometry& g, size_t d) {
   return a;
 }
 
-// [out, in] on `options`' device: 1 / length (or 1 / scale when scale > 0) over each range.
-Tensor axis_matrix(const AxisBoxes& a, int64_t in, double scale, const TensorOptions& options) {
-  Tensor m = zeros({static_cast<int64_t>(a.ranges.size()), in}, TensorOptions(kDouble));
+// Each output index's range along one axis as int64 [out, widest] positions and a bool mask of
+// those inside the range (the rest repeat the range's start), on `options`' device.
+std::pair<Tensor, Tensor> axis_table(const AxisBoxes& a, const TensorOptions& options) {
+  int64_t widest = 1;
+  for (const auto& r : a.ranges) widest = std::max(widest, r[1] - r[0]);
+  const int64_t n = static_cast<int64_t>(a.ranges.size());
+  Tensor at = empty({n, widest}, TensorOptions(kLong)), in = empty({n, widest}, TensorOptions(kBool));
+  int64_t* pa = at.data_ptr<int64_t>();
+  bool* pi = in.data_ptr<bool>();
+  for (int64_t o = 0; o < n; ++o)
+    for (int64_t j = 0; j < widest; ++j) {
+      const auto& r = a.ranges[static_cast<size_t>(o)];
+      pi[o * widest + j] = r[0] + j < r[1];
+      pa[o * widest + j] = pi[o * widest + j] ? r[0] + j : std::min(r[0], std::max<int64_t>(r[1] - 1, 0));
+    }
+  return {at.to(options.device()), in.to(options.device())};
+}
+
+// The shape of t ([planes, a, b]) with dim `d` (1 or 2) split into [n, w] and the others 1.
+std::vector<int64_t> split_shape(int64_t d, int64_t n, int64_t w) {
+  return d == 1 ? std::vector<int64_t>{1, n, w, 1} : std::vector<int64_t>{1, 1, n, w};
+}
+
+// Sums of t ([planes, a, b]) over each range of `a` along dim d: entries outside a range are
+// selected away (never multiplied by 0, so an inf elsewhere stays out, as on the CPU).
+Tensor box_sums(const Tensor& t, int64_t d, const AxisBoxes& a) {
+  const auto [at, in] = axis_table(a, t.options());
+  const int64_t n = at.size(0), w = at.size(1);
+  std::vector<int64_t> split = t.sizes().vec();
+  split[static_cast<size_t>(d)] = n;
+  split.insert(split.begin() + d + 1, w);
+  const Tensor picked = t.index_select(d, at.reshape({-1})).view(split);
+  return where(in.view(split_shape(d, n, w)), picked, 0.0).sum({d + 1});
+}
+
+// The adjoint of box_sums: each output's value added to every position of its range.
+Tensor box_spread(const Tensor& t, int64_t d, const AxisBoxes& a, int64_t size) {
+  const auto [at, in] = axis_table(a, t.options());
+  const int64_t n = at.size(0), w = at.size(1);
+  std::vector<int64_t> split = t.sizes().vec();
+  split.insert(split.begin() + d + 1, w);
+  std::vector<int64_t> flat = t.sizes().vec(), out = t.sizes().vec();
+  flat[static_cast<size_t>(d)] = n * w;
+  out[static_cast<size_t>(d)] = size;
+  const Tensor src = where(in.view(split_shape(d, n, w)), t.unsqueeze(d + 1).expand(split), 0.0).reshape(flat);
+  const Tensor index = at.view(split_shape(d, n, w)).expand(split).reshape(flat);
+  return zeros(out, t.options()).scatter_add(d, index, src);
+}
+
+// [oh, ow] divisors on t's device: the product of the axes' lengths, or the override.
+Tensor divisors(const AxisBoxes& ay, const AxisBoxes& ax, std::optional<int64_t> divisor_override,
+                const TensorOptions& options) {
+  Tensor m =
+      empty({static_cast<int64_t>(ay.lengths.size()), static_cast<int64_t>(ax.lengths.size())}, TensorOptions(kDouble));
   double* p = m.data_ptr<double>();
-  for (size_t o = 0; o < a.ranges.size(); ++o)
-    for (int64_t i = a.ranges[o][0]; i < a.ranges[o][1]; ++i)
-      p[static_cast<int64_t>(o) * in + i] = 1.0 / (scale > 0 ? scale : a.lengths[o]);
+  for (size_t y = 0; y < ay.lengths.size(); ++y)
+    for (size_t x = 0; x < ax.lengths.size(); ++x)
+      p[y * ax.lengths.size() + x] =
+          divisor_override ? static_cast<double>(*divisor_override) : ay.lengths[y] * ax.lengths[x];
   return m.to(options.device(), options.dtype());
 }
 
-// forward (adjoint false): Ay x Ax^T; adjoint: Ay^T g Ax. Ay carries the divisor override, if any.
+// forward: the box sums over both axes / divisor; adjoint (of g): g / divisor spread over each box.
 Tensor device_average(const Tensor& t, const PoolGeometry& g, const AxisBoxes& ay, const AxisBoxes& ax,
                       std::optional<int64_t> divisor_override, bool adjoint) {
-  const Tensor my =
-      axis_matrix(ay, g.in[0], divisor_override ? static_cast<double>(*divisor_override) : 0, t.options());
-  const Tensor mx = axis_matrix(ax, g.in[1], divisor_override ? 1.0 : 0, t.options());
-  if (!adjoint) return my.matmul(t.reshape({g.planes, g.in[0], g.in[1]})).matmul(mx.t()).view(g.sizes(g.out));
-  return my.t().matmul(t.reshape({g.planes, g.out[0], g.out[1]})).matmul(mx).view(g.sizes(g.in));
+  const Tensor div = divisors(ay, ax, divisor_override, t.options());
+  if (!adjoint) {
+    const Tensor x = t.reshape({g.planes, g.in[0], g.in[1]});
+    return (box_sums(box_sums(x, 1, ay), 2, ax) / div).view(g.sizes(g.out));
+  }
+  const Tensor scaled = t.reshape({g.planes, g.out[0], g.out[1]}) / div;
+  return box_spread(box_spread(scaled, 1, ay, g.in[0]), 2, ax, g.in[1]).view(g.sizes(g.in));
 }
 
 // Reads src (shaped as self: [planes, H, W]) at the maxima of self: [planes, oh, ow].

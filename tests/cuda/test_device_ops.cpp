@@ -495,6 +495,49 @@ TEST_F(Cuda, PoolsAndTheirAdjointsMatchTheCpu) {
   }
 }
 
+TEST_F(Cuda, AveragesKeepInfinitiesInTheirOwnWindows) {
+  Tensor x = fg::randn({1, 2, 5, 6});
+  x.select(1, 0).select(1, 1).select(1, 2).fill_(INFINITY);
+  x.select(1, 1).select(1, 4).select(1, 0).fill_(NAN);
+  expect_close(fg::avg_pool2d(cuda(x), {2, 2}), fg::avg_pool2d(x, {2, 2}), 1e-6, 1e-6);
+  expect_close(fg::avg_pool2d(cuda(x), {3, 3}, {2, 2}, {1, 1}, true, false),
+               fg::avg_pool2d(x, {3, 3}, {2, 2}, {1, 1}, true, false), 1e-6, 1e-6);
+  expect_close(fg::adaptive_avg_pool2d(cuda(x), {2, 4}), fg::adaptive_avg_pool2d(x, {2, 4}), 1e-6, 1e-6);
+  Tensor g = fg::randn({1, 2, 2, 4});
+  g.select(1, 0).select(1, 0).select(1, 1).fill_(-INFINITY);
+  expect_close(fg::ad::adaptive_avg_pool2d_backward(cuda(g), x.sizes()),
+               fg::ad::adaptive_avg_pool2d_backward(g, x.sizes()), 1e-6, 1e-6);
+  const Tensor h = fg::randn({1, 2, 2, 3}).masked_fill(fg::eye(2, 3).to(fg::kBool), INFINITY);
+  expect_close(fg::ad::avg_pool2d_backward(cuda(h), {1, 2, 5, 6}, {2, 2}, {}, {0}, false, true, std::nullopt),
+               fg::ad::avg_pool2d_backward(h, {1, 2, 5, 6}, {2, 2}, {}, {0}, false, true, std::nullopt), 1e-6, 1e-6);
+}
+
+TEST_F(Cuda, RearrangementsAndBadIndicesMatchTheCpu) {
+  const Tensor x = fg::randn({3, 4, 2});
+  expect_close(fg::flip(cuda(x), {0, 2}), fg::flip(x, {0, 2}));
+  expect_close(fg::roll(cuda(x), {1, -3}, {0, 1}), fg::roll(x, {1, -3}, {0, 1}));
+  // The first bad index in row-major order is the one reported, as on the CPU.
+  const Tensor m = fg::randn({3, 4}), bad = fg::tensor({5, -1}).reshape({1, 2});
+  EXPECT_EQ(error_of([&] { (void)fg::gather(cuda(m), 1, cuda(bad)); }), error_of([&] { (void)fg::gather(m, 1, bad); }));
+  EXPECT_EQ(error_of([&] { (void)fg::gather(cuda(m), 1, cuda(bad)); }),
+            "fg::gather: index 5 is out of bounds for dimension 1 with size 4");
+  const Tensor targets = fg::tensor({-100, 5, -3});
+  EXPECT_EQ(error_of([&] { (void)fg::cross_entropy(cuda(m), cuda(targets)); }),
+            error_of([&] { (void)fg::cross_entropy(m, targets); }));
+  EXPECT_EQ(error_of([&] { (void)fg::cross_entropy(cuda(m), cuda(targets)); }),
+            "fg::nll_loss: target 5 is out of bounds for 4 classes");
+  // An empty result still checks its index.
+  const Tensor none = fg::zeros({0, 3}), seven = fg::tensor({7});
+  EXPECT_EQ(error_of([&] { (void)fg::index_select(cuda(none), 1, cuda(seven)); }),
+            error_of([&] { (void)fg::index_select(none, 1, seven); }));
+  EXPECT_NE(error_of([&] { (void)fg::index_select(none, 1, seven); }), "");
+  // The gradient of nll_loss lands on the input's device with a 0-d CPU target.
+  const Tensor logp = fg::randn({4}).log_softmax(0), target = fg::tensor({2}).reshape({});
+  const Tensor seed = fg::ones({});
+  expect_close(fg::ad::nll_loss_backward(cuda(seed), cuda(logp), target, std::nullopt, fg::Reduction::Mean, -100),
+               fg::ad::nll_loss_backward(seed, logp, target, std::nullopt, fg::Reduction::Mean, -100));
+}
+
 TEST_F(Cuda, MixedDevicesAndUnsupportedDtypesAreErrors) {
   const Tensor c = fg::ones({3}, fg::TensorOptions().device(fg::kCUDA)), h = fg::ones({3});
   try {
@@ -504,6 +547,16 @@ TEST_F(Cuda, MixedDevicesAndUnsupportedDtypesAreErrors) {
     EXPECT_STREQ(e.what(),
                  "fg::add: expected all tensors to be on the same device, but found tensors on cuda:0 and cpu");
   }
+  // Every operand counts, the optional ones and a 0-d self too (never a host read of device memory).
+  const Tensor cpu_x = fg::randn({2, 3}), cuda_w = fg::ones({3}, fg::TensorOptions().device(fg::kCUDA));
+  EXPECT_EQ(error_of([&] { (void)fg::layer_norm(cpu_x, {3}, cuda_w); }),
+            "fg::layer_norm: expected all tensors to be on the same device, but found tensors on cpu and cuda:0");
+  const Tensor q = fg::randn({2, 3}), mask = fg::ones({2, 2}, fg::TensorOptions(fg::kBool).device(fg::kCUDA));
+  EXPECT_EQ(error_of([&] { (void)fg::scaled_dot_product_attention(q, q, q, mask); }),
+            "fg::scaled_dot_product_attention: expected all tensors to be on the same device, but found tensors on "
+            "cpu and cuda:0");
+  EXPECT_EQ(error_of([&] { (void)fg::gather(fg::scalar_tensor(1.0), 0, cuda(fg::tensor({0}).reshape({}))); }),
+            "fg::gather: expected all tensors to be on the same device, but found tensors on cuda:0 and cpu");
   // Integer products have no cuBLAS kernel: an error that says what to do.
   const Tensor ints = fg::ones({2, 2}, fg::TensorOptions(fg::kLong).device(fg::kCUDA));
   EXPECT_EQ(error_of([&] { (void)fg::matmul(ints, ints); }),
