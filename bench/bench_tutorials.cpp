@@ -93,12 +93,13 @@ Workload hessian_predict_sum() {
 
 Workload ensemble() {
   const int64_t m = 10, b = 64, in = 784, hidden = 128, classes = 10;
-  const tutorials::Mlp3 p{values({m, hidden, in}, 1, 1.0 / 28),     values({m, hidden}, 2, 0.1),
-                          values({m, hidden, hidden}, 3, 1.0 / 11), values({m, hidden}, 4, 0.1),
+  const tutorials::Mlp3 p{values({m, hidden, in}, 1, 1.0 / 28),      values({m, hidden}, 2, 0.1),
+                          values({m, hidden, hidden}, 3, 1.0 / 11),  values({m, hidden}, 4, 0.1),
                           values({m, classes, hidden}, 5, 1.0 / 11), values({m, classes}, 6, 0.1)};
   const fg::Tensor x = values({b, in}, 7, 1.0);
   const double per_model = in * hidden + hidden * hidden + hidden * classes;
-  return {"ensemble_mlp_M10_B64", m * b * 2.0 * per_model, kF * (m * (per_model + 2 * hidden + classes) + b * in + m * b * classes),
+  return {"ensemble_mlp_M10_B64", m * b * 2.0 * per_model,
+          kF * (m * (per_model + 2 * hidden + classes) + b * in + m * b * classes),
           [=] { return Outputs{tutorials::ensemble(p, x)}; }};
 }
 
@@ -114,10 +115,9 @@ Workload hvp() {
 
 Workload per_sample_grads_cnn() {
   const int64_t b = 64;
-  const bench_cnn::SimpleCNN m{values({32, 1, 3, 3}, 1, 1.0 / 3), values({32}, 2, 0.1),
-                               values({64, 32, 3, 3}, 3, 0.06),   values({64}, 4, 0.1),
-                               values({128, 9216}, 5, 1.0 / 96),  values({128}, 6, 0.1),
-                               values({10, 128}, 7, 0.09),        values({10}, 8, 0.1)};
+  const bench_cnn::SimpleCNN m{
+      values({32, 1, 3, 3}, 1, 1.0 / 3), values({32}, 2, 0.1),  values({64, 32, 3, 3}, 3, 0.06), values({64}, 4, 0.1),
+      values({128, 9216}, 5, 1.0 / 96),  values({128}, 6, 0.1), values({10, 128}, 7, 0.09),      values({10}, 8, 0.1)};
   const fg::Tensor x = values({b, 1, 28, 28}, 9, 1.0), t = labels(b);
   const double forward = 2.0 * (26 * 26 * 32 * 9 + 24 * 24 * 64 * 288 + 9216 * 128 + 128 * 10);
   const double params = 288 + 32 + 18432 + 64 + 9216 * 128 + 128 + 1280 + 10;
@@ -183,9 +183,12 @@ int main(int argc, char** argv) {
   double min_time = 0.5;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--filter") filter = argv[i + 1];
-    else if (flag == "--min-time") min_time = std::atof(argv[i + 1]);
-    else if (flag == "--out") out = argv[i + 1];
+    if (flag == "--filter")
+      filter = argv[i + 1];
+    else if (flag == "--min-time")
+      min_time = std::atof(argv[i + 1]);
+    else if (flag == "--out")
+      out = argv[i + 1];
     else {
       std::fprintf(stderr, "usage: %s [--filter SUBSTRING] [--min-time SECONDS] [--out DIR]\n", argv[0]);
       return 2;
@@ -210,6 +213,7 @@ int main(int argc, char** argv) {
     rows.push_back({w.name, us, floor_us});
   }
   std::printf("\n%-30s %12s %12s %8s\n", "workload", "median µs", "floor µs", "/floor");
-  for (const Row& r : rows) std::printf("%-30s %12.1f %12.1f %8.1f\n", r.name.c_str(), r.us, r.floor_us, r.us / r.floor_us);
+  for (const Row& r : rows)
+    std::printf("%-30s %12.1f %12.1f %8.1f\n", r.name.c_str(), r.us, r.floor_us, r.us / r.floor_us);
   return 0;
 }

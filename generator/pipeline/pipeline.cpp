@@ -10,6 +10,7 @@
 #include "ir/build.h"
 #include "ir/cxx_text.h"
 #include "transforms/ad/ad_transforms.h"
+#include "transforms/simplify.h"
 #include "transforms/structures.h"
 
 namespace funcgen {
@@ -297,8 +298,12 @@ std::optional<GeneratedFunction> Pipeline::vmap_stage(const AnnotatedSpec& spec,
     run_vmap_checks(VmapCheckContext{analysis, levels, spec, reporter_, context_, !made_by.empty()});
   }
   if (reporter_.errors() != errors_before) return std::nullopt;
-  const ir::Program program =
-      emit_vmap(name, fn, levels, analysis, reporter_, made_by.empty() ? "" : "the code that " + made_by + " makes");
+  const std::string what = made_by.empty() ? "" : "the code that " + made_by + " makes";
+  if (std::unique_ptr<ir::Function> simple = simplify(fn)) {
+    const BatchingAnalysis simple_analysis(*simple, params, masks, lowering_);
+    return emitter::print_program(emit_vmap(name, *simple, levels, simple_analysis, reporter_, what));
+  }
+  const ir::Program program = emit_vmap(name, fn, levels, analysis, reporter_, what);
   return emitter::print_program(program);
 }
 
@@ -369,7 +374,11 @@ std::string Pipeline::plain_stage(const AnnotatedSpec& spec, const ir::Function&
     const std::vector<VmapLevel> none;
     run_vmapped_call_checks(VmapCheckContext{analysis, none, spec, reporter_, context_, true});
   }
-  const ir::Program program = emit_plain(fn, name, analysis, reporter_);
+  std::unique_ptr<ir::Function> simple = simplify(fn);
+  std::optional<BatchingAnalysis> simple_analysis;
+  if (simple) simple_analysis.emplace(*simple, params, VmapLevels{}, lowering_);
+  const ir::Program program = simple ? emit_plain(*simple, name, *simple_analysis, reporter_)
+                                     : emit_plain(fn, name, analysis, reporter_);
   for (const auto& h : program.helpers) helpers += emitter::print_function(h) + "\n";
   return emitter::print_body(*program.entry.fn);
 }

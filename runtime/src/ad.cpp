@@ -140,6 +140,21 @@ Tensor basis(const Tensor& like, IntArrayRef sizes) {
   return fg::eye(n, like.options()).reshape(shape);
 }
 
+Tensor basis_placeholder(const Tensor& like, IntArrayRef sizes) {
+  std::vector<int64_t> shape{static_cast<int64_t>(reduced_numel(sizes, {}))};
+  shape.insert(shape.end(), sizes.begin(), sizes.end());
+  return fg::zeros({}, like.options()).expand(shape);
+}
+
+Tensor basis_matmul(const Tensor& basis, const Tensor& other) { return fg::matmul(basis, other); }
+Tensor basis_matmul_scaled(const Tensor& basis, const Tensor& scale, const Tensor& other) {
+  return fg::matmul(basis * scale, other);
+}
+Tensor matmul_basis(const Tensor& other, const Tensor& basis) { return fg::matmul(other, basis); }
+Tensor matmul_basis_scaled(const Tensor& other, const Tensor& basis, const Tensor& scale) {
+  return fg::matmul(other, basis * scale);
+}
+
 Tensor unflatten(const Tensor& x, int64_t dim, IntArrayRef sizes) {
   const int64_t d = dim < 0 ? dim + x.dim() : dim;
   if (d < 0 || d >= x.dim()) fail("ad::unflatten", "dim ", dim, " is out of range for shape ", x.sizes());

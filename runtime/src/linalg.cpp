@@ -503,6 +503,34 @@ void matmul_core_t(Tensor A, Tensor B, IntArrayRef batch, T* C, bool accumulate,
   const std::vector<int64_t> offB = batch_offsets(B, batch);
   const bool shared_b = all_zero(offB);
 
+  // Outer products (k = 1: per-example weight gradients of a linear layer) are a scaled copy of
+  // B's row per row of C, bound by writing C; a GEMM's packing costs more than the arithmetic.
+  if constexpr (kBlas) {
+    if (k == 1 && bcs == 1) {
+      const T* a = A.template data_ptr<T>();
+      const T* b = B.template data_ptr<T>();
+      const int64_t mn = m * n;
+      auto item = [&](int64_t i) {
+        for (int64_t r = 0; r < m; ++r) {
+          const T x = a[offA[i] + r * ars];
+          const T* HWY_RESTRICT brow = b + offB[i];
+          T* HWY_RESTRICT crow = C + i * mn + r * n;
+          if (accumulate)
+            for (int64_t j = 0; j < n; ++j) crow[j] += x * brow[j];
+          else
+            for (int64_t j = 0; j < n; ++j) crow[j] = x * brow[j];
+        }
+      };
+      if (nb > 1 && available_threads() > 1 && flops_of(m, n, nb) >= kParallelFlops) {
+#pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < nb; ++i) item(i);
+      } else {
+        for (int64_t i = 0; i < nb; ++i) item(i);
+      }
+      return;
+    }
+  }
+
   // Fold the batch into the rows of A when B is shared: one [nb*m, k] @ [k, n] product.
   if (nb > 1 && shared_b) {
     auto foldable = [&](int64_t& row_stride) {
@@ -527,7 +555,10 @@ void matmul_core_t(Tensor A, Tensor B, IntArrayRef batch, T* C, bool accumulate,
       const T* a = A.template data_ptr<T>();
       const T* b = B.template data_ptr<T>();
       if constexpr (kBlas) {
-        if (narrow_applicable<T>(M, n, k, 1, own)) {
+        // Which kernel suits the folded product: a batch of vector-matrix products (m = 1) folds
+        // into an [nb, k] @ [k, n] matrix product, which sgemm takes.
+        const bool own_folded = std::is_same_v<T, float> && M > 1 && n > 1 && own_sgemm();
+        if (narrow_applicable<T>(M, n, k, 1, own_folded)) {
           narrow_gemm<T>(M, n, k, {a, R, 1}, {b, brs, bcs}, C, n, accumulate, true);
           return;
         }

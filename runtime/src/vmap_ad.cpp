@@ -216,4 +216,84 @@ Batched nll_loss_backward(const Batched& g, const Batched& input, const Batched&
   return nll_loss_backward(g, input, target, Batched{}, reduction, ignore_index);
 }
 
+// ------------------------------------------------------------------ products with a basis
+
+namespace {
+
+// The level of a basis (batched at exactly one level) and its logical shape.
+int basis_level(const Batched& basis, const char* fn) {
+  if (nbatch(basis.levels) != 1) fg::detail::fail(fn, "internal error: the basis is batched at levels ", basis.levels);
+  return __builtin_ctz(basis.levels);
+}
+
+// The standard basis `basis` stands for, formed: [n, sizes...] at its level.
+Batched dense_basis(const Batched& basis) {
+  return {fg::ad::basis(basis.value, logical_sizes(basis.value, 1)), basis.levels};
+}
+
+// Whether (basis * scale) is diag(scale) over a vector basis of n elements in other's dtype: scale
+// (when given) broadcasts to [n] without growing it.
+bool diagonal(const Batched& basis, const Batched* scale, const Batched& other) {
+  if (rank(basis) != 1 || other.value.dtype() != basis.value.dtype()) return false;
+  if (scale == nullptr) return true;
+  if (scale->value.dtype() != basis.value.dtype() || rank(*scale) > 1) return false;
+  return rank(*scale) == 0 || scale->value.size(-1) == 1 || scale->value.size(-1) == basis.value.size(-1);
+}
+
+// `rows` (batched at levels below or around the basis's) with its first logical dim taken as the
+// batch dim of level `level`, moved to where that level's batch dim goes.
+Batched as_rows(const Batched& rows, int level) {
+  const Levels below = rows.levels & ((1u << level) - 1u);
+  const int64_t from = nb(rows), to = nbatch(below);
+  return {from == to ? rows.value : rows.value.movedim(from, to), rows.levels | (1u << level)};
+}
+
+Batched mul(const Batched& a, const Batched& b) {
+  const auto [x, y] = align({a, b});
+  return {fg::mul(x, y), a.levels | b.levels};
+}
+
+// Rows of matmul(diag(scale) or I, other), other [n] or [n, m].
+Batched diagonal_rows(const Batched* scale, const Batched& other, int level) {
+  if (scale == nullptr) return as_rows(other, level);
+  const Batched s = rank(other) == 2 && rank(*scale) == 1 ? unsqueeze(*scale, -1) : *scale;
+  return as_rows(mul(s, other), level);
+}
+
+Batched basis_product(const Batched& basis, const Batched* scale, const Batched& other, const char* fn) {
+  const int level = basis_level(basis, fn);
+  const int64_t n = basis.value.size(-1);
+  if (diagonal(basis, scale, other) && (rank(other) == 1 || rank(other) == 2) && logical_sizes(other.value, nb(other))[0] == n)
+    return diagonal_rows(scale, other, level);
+  const Batched b = scale == nullptr ? dense_basis(basis) : mul(dense_basis(basis), *scale);
+  return fg::vmap::matmul(b, other);
+}
+
+// Rows of matmul(other, diag(scale) or I), other [n] or [m, n]: column k of other, scaled.
+Batched product_basis(const Batched& other, const Batched& basis, const Batched* scale, const char* fn) {
+  const int level = basis_level(basis, fn);
+  const int64_t n = basis.value.size(-1);
+  if (diagonal(basis, scale, other) && (rank(other) == 1 || rank(other) == 2) && other.value.size(-1) == n) {
+    const Batched scaled = scale == nullptr ? other : mul(other, *scale);
+    return as_rows(rank(other) == 2 ? transpose_last(scaled) : scaled, level);
+  }
+  const Batched b = scale == nullptr ? dense_basis(basis) : mul(dense_basis(basis), *scale);
+  return fg::vmap::matmul(other, b);
+}
+
+}  // namespace
+
+Batched basis_matmul(const Batched& basis, const Batched& other) {
+  return basis_product(basis, nullptr, other, "ad::basis_matmul");
+}
+Batched basis_matmul_scaled(const Batched& basis, const Batched& scale, const Batched& other) {
+  return basis_product(basis, &scale, other, "ad::basis_matmul_scaled");
+}
+Batched matmul_basis(const Batched& other, const Batched& basis) {
+  return product_basis(other, basis, nullptr, "ad::matmul_basis");
+}
+Batched matmul_basis_scaled(const Batched& other, const Batched& basis, const Batched& scale) {
+  return product_basis(other, basis, &scale, "ad::matmul_basis_scaled");
+}
+
 }  // namespace fg::vmap::ad

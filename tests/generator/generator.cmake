@@ -69,6 +69,12 @@ add_test(NAME funcgen.output
                  ${CMAKE_CXX_COMPILER})
 set_tests_properties(funcgen.output PROPERTIES LABELS generator)
 
+# What the optimizations leave in generated code (common subexpressions, structured bases).
+add_test(NAME funcgen.optimized
+         COMMAND ${CMAKE_CURRENT_LIST_DIR}/output/run_optimized.sh $<TARGET_FILE:funcgen>
+                 ${PROJECT_SOURCE_DIR}/runtime/include)
+set_tests_properties(funcgen.optimized PROPERTIES LABELS generator)
+
 # --format=json and --sarif: the JSON against the inputs' CHECK lines, the SARIF against what the
 # SARIF 2.1.0 schema requires and against funcgen's checks (Debian: nlohmann-json3-dev).
 find_package(nlohmann_json 3 REQUIRED)

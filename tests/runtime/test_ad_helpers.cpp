@@ -465,3 +465,86 @@ TEST(TapeGradients, AddGradientsTakesAMissingOneAsNone) {
 TEST(TapeGradients, MaterializeKeepsAnUndefinedGradientUndefined) {
   EXPECT_FALSE(fg::vmap::materialize(Tensor(), 0, 0b1, {3}).defined());
 }
+
+// ------------------------------------------------------------------ products with a basis
+
+// jacobians through a structured basis (fg::vmap::ad::basis_matmul and its siblings): with a
+// placeholder for the basis at level `level`, each example equals the unbatched product with that
+// example's row of the real basis, whichever levels the scale and the other operand have (below
+// and above the basis's), on the fast paths (a vector basis) and the formed-basis ones (a matrix
+// basis, a scale that grows the row, a mixed dtype is not among them: the rule checks it).
+struct BasisCase {
+  Shape basis, other;
+  std::optional<Shape> scale;
+  bool basis_left;
+};
+
+TEST(BatchedAdHelpers, BasisProductsAreTheLoopOverTheBasis) {
+  fg::manual_seed(5);
+  const std::vector<BasisCase> cases = {
+      {{4}, {4, 5}, std::nullopt, true}, {{4}, {4, 5}, Shape{4}, true}, {{4}, {4, 5}, Shape{}, true},
+      {{4}, {4}, Shape{1}, true},        {{4}, {4}, Shape{4}, true},    {{4}, {5, 4}, std::nullopt, false},
+      {{4}, {5, 4}, Shape{4}, false},    {{4}, {4}, Shape{4}, false},   {{4}, {4}, std::nullopt, false},
+      {{2, 2}, {2, 5}, std::nullopt, true}, {{2, 2}, {2, 5}, Shape{2}, true}, {{2, 2}, {5, 2}, Shape{2, 2}, false},
+      {{4}, {4, 5}, Shape{3, 4}, true},  // basis * scale has more dims than the basis: formed
+  };
+  for (int level : {0, 1})
+    for (Levels others : kMasks) {
+      if (others & (1u << level)) continue;
+      for (bool scale_batched : {false, true})
+        for (const BasisCase& c : cases) {
+          SCOPED_TRACE("basis level " + std::to_string(level) + ", others " + std::to_string(others) + ", case " +
+                       std::to_string(&c - cases.data()) + (scale_batched ? ", batched scale" : ""));
+          const int64_t n = ref::numel_of(c.basis);
+          int64_t size[2] = {3, 2};
+          size[level] = n;
+          auto phys = [&](Levels m, const Shape& logical) {
+            Shape s;
+            for (int l = 0; l < 2; ++l)
+              if (m & (1u << l)) s.push_back(size[l]);
+            s.insert(s.end(), logical.begin(), logical.end());
+            return s;
+          };
+          const Tensor like = fg::zeros({}, fg::kDouble);
+          const Levels bl = 1u << level;
+          const Batched real{fg::ad::basis(like, c.basis), bl}, placeholder{fg::ad::basis_placeholder(like, c.basis), bl};
+          const Levels sl = scale_batched ? others : 0, ol = scale_batched ? 0 : others;
+          const Batched other{fg::randn(phys(ol, c.other), fg::kDouble), ol};
+          const Batched scale = c.scale ? Batched{fg::randn(phys(sl, *c.scale), fg::kDouble), sl} : Batched{};
+          Batched got;
+          if (c.basis_left)
+            got = c.scale ? fg::vmap::ad::basis_matmul_scaled(placeholder, scale, other)
+                          : fg::vmap::ad::basis_matmul(placeholder, other);
+          else
+            got = c.scale ? fg::vmap::ad::matmul_basis_scaled(other, placeholder, scale)
+                          : fg::vmap::ad::matmul_basis(other, placeholder);
+          ASSERT_EQ(got.levels, bl | ol | (c.scale ? sl : 0));
+          for (int64_t i0 = 0; i0 < size[0]; ++i0)
+            for (int64_t i1 = 0; i1 < size[1]; ++i1) {
+              auto at = [&](const Batched& x) {
+                Tensor t = x.value;
+                if (x.levels & 0b1) t = t.select(0, i0);
+                if (x.levels & 0b10) t = t.select(0, i1);
+                return t;
+              };
+              const Tensor b = at(real), o = at(other);
+              Tensor want;
+              if (c.basis_left)
+                want = c.scale ? fg::ad::basis_matmul_scaled(b, at(scale), o) : fg::ad::basis_matmul(b, o);
+              else
+                want = c.scale ? fg::ad::matmul_basis_scaled(o, b, at(scale)) : fg::ad::matmul_basis(o, b);
+              const Tensor g = at(got);
+              ASSERT_EQ(g.sizes(), want.sizes()) << "example " << i0 << ", " << i1;
+              EXPECT_TRUE(fg::allclose(g, want, 1e-12, 1e-12)) << "example " << i0 << ", " << i1;
+            }
+        }
+    }
+}
+
+TEST(BatchedAdHelpers, BasisPlaceholderHasTheBasisShapeAndNoStorage) {
+  const Tensor like = fg::zeros({}, fg::kFloat);
+  const Tensor p = fg::ad::basis_placeholder(like, {3, 2});
+  EXPECT_EQ(p.sizes(), fg::ad::basis(like, {3, 2}).sizes());
+  EXPECT_EQ(p.dtype(), fg::kFloat);
+  for (int64_t d = 0; d < p.dim(); ++d) EXPECT_EQ(p.stride(d), 0);
+}

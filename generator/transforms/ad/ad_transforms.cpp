@@ -9,6 +9,7 @@
 #include "ir/build.h"
 #include "transforms/ad/anf.h"
 #include "transforms/ad/differentiate.h"
+#include "transforms/ad/structured_basis.h"
 
 namespace funcgen::ad {
 
@@ -786,10 +787,11 @@ class AdEmitter {
     const size_t k = outer.size();
     const std::string first = spec_.name + "__forward", rows = spec_.name + "__pullback_rows";
     if (!jacrev_forward(out, s, l, outer, first, i)) return std::nullopt;
-    auto b = pullback_rows(s, l, outer, rows, i);
+    bool structured = false;
+    auto b = pullback_rows(s, l, outer, rows, i, structured);
     if (!b) return std::nullopt;
     append(out, *b);
-    jacrev_wrapper(out, *n, s, r.outputs.size(), wrt, l, k, first, rows);
+    jacrev_wrapper(out, *n, s, r.outputs.size(), wrt, l, k, first, rows, structured);
     return out;
   }
 
@@ -817,9 +819,10 @@ class AdEmitter {
     return true;
   }
 
-  // The pullback over the basis: the residuals batched as the forward pass returns them.
+  // The pullback over the basis: the residuals batched as the forward pass returns them;
+  // `structured`: whether the basis is only read for its shape (structured_basis.h).
   std::optional<GeneratedFunction> pullback_rows(const Split& s, const Link& l, const std::vector<Link>& outer,
-                                                 const std::string& rows, size_t i) {
+                                                 const std::string& rows, size_t i, bool& structured) {
     std::vector<VmapLevel> levels;
     for (const Link& o : outer) {
       VmapLevel lv = make_level(*o.t, o.where, *s.second);
@@ -830,15 +833,19 @@ class AdEmitter {
       lv.out_dims.assign(s.second->outputs, spec::Dim(0));
       levels.push_back(lv);
     }
-    levels.push_back(basis_level(l, *s.second, static_cast<int>(s.second->params.size() - 1), 0));
-    return vmapped(*s.second, rows, levels, true, i);
+    const int ct = static_cast<int>(s.second->params.size() - 1);
+    // A chunked basis is rows of the identity, which the rewrite does not describe.
+    std::unique_ptr<ir::Function> g = ir::copy_function(*s.second);
+    structured = !l.t->chunk_size && structure_basis(*g, ct, resolver_);
+    levels.push_back(basis_level(l, *g, ct, 0));
+    return vmapped(*g, rows, levels, true, i);
   }
 
   // jacrev's function: the forward pass once, then the pullback of every output element at once;
   // `noutputs`: the forward pass's outputs (the differentiated one, then aux).
   void jacrev_wrapper(GeneratedFunction& out, const ir::Function& n, const Split& s, size_t noutputs,
                       const std::vector<int>& wrt, const Link& l, size_t k, const std::string& first,
-                      const std::string& rows) {
+                      const std::string& rows, bool structured) {
     const size_t naux = noutputs - 1;
     std::vector<std::string> jac_types;
     for (int a : wrt) jac_types.push_back(list_wrt(n, a) ? "std::vector<fg::Tensor>" : "fg::Tensor");
@@ -853,7 +860,8 @@ class AdEmitter {
     d += "  const auto forward__ = " + first + "(" + param_list(*s.first) + ");\n";  // "__": see the vjp wrapper
     d += "  const fg::Tensor& out__ = std::get<0>(forward__);\n";
     const std::string kk = std::to_string(k);
-    d += "  const fg::Tensor basis__ = fg::ad::basis(out__, fg::vmap::logical_sizes(out__, " + kk + "));\n";
+    d += "  const fg::Tensor basis__ = fg::ad::" + std::string(structured ? "basis_placeholder" : "basis") +
+         "(out__, fg::vmap::logical_sizes(out__, " + kk + "));\n";
     std::vector<std::string> args;
     for (size_t p = 0; p < s.residuals.size(); ++p) args.push_back("std::get<" + std::to_string(noutputs + p) + ">(forward__)");
     args.push_back("basis__");
@@ -903,7 +911,7 @@ class AdEmitter {
   // `shape<as>`, its shape without the outer batch dims, and `basis<as>`; `like` is what the
   // columns are unflattened to (a list parameter's: its elements without the outer batch dims).
   std::string basis_of(const ir::Var& x, int param, const std::vector<Link>& outer, const std::string& as,
-                       std::string& like) const {
+                       std::string& like, bool structured) const {
     const bool list = x.type == ir::Type::TensorList;
     std::string logical = x.name, d;
     for (const Link& o : outer) {
@@ -926,7 +934,8 @@ class AdEmitter {
     }
     like = "shape" + as;
     d += "  const fg::IntArrayRef shape" + as + " = " + logical + ".sizes();\n";
-    d += "  const fg::Tensor basis" + as + " = fg::ad::basis(" + x.name + ", shape" + as + ");\n";
+    d += "  const fg::Tensor basis" + as + " = fg::ad::" + (structured ? "basis_placeholder" : "basis") + "(" + x.name +
+         ", shape" + as + ");\n";
     return d;
   }
 
@@ -986,6 +995,7 @@ class AdEmitter {
       const bool with_aux = has_aux && a == 0;
       if (with_aux) returns.insert(returns.end(), r.outputs.begin() + 1, r.outputs.end());
       finish(*g, refs(*g, returns, false));
+      const bool structured = structure_basis(*g, static_cast<int>(g->params.size() - 1), resolver_);
       const std::vector<VmapLevel> levels = jvp_levels(*g, l, outer, differentiated);
       const std::string name = spec_.name + "__jvp" + (wrt.size() > 1 ? std::to_string(a) : "");
       auto v = vmapped(*g, name, levels, true, i);
@@ -995,7 +1005,7 @@ class AdEmitter {
       const ir::Var& x = n->var(n->params[static_cast<size_t>(wrt[a])]);
       const bool list = x.type == ir::Type::TensorList;
       std::string like;
-      d += basis_of(x, wrt[a], outer, as, like);
+      d += basis_of(x, wrt[a], outer, as, like, structured);
       jac_types.push_back(list ? "std::vector<fg::Tensor>" : "fg::Tensor");
       std::vector<std::string> args;
       for (int id : n->params) args.push_back(n->var(id).name);

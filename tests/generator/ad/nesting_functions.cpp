@@ -71,4 +71,22 @@ std::tuple<fg::Tensor, fg::Tensor> split(const fg::Tensor& x, const fg::Tensor& 
   return std::make_tuple(x * w, w.sin());
 }
 
+// Jacobians whose basis is never formed (transforms/ad/structured_basis.h): the first op of the
+// pullback and of the jvp multiplies the basis (a diagonal of it) by a weight.
+FUNCGEN("layers_jacrev = jacrev(layers)")
+FUNCGEN("layers_jacfwd = jacfwd(layers)")
+FUNCGEN("layers_batched_jacrev = vmap(jacrev(layers), in_dims=(0, None, None, None))")
+FUNCGEN("layers_batched_jacfwd = vmap(jacfwd(layers), in_dims=(0, None, None, None))")
+FUNCGEN("layers_weight_jacrev = jacrev(layers, argnums=1)")
+fg::Tensor layers(const fg::Tensor& x, const fg::Tensor& w1, const fg::Tensor& b1, const fg::Tensor& w2) {
+  return fg::linear(fg::linear(x, w1, b1).tanh(), w2).tanh();
+}
+// The basis on the right of a product: matmul(w, basis) is w's columns.
+FUNCGEN("rotated_jacrev = jacrev(rotated, argnums=1)")
+FUNCGEN("rotated_jacfwd = jacfwd(rotated, argnums=1)")
+FUNCGEN("rotated_batched_jacfwd = vmap(jacfwd(rotated, argnums=1), in_dims=(None, 0))")
+// W.r.t. the matrix: a basis of matrices, which the products form (the fast path is for vectors).
+FUNCGEN("rotated_weight_jacfwd = jacfwd(rotated)")
+fg::Tensor rotated(const fg::Tensor& w, const fg::Tensor& x) { return fg::matmul(w, x.sin()) * 2; }
+
 }  // namespace nest

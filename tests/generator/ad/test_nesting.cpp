@@ -14,6 +14,8 @@ fg::Tensor f(const fg::Tensor& x);
 fg::Tensor g(const fg::Tensor& x, const fg::Tensor& w);
 fg::Tensor h(const fg::Tensor& x, const fg::Tensor& w);
 std::tuple<fg::Tensor, fg::Tensor> pair(const fg::Tensor& x);
+fg::Tensor layers(const fg::Tensor& x, const fg::Tensor& w1, const fg::Tensor& b1, const fg::Tensor& w2);
+fg::Tensor rotated(const fg::Tensor& w, const fg::Tensor& x);
 }  // namespace nest
 
 namespace {
@@ -241,4 +243,35 @@ TEST_F(Nesting, OutDimsNoneInsideDerivatives) {
   const auto [j0, j1] = nest::split_jacrev(x, w);
   expect_close(j0, fg::diag_embed(x), kExact, "jacrev batched output");
   expect_close(j1, fg::diag_embed(w.cos()), kExact, "jacrev unbatched output");
+}
+
+// A tall layer (20 outputs of 3 inputs) then a wide one: the basis of the outputs and of the inputs
+// is never formed, and each jacobian is the finite differences' (for every example under vmap).
+TEST_F(Nesting, JacobiansThroughAStructuredBasisAreTheFiniteDifferences) {
+  const T w1 = rand64({20, 3}), b1 = rand64({20}), w2 = rand64({4, 20}) * 0.3;
+  const T x = rand64({3});
+  const Fn fn = [&](const T& v) { return nest::layers(v, w1, b1, w2); };
+  const T j = numeric_jacobian(fn, x);
+  expect_close(nest::layers_jacrev(x, w1, b1, w2), j, kNumeric, "jacrev");
+  expect_close(nest::layers_jacfwd(x, w1, b1, w2), j, kNumeric, "jacfwd");
+  const T xs = rand64({5, 3});
+  const T rows = nest::layers_batched_jacrev(xs, w1, b1, w2), columns = nest::layers_batched_jacfwd(xs, w1, b1, w2);
+  for (int64_t i = 0; i < 5; ++i) {
+    const T ji = numeric_jacobian(fn, xs[i]);
+    expect_close(rows[i], ji, kNumeric, "vmap(jacrev)");
+    expect_close(columns[i], ji, kNumeric, "vmap(jacfwd)");
+  }
+  const Fn by_weight = [&](const T& w) { return nest::layers(x, w, b1, w2); };
+  expect_close(nest::layers_weight_jacrev(x, w1, b1, w2), numeric_jacobian(by_weight, w1), kNumeric, "jacrev w.r.t. w1");
+
+  const T w = rand64({6, 4}), v = rand64({4});
+  const Fn turn = [&](const T& y) { return nest::rotated(w, y); };
+  expect_close(nest::rotated_jacrev(w, v), numeric_jacobian(turn, v), kNumeric, "jacrev of matmul(w, x)");
+  expect_close(nest::rotated_jacfwd(w, v), numeric_jacobian(turn, v), kNumeric, "jacfwd of matmul(w, x)");
+  const T vs = rand64({3, 4});
+  const T batched = nest::rotated_batched_jacfwd(w, vs);
+  for (int64_t i = 0; i < 3; ++i)
+    expect_close(batched[i], numeric_jacobian(turn, vs[i]), kNumeric, "vmap(jacfwd) of matmul(w, x)");
+  const Fn by_matrix = [&](const T& m) { return nest::rotated(m, v); };
+  expect_close(nest::rotated_weight_jacfwd(w, v), numeric_jacobian(by_matrix, w), kNumeric, "jacfwd w.r.t. w");
 }

@@ -248,6 +248,18 @@ double positive_or_one(double beta);
 // For jacrev/jacfwd/hessian: the standard basis of the tensors of shape `sizes`, as rows of an
 // identity [n, sizes...] (n = the number of elements), in the dtype and on the device of `like`.
 Tensor basis(const Tensor& like, IntArrayRef sizes);
+// What generated code passes for a basis whose every use the generator rewrote into the
+// structured products below (transforms/ad/structured_basis.cpp): basis(like, sizes)'s shape,
+// dtype and device, as zero strides over one zero (no memory). Only those products, batched with
+// it at its vmap level, read it, and only for its shape.
+Tensor basis_placeholder(const Tensor& like, IntArrayRef sizes);
+// matmul(basis * scale, other) and matmul(other, basis * scale) (no scale: the basis itself). Under
+// vmap at the basis's level (fg::vmap::ad), the rows of these products come from `scale` and
+// `other` without forming the basis: matmul(diag(v), W) is v.unsqueeze(-1) * W.
+Tensor basis_matmul(const Tensor& basis, const Tensor& other);
+Tensor basis_matmul_scaled(const Tensor& basis, const Tensor& scale, const Tensor& other);
+Tensor matmul_basis(const Tensor& other, const Tensor& basis);
+Tensor matmul_basis_scaled(const Tensor& other, const Tensor& basis, const Tensor& scale);
 // x with its dim `dim` (of size prod(sizes); negative counts from the end) split into `sizes`.
 Tensor unflatten(const Tensor& x, int64_t dim, IntArrayRef sizes);
 // Jacobians w.r.t. a list parameter (a std::vector<Tensor> read at run-time indices), as torch.func

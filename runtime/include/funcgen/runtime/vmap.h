@@ -244,6 +244,14 @@ Batched slice_backward(const Batched& g, IntArrayRef sizes, int64_t dim, std::op
 Batched narrow_backward(const Batched& g, IntArrayRef sizes, int64_t dim, int64_t start, int64_t length);
 Batched diagonal_backward(const Batched& g, IntArrayRef sizes, int64_t offset, int64_t dim1, int64_t dim2);
 Batched index_select_backward(const Batched& g, IntArrayRef sizes, int64_t dim, const Batched& index);
+// The products with the standard basis (fg::ad::basis_matmul...), `basis` batched at its own level
+// only (a fg::ad::basis_placeholder or a real basis: only its shape is read). When the basis is
+// over a vector and the shapes allow, the result's rows come from the other operands (batched at
+// levels of their own, after which the basis's level is put); otherwise the basis is formed.
+Batched basis_matmul(const Batched& basis, const Batched& other);
+Batched basis_matmul_scaled(const Batched& basis, const Batched& scale, const Batched& other);
+Batched matmul_basis(const Batched& other, const Batched& basis);
+Batched matmul_basis_scaled(const Batched& other, const Batched& basis, const Batched& scale);
 // `weight` undefined ({}) or NoTensor when there is none.
 Batched nll_loss_backward(const Batched& g, const Batched& input, const Batched& target, const Batched& weight,
                           Reduction reduction, int64_t ignore_index);

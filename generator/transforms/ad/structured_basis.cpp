@@ -1,0 +1,144 @@
+// The structured-basis rewrite (structured_basis.h): a forward walk over the function's top-level
+// statements that tracks which locals are the basis or a diagonal of it (`basis * v`, held as v),
+// and which depend on it at all (a product's rows).
+#include "transforms/ad/structured_basis.h"
+
+#include <map>
+#include <set>
+
+#include "ir/build.h"
+
+namespace funcgen::ad {
+namespace {
+
+using ir::Expr;
+using ir::ExprKind;
+using ir::Stmt;
+using ir::StmtKind;
+
+void add_reads(const Expr& e, std::set<int>& out) {
+  ir::for_each_expr(e, [&](const Expr& x) {
+    if (x.kind == ExprKind::VarRef) out.insert(x.var);
+    out.insert(x.reads.begin(), x.reads.end());
+  });
+}
+
+// The locals a statement (and the statements in it) reads and writes.
+void effects(const Stmt& s, std::set<int>& reads, std::set<int>& writes) {
+  if (s.expr) add_reads(*s.expr, reads);
+  if (s.step) add_reads(*s.step, reads);
+  reads.insert(s.reads.begin(), s.reads.end());
+  writes.insert(s.writes.begin(), s.writes.end());
+  if ((s.kind == StmtKind::Decl || s.kind == StmtKind::Assign) && s.var >= 0) writes.insert(s.var);
+  writes.insert(s.vars.begin(), s.vars.end());
+  for (const auto* list : {&s.init, &s.body, &s.else_body})
+    for (const auto& c : *list) effects(*c, reads, writes);
+}
+
+bool is_call(const Expr& e, const char* op) {
+  return e.kind == ExprKind::Call && e.op == op && e.args.size() == 2 &&
+         (e.form == ir::CallForm::Free || e.form == ir::CallForm::Method || e.form == ir::CallForm::Operator);
+}
+
+class Rewriter {
+ public:
+  Rewriter(ir::Function& fn, int basis, const OpResolver& resolver) : fn_(fn), basis_(basis), resolver_(resolver) {
+    diagonal_[basis] = false;
+    tainted_.insert(basis);
+  }
+
+  bool run() {
+    for (auto& s : fn_.body)
+      if (!statement(*s)) return false;
+    return true;
+  }
+
+ private:
+  // The basis or a diagonal of it, read where a product's operand goes.
+  bool is_structured(const Expr& e) const { return e.kind == ExprKind::VarRef && diagonal_.count(e.var) != 0; }
+  bool is_free(const Expr& e) const {
+    std::set<int> r;
+    add_reads(e, r);
+    for (int v : r)
+      if (tainted_.count(v) != 0) return false;
+    return e.type == ir::Type::Tensor;
+  }
+
+  bool statement(Stmt& s) {
+    if (s.kind == StmtKind::Decl && s.expr && !s.is_static_local && fn_.var(s.var).type == ir::Type::Tensor) {
+      if (auto rewritten = product(*s.expr)) {
+        s.expr = std::move(rewritten);
+        tainted_.insert(s.var);
+        return true;
+      }
+      if (scaled(s)) return true;
+    }
+    std::set<int> reads, writes;
+    effects(s, reads, writes);
+    bool reads_tainted = false;
+    for (int v : reads) {
+      if (diagonal_.count(v) != 0) return false;  // used some other way: the basis would be formed
+      reads_tainted |= tainted_.count(v) != 0;
+    }
+    for (int v : writes) {
+      if (diagonal_.count(v) != 0) return false;
+      if (reads_tainted) tainted_.insert(v);
+    }
+    return true;
+  }
+
+  // `d = basis * v` (either order) or `d = diag * v`: d becomes the diagonal, holding its scale.
+  bool scaled(Stmt& s) {
+    Expr& e = *s.expr;
+    if (!is_call(e, "mul")) return false;
+    const int side = is_structured(*e.args[0]) ? 0 : is_structured(*e.args[1]) ? 1 : -1;
+    if (side < 0 || !is_free(*e.args[1 - side])) return false;
+    const int of = e.args[static_cast<size_t>(side)]->var;
+    if (of == basis_) s.expr = std::move(e.args[static_cast<size_t>(1 - side)]);  // the scale alone
+    // (of a diagonal: d's scale is of's scale * v, which the statement computes as it stands)
+    diagonal_[s.var] = true;
+    tainted_.insert(s.var);
+    s.comment = "the basis times this: a diagonal, never formed";
+    return true;
+  }
+
+  // A matmul with the basis or a diagonal of it, as the fg::ad product that batches without it.
+  ir::ExprPtr product(const Expr& e) {
+    if (!is_call(e, "matmul")) return nullptr;
+    const bool left = is_structured(*e.args[0]) && is_free(*e.args[1]);
+    const bool right = is_structured(*e.args[1]) && is_free(*e.args[0]);
+    if (!left && !right) return nullptr;
+    const Expr& structured = *e.args[left ? 0 : 1];
+    const Expr& other = *e.args[left ? 1 : 0];
+    const bool has_scale = structured.var != basis_;
+    auto x = std::make_unique<Expr>();
+    x->kind = ExprKind::Call;
+    x->form = ir::CallForm::Free;
+    x->range = e.range;
+    x->op = std::string(left ? "ad::basis_matmul" : "ad::matmul_basis") + (has_scale ? "_scaled" : "");
+    if (!left) x->args.push_back(ir::clone(other));
+    x->args.push_back(ir::var_ref(fn_, basis_));
+    if (has_scale) x->args.push_back(ir::var_ref(fn_, structured.var));
+    if (left) x->args.push_back(ir::clone(other));
+    if (!resolver_.resolve(*x)) return nullptr;
+    return x;
+  }
+
+  ir::Function& fn_;
+  const int basis_;
+  const OpResolver& resolver_;
+  std::map<int, bool> diagonal_;  // the basis (false) and its diagonals (true)
+  std::set<int> tainted_;         // locals whose value depends on the basis
+};
+
+}  // namespace
+
+bool structure_basis(ir::Function& fn, int param, const OpResolver& resolver) {
+  std::unique_ptr<ir::Function> copy = ir::copy_function(fn);
+  const int basis = copy->params[static_cast<size_t>(param)];
+  if (copy->var(basis).type != ir::Type::Tensor || !Rewriter(*copy, basis, resolver).run()) return false;
+  fn = std::move(*copy);
+  return true;
+}
+
+}  // namespace funcgen::ad
