@@ -137,7 +137,8 @@ fg::Tensor layers(const Layers& ws, const fg::Tensor& x, lib::Plain p, const lib
 }  // namespace app
 SRC
 "$funcgen" selfcontained/model.cpp -o selfcontained/gen -- -std=c++17 -I"$include_dir" || fail "generation of selfcontained"
-grep -q "^fg::Tensor h(const std::vector<fg::Tensor>& ws, const fg::Tensor& x, lib::Plain p,$" selfcontained/gen/model.funcgen.h &&
+grep -q "^    const std::vector<fg::Tensor>& ws, const fg::Tensor& x, lib::Plain p, const lib::Box<int>& b);$" \
+  selfcontained/gen/model.funcgen.h &&
   ! grep -Eq "Layers|Real r|const Opts&" selfcontained/gen/model.funcgen.h || { cat selfcontained/gen/model.funcgen.h; fail "aliases not spelled out"; }
 grep -q '^#include "../inc/types.h"$' selfcontained/gen/model.funcgen.h || fail "defining header not included"
 echo '#include "model.funcgen.h"' > selfcontained/alone.cpp
