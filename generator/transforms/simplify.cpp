@@ -120,9 +120,24 @@ class Simplifier {
   explicit Simplifier(ir::Function& fn) : fn_(fn) {}
 
   bool run() {
+    // Outputs stay distinct tensors (a caller may write one in place): a returned local keeps its
+    // own computation even where an earlier local holds the same value.
+    std::set<int> returned;
+    const Stmt& last = *fn_.body.back();
+    if (last.kind == StmtKind::Return && last.expr) {
+      const Expr& r = *last.expr;
+      if (r.kind == ExprKind::VarRef) returned.insert(r.var);
+      if (r.kind == ExprKind::Tuple)
+        for (const auto& a : r.args)
+          if (a->kind == ExprKind::VarRef) returned.insert(a->var);
+    }
     for (auto& s : fn_.body) {
       if (!s->expr) continue;
-      number(s->expr);
+      const bool keep_top = s->kind == StmtKind::Decl && returned.count(s->var) != 0;
+      if (keep_top)
+        for (auto& a : s->expr->args) number(a);
+      else
+        number(s->expr);
       // Tensors only: a scalar local may hold a converted value (a float of a double).
       if (s->kind == StmtKind::Decl && s->expr->kind != ExprKind::VarRef && fn_.var(s->var).type == ir::Type::Tensor &&
           s->expr->type == ir::Type::Tensor) {
@@ -176,7 +191,7 @@ class Simplifier {
 }  // namespace
 
 std::unique_ptr<ir::Function> simplify(const ir::Function& fn) {
-  if (!eligible(fn)) return nullptr;
+  if (fn.body.empty() || !eligible(fn)) return nullptr;
   std::unique_ptr<ir::Function> copy = ir::copy_function(fn);
   if (!Simplifier(*copy).run()) return nullptr;
   return copy;

@@ -24,7 +24,9 @@ FUNCGEN("g_grad = grad(g, argnums=(0, 1))")
 FUNCGEN("g_jacrev_jacrev = jacrev(jacrev(g))")
 FUNCGEN("g_batched_hessian = vmap(hessian(g), in_dims=(0, None))")
 FUNCGEN("g_hvp = jvp(grad(g))")
-fg::Tensor g(const fg::Tensor& x, const fg::Tensor& w) { return (x.matmul(w).tanh() * x.sum()).sum() + (x * x * x).sum(); }
+fg::Tensor g(const fg::Tensor& x, const fg::Tensor& w) {
+  return (x.matmul(w).tanh() * x.sum()).sum() + (x * x * x).sum();
+}
 
 // vmap inside the derivative transforms: w is shared by the batch, so its derivative sums over it.
 FUNCGEN("h_batched = vmap(h, in_dims=(0, None))")
@@ -88,5 +90,10 @@ FUNCGEN("rotated_batched_jacfwd = vmap(jacfwd(rotated, argnums=1), in_dims=(None
 // W.r.t. the matrix: a basis of matrices, which the products form (the fast path is for vectors).
 FUNCGEN("rotated_weight_jacfwd = jacfwd(rotated)")
 fg::Tensor rotated(const fg::Tensor& w, const fg::Tensor& x) { return fg::matmul(w, x.sin()) * 2; }
+
+// Two outputs of one value: still two tensors after common subexpressions (transforms/simplify.h).
+FUNCGEN("twice_batched = vmap(twice)")
+FUNCGEN("twice_jacrev = jacrev(twice)")
+std::tuple<fg::Tensor, fg::Tensor> twice(const fg::Tensor& x) { return std::make_tuple(x.sin(), x.sin()); }
 
 }  // namespace nest

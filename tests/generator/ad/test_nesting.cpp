@@ -16,6 +16,7 @@ fg::Tensor h(const fg::Tensor& x, const fg::Tensor& w);
 std::tuple<fg::Tensor, fg::Tensor> pair(const fg::Tensor& x);
 fg::Tensor layers(const fg::Tensor& x, const fg::Tensor& w1, const fg::Tensor& b1, const fg::Tensor& w2);
 fg::Tensor rotated(const fg::Tensor& w, const fg::Tensor& x);
+std::tuple<fg::Tensor, fg::Tensor> twice(const fg::Tensor& x);
 }  // namespace nest
 
 namespace {
@@ -50,7 +51,8 @@ T numeric_directional(const Fn& fn, const T& x, const T& v) {
 void expect_close(const T& actual, const T& expected, double tolerance, const char* what) {
   ASSERT_EQ(actual.sizes(), expected.sizes()) << what;
   EXPECT_TRUE(fg::allclose(actual, expected, tolerance, tolerance)) << what << "\nactual\n"
-                                                                     << actual << "\nexpected\n" << expected;
+                                                                    << actual << "\nexpected\n"
+                                                                    << expected;
 }
 
 constexpr double kNumeric = 1e-5;  // against finite differences
@@ -87,7 +89,8 @@ TEST_F(Nesting, VmapOfJacrevOfJacrevIsTheLoopOfIt) {
   const T batch = rand64({3, 4}) * 0.7;
   const T all = nest::f_batched_jacrev_jacrev(batch);
   ASSERT_EQ(all.sizes(), (std::vector<int64_t>{3, 4, 4, 4}));
-  for (int64_t b = 0; b < 3; ++b) expect_close(all.select(0, b), nest::f_jacrev_jacrev(batch.select(0, b)), kExact, "row");
+  for (int64_t b = 0; b < 3; ++b)
+    expect_close(all.select(0, b), nest::f_jacrev_jacrev(batch.select(0, b)), kExact, "row");
   // chunk_size on the inner jacrev too (its vmap over the basis runs 3 or 2 rows of 4 at a time)
   expect_close(nest::f_batched_chunked(batch), all, kExact, "vmap(jacrev(jacrev(f, chunk_size=2)))");
 }
@@ -148,7 +151,9 @@ TEST_F(Nesting, JvpAndVjpOfAVmap) {
   const T xs = rand64({3, 4}), w = rand64({4, 2}), txs = rand64({3, 4}), tw = rand64({4, 2});
   const auto [out, tangent] = nest::h_jvp_vmap(xs, w, txs, tw);
   expect_close(out, nest::h_batched(xs, w), kExact, "primal");
-  const auto along = [&](const T& s) { return nest::h_batched(xs + txs * s.item<double>(), w + tw * s.item<double>()); };
+  const auto along = [&](const T& s) {
+    return nest::h_batched(xs + txs * s.item<double>(), w + tw * s.item<double>());
+  };
   const auto zero = fg::zeros({}, fg::kDouble);
   expect_close(tangent, numeric_directional(along, zero, fg::ones({}, fg::kDouble)), kNumeric, "tangent");
   const auto [value, pullback] = nest::h_vjp_vmap(xs, w);
@@ -205,8 +210,10 @@ TEST_F(Nesting, RandomnessOfAVmapInsideDerivatives) {
     expect_close(tangent, out / x.tan() * t, kExact, "jvp(vmap(f, randomness)) on the same draw");
     const T z = out / x.sin();
     const double spread = (z - z.select(0, 0)).abs().max().item<double>();
-    if (same) EXPECT_LT(spread, kExact) << "randomness='same' shares one draw";
-    else EXPECT_GT(spread, 1e-3) << "randomness='different' draws per example";
+    if (same)
+      EXPECT_LT(spread, kExact) << "randomness='same' shares one draw";
+    else
+      EXPECT_GT(spread, 1e-3) << "randomness='different' draws per example";
   }
   const auto [out, pullback] = nest::scaled_vjp_different(x);
   const T ct = rand64({4, 3});
@@ -262,7 +269,8 @@ TEST_F(Nesting, JacobiansThroughAStructuredBasisAreTheFiniteDifferences) {
     expect_close(columns[i], ji, kNumeric, "vmap(jacfwd)");
   }
   const Fn by_weight = [&](const T& w) { return nest::layers(x, w, b1, w2); };
-  expect_close(nest::layers_weight_jacrev(x, w1, b1, w2), numeric_jacobian(by_weight, w1), kNumeric, "jacrev w.r.t. w1");
+  expect_close(nest::layers_weight_jacrev(x, w1, b1, w2), numeric_jacobian(by_weight, w1), kNumeric,
+               "jacrev w.r.t. w1");
 
   const T w = rand64({6, 4}), v = rand64({4});
   const Fn turn = [&](const T& y) { return nest::rotated(w, y); };
@@ -274,4 +282,19 @@ TEST_F(Nesting, JacobiansThroughAStructuredBasisAreTheFiniteDifferences) {
     expect_close(batched[i], numeric_jacobian(turn, vs[i]), kNumeric, "vmap(jacfwd) of matmul(w, x)");
   const Fn by_matrix = [&](const T& m) { return nest::rotated(m, v); };
   expect_close(nest::rotated_weight_jacfwd(w, v), numeric_jacobian(by_matrix, w), kNumeric, "jacfwd w.r.t. w");
+}
+
+// Equal outputs stay distinct tensors: writing one in place leaves the other as it was.
+TEST_F(Nesting, EqualOutputsAreDistinctTensors) {
+  const T xs = rand64({3, 4});
+  auto [a, b] = nest::twice_batched(xs);
+  expect_close(a, xs.sin(), kExact, "first");
+  expect_close(b, xs.sin(), kExact, "second");
+  a.add_(1.0);
+  expect_close(b, xs.sin(), kExact, "second after writing the first");
+  auto [ja, jb] = nest::twice_jacrev(xs[0]);
+  const T j = numeric_jacobian([](const T& v) { return v.sin(); }, xs[0]);
+  expect_close(ja, j, kNumeric, "jacobian of the first");
+  ja.mul_(0.0);
+  expect_close(jb, j, kNumeric, "jacobian of the second after writing the first");
 }
