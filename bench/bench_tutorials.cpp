@@ -181,8 +181,8 @@ void write_outputs(const std::string& dir, const Workload& w) {
 int main(int argc, char** argv) {
   std::string filter, out;
   double min_time = 0.5;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
+  for (int i = 1; i < argc; i += 2) {
+    const std::string flag = i + 1 < argc ? argv[i] : "";  // a flag without its value: usage
     if (flag == "--filter")
       filter = argv[i + 1];
     else if (flag == "--min-time")

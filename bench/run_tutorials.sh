@@ -39,6 +39,7 @@ out=$build/bench-tutorials
 rm -rf "$out"
 mkdir -p "$out/outputs"
 export OMP_NUM_THREADS=$threads
+# The flags the issue measured JAX with; with more threads XLA sizes its own pool (taskset bounds it).
 xla="--xla_cpu_multi_thread_eigen=$([ "$threads" = 1 ] && echo false || echo true) intra_op_parallelism_threads=$threads"
 pin=(taskset -c "$CORES")
 echo "== funcgen (cores $CORES, $threads thread(s))"

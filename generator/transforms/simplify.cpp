@@ -3,12 +3,14 @@
 #include "transforms/simplify.h"
 
 #include <cctype>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
 
 #include "ir/build.h"
 #include "ops/batching_rules.h"
+#include "ops/inplace.h"
 #include "transforms/ad/differentiate.h"
 
 namespace funcgen {
@@ -24,6 +26,9 @@ using ir::StmtKind;
 bool pure_op(const Expr& e) {
   if (e.form != ir::CallForm::Free && e.form != ir::CallForm::Method && e.form != ir::CallForm::Operator) return false;
   if (e.op.empty() || e.op.back() == '_') return false;
+  // Ops with a batching rule of their own that still have effects: batch_norm updates the running
+  // statistics in training, attention draws its dropout, embedding's max_norm renormalizes rows.
+  if (e.op == "batch_norm" || e.op == "scaled_dot_product_attention" || e.op == "embedding") return false;
   const OpRule rule = find_rule(e.op);
   return !rule.inplace && rule.rule != BatchRule::None && rule.rule != BatchRule::Random && rule.rule != BatchRule::Out;
 }
@@ -120,21 +125,12 @@ class Simplifier {
   explicit Simplifier(ir::Function& fn) : fn_(fn) {}
 
   bool run() {
-    // Outputs stay distinct tensors (a caller may write one in place): a returned local keeps its
-    // own computation even where an earlier local holds the same value.
-    std::set<int> returned;
-    const Stmt& last = *fn_.body.back();
-    if (last.kind == StmtKind::Return && last.expr) {
-      const Expr& r = *last.expr;
-      if (r.kind == ExprKind::VarRef) returned.insert(r.var);
-      if (r.kind == ExprKind::Tuple)
-        for (const auto& a : r.args)
-          if (a->kind == ExprKind::VarRef) returned.insert(a->var);
-    }
+    const std::set<int> outputs = output_storage();
     for (auto& s : fn_.body) {
-      if (!s->expr) continue;
-      const bool keep_top = s->kind == StmtKind::Decl && returned.count(s->var) != 0;
-      if (keep_top)
+      if (!s->expr || s->kind == StmtKind::Return) continue;  // outputs are returned as computed
+      // A local whose storage an output has (itself, a view or a copy of the handle) keeps its own
+      // computation: equal outputs are distinct tensors (a caller may write one in place).
+      if (s->kind == StmtKind::Decl && outputs.count(s->var) != 0)
         for (auto& a : s->expr->args) number(a);
       else
         number(s->expr);
@@ -149,6 +145,29 @@ class Simplifier {
   }
 
  private:
+  // The locals whose storage the returned tensors may share: the returned ones, and back from
+  // them through handle copies, views (templates/views.def) and ops that may return their operand
+  // (`to`, `contiguous`).
+  std::set<int> output_storage() const {
+    std::set<int> out;
+    // The locals whose memory e may be (a fresh result has none).
+    std::function<void(const Expr&)> bases = [&](const Expr& e) {
+      if (e.kind == ExprKind::VarRef) out.insert(e.var);
+      if (e.kind == ExprKind::Tuple)
+        for (const auto& a : e.args) bases(*a);
+      const bool aliasing = e.kind == ExprKind::Get ||
+                            (e.kind == ExprKind::Call && (is_view_op(e.op) || find_rule(e.op).rule == BatchRule::Like));
+      if (aliasing && !e.args.empty()) bases(*e.args[0]);
+    };
+    const Stmt& last = *fn_.body.back();
+    if (last.kind == StmtKind::Return && last.expr) bases(*last.expr);
+    for (size_t i = fn_.body.size(); i-- > 0;) {
+      const Stmt& s = *fn_.body[i];
+      if (s.kind == StmtKind::Decl && out.count(s.var) != 0) bases(*s.expr);
+    }
+    return out;
+  }
+
   // Replaces e and its operands by the locals that already hold their values.
   void number(ir::ExprPtr& e) {
     for (auto& a : e->args) number(a);

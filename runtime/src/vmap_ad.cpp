@@ -169,16 +169,19 @@ Batched add_gradients(const Batched& self, const Batched& other, Levels all, con
 
 Batched slice_backward(const Batched& g, IntArrayRef sizes, int64_t dim, std::optional<int64_t> start,
                        std::optional<int64_t> end, int64_t step) {
-  return write_into_zeros(g, sizes, [&](const Tensor& out, int64_t n) { return out.slice(vmap::dim(dim, n), start, end, step); });
+  return write_into_zeros(g, sizes,
+                          [&](const Tensor& out, int64_t n) { return out.slice(vmap::dim(dim, n), start, end, step); });
 }
 
 Batched narrow_backward(const Batched& g, IntArrayRef sizes, int64_t dim, int64_t start, int64_t length) {
-  return write_into_zeros(g, sizes, [&](const Tensor& out, int64_t n) { return out.narrow(vmap::dim(dim, n), start, length); });
+  return write_into_zeros(g, sizes,
+                          [&](const Tensor& out, int64_t n) { return out.narrow(vmap::dim(dim, n), start, length); });
 }
 
 Batched diagonal_backward(const Batched& g, IntArrayRef sizes, int64_t offset, int64_t dim1, int64_t dim2) {
-  return write_into_zeros(
-      g, sizes, [&](const Tensor& out, int64_t n) { return out.diagonal(offset, vmap::dim(dim1, n), vmap::dim(dim2, n)); });
+  return write_into_zeros(g, sizes, [&](const Tensor& out, int64_t n) {
+    return out.diagonal(offset, vmap::dim(dim1, n), vmap::dim(dim2, n));
+  });
 }
 
 Batched index_select_backward(const Batched& g, IntArrayRef sizes, int64_t dim, const Batched& index) {
@@ -206,13 +209,13 @@ Batched nll_loss_backward(const Batched& g, const Batched& input, const Batched&
   const std::vector<int64_t> bs = union_sizes({&g, &input, &target, &weight}, all);
   const auto full = [&](const Batched& x) { return materialize(x.value, x.levels, all, bs); };
   const Tensor w = has_weight ? full(weight) : Tensor();
-  return {detail::nll_loss_backward(full(g), with_batch(bs, logical_sizes(input.value, nb(input))),
-                                    input.value.dtype(), full(target), w, reduction, ignore_index, nbatch(all)),
+  return {detail::nll_loss_backward(full(g), with_batch(bs, logical_sizes(input.value, nb(input))), input.value.dtype(),
+                                    full(target), w, reduction, ignore_index, nbatch(all)),
           all};
 }
 
-Batched nll_loss_backward(const Batched& g, const Batched& input, const Batched& target, NoTensor,
-                          Reduction reduction, int64_t ignore_index) {
+Batched nll_loss_backward(const Batched& g, const Batched& input, const Batched& target, NoTensor, Reduction reduction,
+                          int64_t ignore_index) {
   return nll_loss_backward(g, input, target, Batched{}, reduction, ignore_index);
 }
 
@@ -240,12 +243,15 @@ bool diagonal(const Batched& basis, const Batched* scale, const Batched& other) 
   return rank(*scale) == 0 || scale->value.size(-1) == 1 || scale->value.size(-1) == basis.value.size(-1);
 }
 
-// `rows` (batched at levels below or around the basis's) with its first logical dim taken as the
-// batch dim of level `level`, moved to where that level's batch dim goes.
-Batched as_rows(const Batched& rows, int level) {
+// `rows` (batched at levels other than the basis's) with its first logical dim taken as the batch
+// dim of level `level`, moved to where that level's batch dim goes. `fresh`: rows is a computed
+// tensor of its own; otherwise it is an operand (the weight itself), which a jacobian must not
+// share memory with (the caller may write either), so it is copied.
+Batched as_rows(const Batched& rows, int level, bool fresh) {
   const Levels below = rows.levels & ((1u << level) - 1u);
   const int64_t from = nb(rows), to = nbatch(below);
-  return {from == to ? rows.value : rows.value.movedim(from, to), rows.levels | (1u << level)};
+  const Tensor moved = from == to ? rows.value : rows.value.movedim(from, to);
+  return {fresh ? moved : moved.clone(), rows.levels | (1u << level)};
 }
 
 Batched mul(const Batched& a, const Batched& b) {
@@ -255,15 +261,24 @@ Batched mul(const Batched& a, const Batched& b) {
 
 // Rows of matmul(diag(scale) or I, other), other [n] or [n, m].
 Batched diagonal_rows(const Batched* scale, const Batched& other, int level) {
-  if (scale == nullptr) return as_rows(other, level);
+  if (scale == nullptr) return as_rows(other, level, false);
   const Batched s = rank(other) == 2 && rank(*scale) == 1 ? unsqueeze(*scale, -1) : *scale;
-  return as_rows(mul(s, other), level);
+  return as_rows(mul(s, other), level, true);
+}
+
+// Whether the rows can come from the operands: neither is batched at the basis's level itself (a
+// random draw per basis vector under randomness='different' is), so that each holds one value for
+// every basis vector.
+bool shared_by_rows(const Batched& other, const Batched* scale, int level) {
+  const Levels l = other.levels | (scale != nullptr ? scale->levels : 0u);
+  return (l & (1u << level)) == 0;
 }
 
 Batched basis_product(const Batched& basis, const Batched* scale, const Batched& other, const char* fn) {
   const int level = basis_level(basis, fn);
   const int64_t n = basis.value.size(-1);
-  if (diagonal(basis, scale, other) && (rank(other) == 1 || rank(other) == 2) && logical_sizes(other.value, nb(other))[0] == n)
+  if (shared_by_rows(other, scale, level) && diagonal(basis, scale, other) && (rank(other) == 1 || rank(other) == 2) &&
+      logical_sizes(other.value, nb(other))[0] == n)
     return diagonal_rows(scale, other, level);
   const Batched b = scale == nullptr ? dense_basis(basis) : mul(dense_basis(basis), *scale);
   return fg::vmap::matmul(b, other);
@@ -273,9 +288,10 @@ Batched basis_product(const Batched& basis, const Batched* scale, const Batched&
 Batched product_basis(const Batched& other, const Batched& basis, const Batched* scale, const char* fn) {
   const int level = basis_level(basis, fn);
   const int64_t n = basis.value.size(-1);
-  if (diagonal(basis, scale, other) && (rank(other) == 1 || rank(other) == 2) && other.value.size(-1) == n) {
+  if (shared_by_rows(other, scale, level) && diagonal(basis, scale, other) && (rank(other) == 1 || rank(other) == 2) &&
+      other.value.size(-1) == n) {
     const Batched scaled = scale == nullptr ? other : mul(other, *scale);
-    return as_rows(rank(other) == 2 ? transpose_last(scaled) : scaled, level);
+    return as_rows(rank(other) == 2 ? transpose_last(scaled) : scaled, level, scale != nullptr);
   }
   const Batched b = scale == nullptr ? dense_basis(basis) : mul(dense_basis(basis), *scale);
   return fg::vmap::matmul(other, b);

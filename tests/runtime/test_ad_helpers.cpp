@@ -47,8 +47,12 @@ TEST(SliceBackward, MatchesReference) {
     std::optional<int64_t> start, end;
     int64_t step;
   };
-  const std::vector<Bounds> cases = {{std::nullopt, std::nullopt, 1}, {1, 3, 1}, {0, std::nullopt, 2},
-                                     {-3, std::nullopt, 1},           {1, -1, 2}, {-100, 100, 3},
+  const std::vector<Bounds> cases = {{std::nullopt, std::nullopt, 1},
+                                     {1, 3, 1},
+                                     {0, std::nullopt, 2},
+                                     {-3, std::nullopt, 1},
+                                     {1, -1, 2},
+                                     {-100, 100, 3},
                                      {3, 2, 1}};
   for (fg::ScalarType dt : kFloating)
     for (Layout layout : kGradLayouts)
@@ -145,11 +149,10 @@ TEST(IndexSelectBackward, MatchesReferenceAndAccumulatesRepeats) {
     for (Layout layout : kGradLayouts)
       for (int64_t dim = -3; dim < 3; ++dim) {
         const int64_t d = ref::wrap(dim, 3);
-        for (const std::vector<int64_t>& index :
-             {std::vector<int64_t>{}, std::vector<int64_t>{1}, std::vector<int64_t>{2, 0, 2, 2},
-              std::vector<int64_t>{0, 1, 2}}) {
-          SCOPED_TRACE(std::string(fg::toString(dt)) + " " + ref::layout_name(layout) + " dim " +
-                       std::to_string(dim) + " index of " + std::to_string(index.size()));
+        for (const std::vector<int64_t>& index : {std::vector<int64_t>{}, std::vector<int64_t>{1},
+                                                  std::vector<int64_t>{2, 0, 2, 2}, std::vector<int64_t>{0, 1, 2}}) {
+          SCOPED_TRACE(std::string(fg::toString(dt)) + " " + ref::layout_name(layout) + " dim " + std::to_string(dim) +
+                       " index of " + std::to_string(index.size()));
           Shape gshape = sizes;
           gshape[d] = static_cast<int64_t>(index.size());
           const Grad g = random_grad(gshape, dt, layout, rng);
@@ -323,18 +326,23 @@ TEST(BatchedAdHelpers, ViewBackwardsAreTheLoop) {
   for (Levels m : kMasks) {
     SCOPED_TRACE("levels " + std::to_string(m));
     const Batched gs = rnd(m, {4, 2, 3});
-    expect_loop({gs}, [&] { return fg::vmap::ad::slice_backward(gs, sizes, 1, 1, std::nullopt, 2); },
-                [&](const std::vector<Tensor>& v) { return fg::ad::slice_backward(v[0], sizes, 1, 1, std::nullopt, 2); });
-    expect_loop({gs}, [&] { return fg::vmap::ad::slice_backward(gs, sizes, -2, -4, -2, 1); },
-                [&](const std::vector<Tensor>& v) { return fg::ad::slice_backward(v[0], sizes, -2, -4, -2, 1); });
-    expect_loop({gs}, [&] { return fg::vmap::ad::narrow_backward(gs, sizes, -2, -3, 2); },
-                [&](const std::vector<Tensor>& v) { return fg::ad::narrow_backward(v[0], sizes, -2, -3, 2); });
+    expect_loop(
+        {gs}, [&] { return fg::vmap::ad::slice_backward(gs, sizes, 1, 1, std::nullopt, 2); },
+        [&](const std::vector<Tensor>& v) { return fg::ad::slice_backward(v[0], sizes, 1, 1, std::nullopt, 2); });
+    expect_loop(
+        {gs}, [&] { return fg::vmap::ad::slice_backward(gs, sizes, -2, -4, -2, 1); },
+        [&](const std::vector<Tensor>& v) { return fg::ad::slice_backward(v[0], sizes, -2, -4, -2, 1); });
+    expect_loop(
+        {gs}, [&] { return fg::vmap::ad::narrow_backward(gs, sizes, -2, -3, 2); },
+        [&](const std::vector<Tensor>& v) { return fg::ad::narrow_backward(v[0], sizes, -2, -3, 2); });
     const Batched gd = rnd(m, {5, 2});
-    expect_loop({gd}, [&] { return fg::vmap::ad::diagonal_backward(gd, sizes, 1, 0, 2); },
-                [&](const std::vector<Tensor>& v) { return fg::ad::diagonal_backward(v[0], sizes, 1, 0, 2); });
+    expect_loop(
+        {gd}, [&] { return fg::vmap::ad::diagonal_backward(gd, sizes, 1, 0, 2); },
+        [&](const std::vector<Tensor>& v) { return fg::ad::diagonal_backward(v[0], sizes, 1, 0, 2); });
     const Batched gn = rnd(m, {5, 2});
-    expect_loop({gn}, [&] { return fg::vmap::ad::diagonal_backward(gn, sizes, -1, -1, -3); },
-                [&](const std::vector<Tensor>& v) { return fg::ad::diagonal_backward(v[0], sizes, -1, -1, -3); });
+    expect_loop(
+        {gn}, [&] { return fg::vmap::ad::diagonal_backward(gn, sizes, -1, -1, -3); },
+        [&](const std::vector<Tensor>& v) { return fg::ad::diagonal_backward(v[0], sizes, -1, -1, -3); });
   }
 }
 
@@ -351,8 +359,9 @@ TEST(BatchedAdHelpers, IndexSelectBackwardIsTheLoop) {
         Shape gshape = sizes;
         gshape[d] = 4;
         const Batched g = rnd(gm, gshape);
-        expect_loop({g, index}, [&] { return fg::vmap::ad::index_select_backward(g, sizes, dim, index); },
-                    [&](const std::vector<Tensor>& v) { return fg::ad::index_select_backward(v[0], sizes, dim, v[1]); });
+        expect_loop(
+            {g, index}, [&] { return fg::vmap::ad::index_select_backward(g, sizes, dim, index); },
+            [&](const std::vector<Tensor>& v) { return fg::ad::index_select_backward(v[0], sizes, dim, v[1]); });
       }
 }
 
@@ -378,8 +387,8 @@ TEST(BatchedAdHelpers, NllLossBackwardIsTheLoop) {
                 const Batched input = rnd(xm, input_shape);
                 // Class 4 is ignored where it is drawn.
                 const Batched target{randint(5, physical(tm, tshape)), tm};
-                const Batched weight = with_weight ? Batched{fg::rand(physical(wm, {5}), fg::kDouble) + 0.5, wm}
-                                                   : Batched{};
+                const Batched weight =
+                    with_weight ? Batched{fg::rand(physical(wm, {5}), fg::kDouble) + 0.5, wm} : Batched{};
                 std::vector<Batched> ops{g, input, target};
                 if (with_weight) ops.push_back(weight);
                 expect_loop(
@@ -482,9 +491,9 @@ struct BasisCase {
 TEST(BatchedAdHelpers, BasisProductsAreTheLoopOverTheBasis) {
   fg::manual_seed(5);
   const std::vector<BasisCase> cases = {
-      {{4}, {4, 5}, std::nullopt, true}, {{4}, {4, 5}, Shape{4}, true}, {{4}, {4, 5}, Shape{}, true},
-      {{4}, {4}, Shape{1}, true},        {{4}, {4}, Shape{4}, true},    {{4}, {5, 4}, std::nullopt, false},
-      {{4}, {5, 4}, Shape{4}, false},    {{4}, {4}, Shape{4}, false},   {{4}, {4}, std::nullopt, false},
+      {{4}, {4, 5}, std::nullopt, true},    {{4}, {4, 5}, Shape{4}, true},    {{4}, {4, 5}, Shape{}, true},
+      {{4}, {4}, Shape{1}, true},           {{4}, {4}, Shape{4}, true},       {{4}, {5, 4}, std::nullopt, false},
+      {{4}, {5, 4}, Shape{4}, false},       {{4}, {4}, Shape{4}, false},      {{4}, {4}, std::nullopt, false},
       {{2, 2}, {2, 5}, std::nullopt, true}, {{2, 2}, {2, 5}, Shape{2}, true}, {{2, 2}, {5, 2}, Shape{2, 2}, false},
       {{4}, {4, 5}, Shape{3, 4}, true},  // basis * scale has more dims than the basis: formed
   };
@@ -507,7 +516,8 @@ TEST(BatchedAdHelpers, BasisProductsAreTheLoopOverTheBasis) {
           };
           const Tensor like = fg::zeros({}, fg::kDouble);
           const Levels bl = 1u << level;
-          const Batched real{fg::ad::basis(like, c.basis), bl}, placeholder{fg::ad::basis_placeholder(like, c.basis), bl};
+          const Batched real{fg::ad::basis(like, c.basis), bl},
+              placeholder{fg::ad::basis_placeholder(like, c.basis), bl};
           const Levels sl = scale_batched ? others : 0, ol = scale_batched ? 0 : others;
           const Batched other{fg::randn(phys(ol, c.other), fg::kDouble), ol};
           const Batched scale = c.scale ? Batched{fg::randn(phys(sl, *c.scale), fg::kDouble), sl} : Batched{};
@@ -539,6 +549,24 @@ TEST(BatchedAdHelpers, BasisProductsAreTheLoopOverTheBasis) {
             }
         }
     }
+}
+
+// An operand batched at the basis's own level (a draw per basis vector) has no shared rows: the
+// basis is formed, and each example is still the product with its row. A result taken from the
+// weight itself is a copy of it.
+TEST(BatchedAdHelpers, BasisProductsWithAnOperandAtTheBasisLevel) {
+  fg::manual_seed(6);
+  const Tensor like = fg::zeros({}, fg::kDouble);
+  const Batched real{fg::ad::basis(like, {4}), 0b1}, placeholder{fg::ad::basis_placeholder(like, {4}), 0b1};
+  const Batched scale{fg::randn({4, 4}, fg::kDouble), 0b1}, other{fg::randn({4, 3}, fg::kDouble), 0};
+  const Batched got = fg::vmap::ad::basis_matmul_scaled(placeholder, scale, other);
+  ASSERT_EQ(got.levels, 0b1u);
+  for (int64_t i = 0; i < 4; ++i)
+    EXPECT_TRUE(fg::allclose(got.value[i], fg::ad::basis_matmul_scaled(real.value[i], scale.value[i], other.value)));
+  const Batched rows = fg::vmap::ad::basis_matmul(placeholder, other);
+  EXPECT_TRUE(fg::allclose(rows.value, other.value));
+  rows.value.mul_(0.0);
+  EXPECT_FALSE(fg::allclose(rows.value, other.value)) << "the rows share the weight's memory";
 }
 
 TEST(BatchedAdHelpers, BasisPlaceholderHasTheBasisShapeAndNoStorage) {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "ir/build.h"
+#include "transforms/ad/differentiate.h"
 
 namespace funcgen::ad {
 namespace {
@@ -22,11 +23,17 @@ void add_reads(const Expr& e, std::set<int>& out) {
     out.insert(x.reads.begin(), x.reads.end());
   });
 }
+// The locals an expression writes (tape and list operations, C++ text).
+void add_writes(const Expr& e, std::set<int>& out) {
+  ir::for_each_expr(e, [&](const Expr& x) { out.insert(x.writes.begin(), x.writes.end()); });
+}
 
 // The locals a statement (and the statements in it) reads and writes.
 void effects(const Stmt& s, std::set<int>& reads, std::set<int>& writes) {
   if (s.expr) add_reads(*s.expr, reads);
   if (s.step) add_reads(*s.step, reads);
+  if (s.expr) add_writes(*s.expr, writes);
+  if (s.step) add_writes(*s.step, writes);
   reads.insert(s.reads.begin(), s.reads.end());
   writes.insert(s.writes.begin(), s.writes.end());
   if ((s.kind == StmtKind::Decl || s.kind == StmtKind::Assign) && s.var >= 0) writes.insert(s.var);
@@ -135,6 +142,8 @@ class Rewriter {
 
 bool structure_basis(ir::Function& fn, int param, const OpResolver& resolver) {
   std::unique_ptr<ir::Function> copy = ir::copy_function(fn);
+  // A random draw may be batched at the basis's level (randomness='different'): not free of it.
+  if (draws_random(*copy)) return false;
   const int basis = copy->params[static_cast<size_t>(param)];
   if (copy->var(basis).type != ir::Type::Tensor || !Rewriter(*copy, basis, resolver).run()) return false;
   fn = std::move(*copy);

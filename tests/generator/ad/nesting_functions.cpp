@@ -96,4 +96,16 @@ FUNCGEN("twice_batched = vmap(twice)")
 FUNCGEN("twice_jacrev = jacrev(twice)")
 std::tuple<fg::Tensor, fg::Tensor> twice(const fg::Tensor& x) { return std::make_tuple(x.sin(), x.sin()); }
 
+// Equal values reaching outputs through views, and in the returned expression itself.
+FUNCGEN("thrice_batched = vmap(thrice)")
+std::tuple<fg::Tensor, fg::Tensor, fg::Tensor> thrice(const fg::Tensor& x) {
+  const fg::Tensor s = x.sin();
+  const fg::Tensor a = s.unsqueeze(0);
+  const fg::Tensor s2 = x.sin();
+  return std::make_tuple(a, s2.unsqueeze(0), x.sin());
+}
+// A jacobian that is the weight itself (its rows taken from it, not formed): its own memory.
+FUNCGEN("product_jacfwd = jacfwd(product, argnums=1)")
+fg::Tensor product(const fg::Tensor& w, const fg::Tensor& x) { return fg::matmul(w, x); }
+
 }  // namespace nest

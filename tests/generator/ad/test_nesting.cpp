@@ -17,6 +17,7 @@ std::tuple<fg::Tensor, fg::Tensor> pair(const fg::Tensor& x);
 fg::Tensor layers(const fg::Tensor& x, const fg::Tensor& w1, const fg::Tensor& b1, const fg::Tensor& w2);
 fg::Tensor rotated(const fg::Tensor& w, const fg::Tensor& x);
 std::tuple<fg::Tensor, fg::Tensor> twice(const fg::Tensor& x);
+fg::Tensor product(const fg::Tensor& w, const fg::Tensor& x);
 }  // namespace nest
 
 namespace {
@@ -297,4 +298,18 @@ TEST_F(Nesting, EqualOutputsAreDistinctTensors) {
   expect_close(ja, j, kNumeric, "jacobian of the first");
   ja.mul_(0.0);
   expect_close(jb, j, kNumeric, "jacobian of the second after writing the first");
+}
+
+TEST_F(Nesting, OutputsThroughViewsAndJacobiansOfAWeightHaveTheirOwnMemory) {
+  const T xs = rand64({3, 4});
+  auto [a, b, c] = nest::thrice_batched(xs);
+  a.mul_(0.0);
+  expect_close(b, xs.sin().unsqueeze(1), kExact, "second after writing the first");
+  expect_close(c, xs.sin(), kExact, "third after writing the first");
+  const T w = rand64({5, 4}), x = rand64({4});
+  const T before = w.clone();
+  T j = nest::product_jacfwd(w, x);
+  expect_close(j, w, kExact, "the jacobian of w @ x is w");
+  j.mul_(0.0);
+  expect_close(w, before, kExact, "w after writing its jacobian");
 }
