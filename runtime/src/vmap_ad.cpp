@@ -1,5 +1,6 @@
 // Batching rules of the fg::ad derivative helpers: each works on the logical tensors (the dims
 // after the batch dims) and runs once over the whole batch.
+#include <algorithm>
 #include <vector>
 
 #include "funcgen/runtime/ad.h"
@@ -243,6 +244,19 @@ bool diagonal(const Batched& basis, const Batched* scale, const Batched& other) 
   return rank(*scale) == 0 || scale->value.size(-1) == 1 || scale->value.size(-1) == basis.value.size(-1);
 }
 
+// A copy of x in x's own memory order: a permuted view of contiguous memory (a weight's
+// transpose) copies as one block, where a contiguous copy would gather it across the strides.
+Tensor copy_in_layout(const Tensor& x) {
+  std::vector<int64_t> order(static_cast<size_t>(x.dim()));
+  for (int64_t d = 0; d < x.dim(); ++d) order[static_cast<size_t>(d)] = d;
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return x.stride(a) > x.stride(b); });
+  const Tensor dense = x.permute(order);
+  if (!dense.is_contiguous()) return x.clone();
+  std::vector<int64_t> back(order.size());
+  for (size_t i = 0; i < order.size(); ++i) back[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
+  return dense.clone().permute(back);
+}
+
 // `rows` (batched at levels other than the basis's) with its first logical dim taken as the batch
 // dim of level `level`, moved to where that level's batch dim goes. `fresh`: rows is a computed
 // tensor of its own; otherwise it is an operand (the weight itself), which a jacobian must not
@@ -251,7 +265,7 @@ Batched as_rows(const Batched& rows, int level, bool fresh) {
   const Levels below = rows.levels & ((1u << level) - 1u);
   const int64_t from = nb(rows), to = nbatch(below);
   const Tensor moved = from == to ? rows.value : rows.value.movedim(from, to);
-  return {fresh ? moved : moved.clone(), rows.levels | (1u << level)};
+  return {fresh ? moved : copy_in_layout(moved), rows.levels | (1u << level)};
 }
 
 Batched mul(const Batched& a, const Batched& b) {
