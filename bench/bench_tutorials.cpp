@@ -20,6 +20,7 @@
 
 #include "cnn_model.funcgen.h"
 #include "cnn_model.h"
+#include "inputs.h"
 #include "machine_peak.h"
 #include "tutorials_model.funcgen.h"
 #include "tutorials_model.h"
@@ -35,20 +36,8 @@ struct Workload {
   std::function<Outputs()> run;
 };
 
-// sin(0.37 * (i + 1) + seed) * scale, computed in double, stored as float32: tutorials_ref.py's
-// values() builds the same inputs.
-fg::Tensor values(std::vector<int64_t> shape, int seed, double scale) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return ((fg::arange(n, fg::kDouble) + 1) * 0.37 + seed).sin().mul(scale).to(fg::kFloat).reshape(shape);
-}
-
-// Class labels i * 3 % 10.
-fg::Tensor labels(int64_t n) {
-  std::vector<int64_t> t;
-  for (int64_t i = 0; i < n; ++i) t.push_back(i * 3 % 10);
-  return fg::tensor(t);
-}
+using fg::bench::labels;
+using fg::bench::values;
 
 constexpr double kF = 4;  // bytes per float32
 
@@ -115,11 +104,9 @@ Workload hvp() {
 
 Workload per_sample_grads_cnn() {
   const int64_t b = 64;
-  const bench_cnn::SimpleCNN m{
-      values({32, 1, 3, 3}, 1, 1.0 / 3), values({32}, 2, 0.1),  values({64, 32, 3, 3}, 3, 0.06), values({64}, 4, 0.1),
-      values({128, 9216}, 5, 1.0 / 96),  values({128}, 6, 0.1), values({10, 128}, 7, 0.09),      values({10}, 8, 0.1)};
+  const bench_cnn::SimpleCNN m = fg::bench::cnn_model();
   const fg::Tensor x = values({b, 1, 28, 28}, 9, 1.0), t = labels(b);
-  const double forward = 2.0 * (26 * 26 * 32 * 9 + 24 * 24 * 64 * 288 + 9216 * 128 + 128 * 10);
+  const double forward = fg::bench::kCnnForwardFlops;
   const double params = 288 + 32 + 18432 + 64 + 9216 * 128 + 128 + 1280 + 10;
   return {"per_sample_grads_cnn", 3 * b * forward, kF * (b * params + params + b * 784), [=] {
             const bench_cnn::SimpleCNN g = bench_cnn::per_sample_grads(m, x, t);

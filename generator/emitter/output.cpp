@@ -70,20 +70,20 @@ std::string include_path(const std::string& source, const std::string& output_di
   auto t = llvm::sys::path::begin(to), t_end = llvm::sys::path::end(to);
   auto f = llvm::sys::path::begin(from), f_end = llvm::sys::path::end(from);
   if (t == t_end || f == f_end || *t != *f) return to;
-  for (; t != t_end && f != f_end && *t == *f; ++t, ++f) {
-  }
+  for (; t != t_end && f != f_end && *t == *f; ++t, ++f) {}
   std::string relative;
   for (; f != f_end; ++f) relative += "../";
   for (const auto first = t; t != t_end; ++t) relative += (t == first ? "" : "/") + t->str();
   return relative;
 }
 
-std::string stem_of(const std::string& source) { return llvm::sys::path::stem(source).str(); }
+std::string stem_of(const std::string& source) {
+  return llvm::sys::path::stem(source).str();
+}
 
 }  // namespace
 
-OutputFiles assemble(const std::string& source, const std::string& output_dir,
-                     const std::vector<OutputFunction>& functions) {
+OutputFiles assemble(const std::string& source, const std::string& output_dir, const std::vector<OutputFunction>& functions) {
   OutputFiles files;
   const std::string stem = stem_of(source);
   llvm::SmallString<256> header(output_dir), cpp(output_dir);
@@ -177,7 +177,7 @@ void OutputTransaction::discard() {
 
 bool OutputTransaction::stage(const std::string& path, const std::string& content, std::string& error) {
   llvm::sys::fs::file_status status;
-  if (!llvm::sys::fs::status(path, status)) {             // the target exists
+  if (!llvm::sys::fs::status(path, status)) {  // the target exists
     if (has_content(path, status, content)) return true;  // keep its time stamp: no needless rebuilds
     if (status.type() == llvm::sys::fs::file_type::directory_file) {
       error = cannot_write(path, std::make_error_code(std::errc::is_a_directory));

@@ -263,6 +263,20 @@ bool Pipeline::too_large(const AnnotatedSpec& spec, const GeneratedFunction& g) 
   return true;
 }
 
+namespace {
+// `emit(f, analysis of f)` on fn simplified (transforms/simplify.h), after the checks have seen fn
+// as written, or on fn itself where simplifying changes nothing.
+template <typename Emit>
+auto on_simplified(const ir::Function& fn, const BatchingAnalysis& analysis, const std::vector<Levels>& params,
+                   Lowering& lowering, Emit&& emit) {
+  if (std::unique_ptr<ir::Function> simple = simplify(fn)) {
+    const BatchingAnalysis simple_analysis(*simple, params, analysis.vmap(), lowering);
+    return emit(*simple, simple_analysis);
+  }
+  return emit(fn, analysis);
+}
+}  // namespace
+
 std::optional<GeneratedFunction> Pipeline::vmap_stage(const AnnotatedSpec& spec, const ir::Function& fn,
                                                       const std::string& name, const std::vector<VmapLevel>& levels,
                                                       const std::string& made_by) {
@@ -299,12 +313,9 @@ std::optional<GeneratedFunction> Pipeline::vmap_stage(const AnnotatedSpec& spec,
   }
   if (reporter_.errors() != errors_before) return std::nullopt;
   const std::string what = made_by.empty() ? "" : "the code that " + made_by + " makes";
-  if (std::unique_ptr<ir::Function> simple = simplify(fn)) {
-    const BatchingAnalysis simple_analysis(*simple, params, masks, lowering_);
-    return emitter::print_program(emit_vmap(name, *simple, levels, simple_analysis, reporter_, what));
-  }
-  const ir::Program program = emit_vmap(name, fn, levels, analysis, reporter_, what);
-  return emitter::print_program(program);
+  return on_simplified(fn, analysis, params, lowering_, [&](const ir::Function& f, const BatchingAnalysis& a) {
+    return emitter::print_program(emit_vmap(name, f, levels, a, reporter_, what));
+  });
 }
 
 // grad_and_value's (gradients, value) over a structure's leaves, has_aux's (gradient, aux): the
@@ -374,13 +385,11 @@ std::string Pipeline::plain_stage(const AnnotatedSpec& spec, const ir::Function&
     const std::vector<VmapLevel> none;
     run_vmapped_call_checks(VmapCheckContext{analysis, none, spec, reporter_, context_, true});
   }
-  std::unique_ptr<ir::Function> simple = simplify(fn);
-  std::optional<BatchingAnalysis> simple_analysis;
-  if (simple) simple_analysis.emplace(*simple, params, VmapLevels{}, lowering_);
-  const ir::Program program = simple ? emit_plain(*simple, name, *simple_analysis, reporter_)
-                                     : emit_plain(fn, name, analysis, reporter_);
-  for (const auto& h : program.helpers) helpers += emitter::print_function(h) + "\n";
-  return emitter::print_body(*program.entry.fn);
+  return on_simplified(fn, analysis, params, lowering_, [&](const ir::Function& f, const BatchingAnalysis& a) {
+    const ir::Program program = emit_plain(f, name, a, reporter_);
+    for (const auto& h : program.helpers) helpers += emitter::print_function(h) + "\n";
+    return emitter::print_body(*program.entry.fn);
+  });
 }
 
 // vmap(grad(f)), vmap(jvp(f)), vmap(jacrev(f)): the outer vmaps batch f's own code as they

@@ -26,9 +26,9 @@ using ir::StmtKind;
 bool pure_op(const Expr& e) {
   if (e.form != ir::CallForm::Free && e.form != ir::CallForm::Method && e.form != ir::CallForm::Operator) return false;
   if (e.op.empty() || e.op.back() == '_') return false;
-  // Ops with a batching rule of their own that still have effects: batch_norm updates the running
-  // statistics in training, attention draws its dropout, embedding's max_norm renormalizes rows.
-  if (e.op == "batch_norm" || e.op == "scaled_dot_product_attention" || e.op == "embedding") return false;
+  // Ops that write into arguments (templates/inplace.def's FG_WRITES: batch_norm's running
+  // statistics), and attention, the one op whose batching rule is not Random that draws (its dropout).
+  if (argument_writes(e.op) != nullptr || e.op == "scaled_dot_product_attention") return false;
   const OpRule rule = find_rule(e.op);
   return !rule.inplace && rule.rule != BatchRule::None && rule.rule != BatchRule::Random && rule.rule != BatchRule::Out;
 }
@@ -130,12 +130,13 @@ class Simplifier {
       if (!s->expr || s->kind == StmtKind::Return) continue;  // outputs are returned as computed
       // A local whose storage an output has (itself, a view or a copy of the handle) keeps its own
       // computation: equal outputs are distinct tensors (a caller may write one in place).
-      if (s->kind == StmtKind::Decl && outputs.count(s->var) != 0)
+      if (outputs.count(s->var) != 0)
         for (auto& a : s->expr->args) number(a);
       else
         number(s->expr);
-      // Tensors only: a scalar local may hold a converted value (a float of a double).
-      if (s->kind == StmtKind::Decl && s->expr->kind != ExprKind::VarRef && fn_.var(s->var).type == ir::Type::Tensor &&
+      // (Every other statement is a Decl: eligible.) Tensors only: a scalar local may hold a
+      // converted value (a float of a double).
+      if (s->expr->kind != ExprKind::VarRef && fn_.var(s->var).type == ir::Type::Tensor &&
           s->expr->type == ir::Type::Tensor) {
         const std::string k = key(*s->expr);
         if (!k.empty()) held_.emplace(k, s->var);
@@ -194,6 +195,7 @@ class Simplifier {
         removed = true;
         continue;
       }
+      if (!s.expr) continue;  // `return;`
       ir::for_each_expr(*s.expr, [&](const Expr& e) {
         if (e.kind == ExprKind::VarRef) live.insert(e.var);
         live.insert(e.reads.begin(), e.reads.end());

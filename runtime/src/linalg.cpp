@@ -45,8 +45,8 @@ constexpr size_t kMaxLanes = 64;  // elements in the widest vector of any target
 // C[r][g] (+)= dot(A row r, Bt row g) for R rows of A and G rows of Bt. Bt rows are zero-padded
 // to a whole number of vectors; A's tail is copied into a zero-padded buffer.
 template <int R, int G, class D, typename T = hn::TFromD<D>>
-HWY_INLINE void DotBlock(D d, const T* HWY_RESTRICT a, int64_t lda, const T* HWY_RESTRICT bt, int64_t ldbt, int64_t k,
-                         T* HWY_RESTRICT c, int64_t ldc, bool accumulate) {
+HWY_INLINE void DotBlock(D d, const T* HWY_RESTRICT a, int64_t lda, const T* HWY_RESTRICT bt,
+                         int64_t ldbt, int64_t k, T* HWY_RESTRICT c, int64_t ldc, bool accumulate) {
   using V = hn::Vec<D>;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   V s[R][G];
@@ -83,8 +83,8 @@ HWY_INLINE void DotBlock(D d, const T* HWY_RESTRICT a, int64_t lda, const T* HWY
 }
 
 template <int R, class D, typename T = hn::TFromD<D>>
-HWY_INLINE void DotRows(D d, const T* a, int64_t lda, const T* bt, int64_t ldbt, int64_t n, int64_t k, T* c,
-                        int64_t ldc, bool accumulate) {
+HWY_INLINE void DotRows(D d, const T* a, int64_t lda, const T* bt, int64_t ldbt, int64_t n,
+                        int64_t k, T* c, int64_t ldc, bool accumulate) {
   // Columns in groups of at most 6 (R x 6 accumulators stay in registers), sizes balanced.
   const int64_t groups = (n + 5) / 6;
   int64_t j = 0;
@@ -93,24 +93,12 @@ HWY_INLINE void DotRows(D d, const T* a, int64_t lda, const T* bt, int64_t ldbt,
     const T* b = bt + j * ldbt;
     T* cc = c + j;
     switch (g) {
-      case 1:
-        DotBlock<R, 1>(d, a, lda, b, ldbt, k, cc, ldc, accumulate);
-        break;
-      case 2:
-        DotBlock<R, 2>(d, a, lda, b, ldbt, k, cc, ldc, accumulate);
-        break;
-      case 3:
-        DotBlock<R, 3>(d, a, lda, b, ldbt, k, cc, ldc, accumulate);
-        break;
-      case 4:
-        DotBlock<R, 4>(d, a, lda, b, ldbt, k, cc, ldc, accumulate);
-        break;
-      case 5:
-        DotBlock<R, 5>(d, a, lda, b, ldbt, k, cc, ldc, accumulate);
-        break;
-      default:
-        DotBlock<R, 6>(d, a, lda, b, ldbt, k, cc, ldc, accumulate);
-        break;
+      case 1: DotBlock<R, 1>(d, a, lda, b, ldbt, k, cc, ldc, accumulate); break;
+      case 2: DotBlock<R, 2>(d, a, lda, b, ldbt, k, cc, ldc, accumulate); break;
+      case 3: DotBlock<R, 3>(d, a, lda, b, ldbt, k, cc, ldc, accumulate); break;
+      case 4: DotBlock<R, 4>(d, a, lda, b, ldbt, k, cc, ldc, accumulate); break;
+      case 5: DotBlock<R, 5>(d, a, lda, b, ldbt, k, cc, ldc, accumulate); break;
+      default: DotBlock<R, 6>(d, a, lda, b, ldbt, k, cc, ldc, accumulate); break;
     }
     j += g;
   }
@@ -119,20 +107,20 @@ HWY_INLINE void DotRows(D d, const T* a, int64_t lda, const T* bt, int64_t ldbt,
 // C[m, n] (+)= A[m, k] (row stride lda, unit column stride) @ Bt[n, k]^T, Bt's rows (stride ldbt)
 // zero-padded to a whole number of vectors.
 template <typename T>
-void NarrowGemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* bt, int64_t ldbt, T* c, int64_t ldc,
-                bool accumulate) {
+void NarrowGemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* bt, int64_t ldbt,
+                T* c, int64_t ldc, bool accumulate) {
   const hn::ScalableTag<T> d;
   int64_t i = 0;
   for (; i + 4 <= m; i += 4) DotRows<4>(d, a + i * lda, lda, bt, ldbt, n, k, c + i * ldc, ldc, accumulate);
   for (; i < m; ++i) DotRows<1>(d, a + i * lda, lda, bt, ldbt, n, k, c + i * ldc, ldc, accumulate);
 }
 
-void NarrowGemmF32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* bt, int64_t ldbt,
-                   float* c, int64_t ldc, bool accumulate) {
+void NarrowGemmF32(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* bt,
+                   int64_t ldbt, float* c, int64_t ldc, bool accumulate) {
   NarrowGemm<float>(m, n, k, a, lda, bt, ldbt, c, ldc, accumulate);
 }
-void NarrowGemmF64(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* bt, int64_t ldbt,
-                   double* c, int64_t ldc, bool accumulate) {
+void NarrowGemmF64(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* bt,
+                   int64_t ldbt, double* c, int64_t ldc, bool accumulate) {
   NarrowGemm<double>(m, n, k, a, lda, bt, ldbt, c, ldc, accumulate);
 }
 
@@ -255,12 +243,13 @@ struct Mat {
 
 void check_blas_dims(int64_t m, int64_t n, int64_t k, const char* op) {
   if (m > INT_MAX || n > INT_MAX || k > INT_MAX)
-    fail(op, "matrix dimensions ", m, " x ", k, " and ", k, " x ", n, " exceed the 32-bit BLAS interface");
+    fail(op, "matrix dimensions ", m, " x ", k, " and ", k, " x ", n,
+         " exceed the 32-bit BLAS interface");
 }
 
 template <typename T>
-void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const T* a, int lda, const T* b, int ldb,
-               T beta, T* c, int ldc) {
+void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const T* a, int lda,
+               const T* b, int ldb, T beta, T* c, int ldc) {
   if constexpr (std::is_same_v<T, float>)
     cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
   else
@@ -268,8 +257,8 @@ void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, cons
 }
 
 template <typename T>
-void blas_gemv(CBLAS_TRANSPOSE t, int rows, int cols, const T* a, int lda, const T* x, int incx, T beta, T* y,
-               int incy) {
+void blas_gemv(CBLAS_TRANSPOSE t, int rows, int cols, const T* a, int lda, const T* x, int incx,
+               T beta, T* y, int incy) {
   if constexpr (std::is_same_v<T, float>)
     cblas_sgemv(CblasRowMajor, t, rows, cols, 1.0f, a, lda, x, incx, beta, y, incy);
   else
@@ -301,7 +290,8 @@ void gemm_blas(int64_t m, int64_t n, int64_t k, Mat<T> A, Mat<T> B, T* C, int64_
   const int64_t a_row_inc = k == 1 ? 1 : A.cs;
   const int64_t b_col_inc = k == 1 ? 1 : B.rs;
   if (m == 1 && n == 1) {
-    const T d = blas_dot<T>(static_cast<int>(k), A.p, static_cast<int>(a_row_inc), B.p, static_cast<int>(b_col_inc));
+    const T d = blas_dot<T>(static_cast<int>(k), A.p, static_cast<int>(a_row_inc), B.p,
+                            static_cast<int>(b_col_inc));
     C[0] = accumulate ? C[0] + d : d;
   } else if (n == 1) {
     // y (m, step ldc) = A x, with x a column of B. Zeroed first: OpenBLAS's scal by beta = 0
@@ -309,30 +299,30 @@ void gemm_blas(int64_t m, int64_t n, int64_t k, Mat<T> A, Mat<T> B, T* C, int64_
     if (!accumulate)
       for (int64_t i = 0; i < m; ++i) C[i * ldc] = T(0);
     if (la.trans)
-      blas_gemv<T>(CblasTrans, static_cast<int>(k), static_cast<int>(m), A.p, static_cast<int>(la.ld), B.p,
-                   static_cast<int>(b_col_inc), T(1), C, static_cast<int>(ldc));
+      blas_gemv<T>(CblasTrans, static_cast<int>(k), static_cast<int>(m), A.p, static_cast<int>(la.ld),
+                   B.p, static_cast<int>(b_col_inc), T(1), C, static_cast<int>(ldc));
     else
-      blas_gemv<T>(CblasNoTrans, static_cast<int>(m), static_cast<int>(k), A.p, static_cast<int>(la.ld), B.p,
-                   static_cast<int>(b_col_inc), T(1), C, static_cast<int>(ldc));
+      blas_gemv<T>(CblasNoTrans, static_cast<int>(m), static_cast<int>(k), A.p, static_cast<int>(la.ld),
+                   B.p, static_cast<int>(b_col_inc), T(1), C, static_cast<int>(ldc));
   } else if (m == 1) {
     // y (n) = B^T a, with a the row of A.
     if (!accumulate) std::fill(C, C + n, T(0));
     if (lb.trans)
-      blas_gemv<T>(CblasNoTrans, static_cast<int>(n), static_cast<int>(k), B.p, static_cast<int>(lb.ld), A.p,
-                   static_cast<int>(a_row_inc), T(1), C, 1);
+      blas_gemv<T>(CblasNoTrans, static_cast<int>(n), static_cast<int>(k), B.p, static_cast<int>(lb.ld),
+                   A.p, static_cast<int>(a_row_inc), T(1), C, 1);
     else
-      blas_gemv<T>(CblasTrans, static_cast<int>(k), static_cast<int>(n), B.p, static_cast<int>(lb.ld), A.p,
-                   static_cast<int>(a_row_inc), T(1), C, 1);
+      blas_gemv<T>(CblasTrans, static_cast<int>(k), static_cast<int>(n), B.p, static_cast<int>(lb.ld),
+                   A.p, static_cast<int>(a_row_inc), T(1), C, 1);
   } else {
-    blas_gemm<T>(la.trans ? CblasTrans : CblasNoTrans, lb.trans ? CblasTrans : CblasNoTrans, static_cast<int>(m),
-                 static_cast<int>(n), static_cast<int>(k), A.p, static_cast<int>(la.ld), B.p, static_cast<int>(lb.ld),
-                 beta, C, static_cast<int>(ldc));
+    blas_gemm<T>(la.trans ? CblasTrans : CblasNoTrans, lb.trans ? CblasTrans : CblasNoTrans,
+                 static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), A.p,
+                 static_cast<int>(la.ld), B.p, static_cast<int>(lb.ld), beta, C, static_cast<int>(ldc));
   }
 }
 
 // The int64 product: any strides, exact integer arithmetic (wrapping on overflow, as torch).
-void gemm_loop(int64_t m, int64_t n, int64_t k, Mat<int64_t> A, Mat<int64_t> B, int64_t* C, int64_t ldc,
-               bool accumulate, bool parallel) {
+void gemm_loop(int64_t m, int64_t n, int64_t k, Mat<int64_t> A, Mat<int64_t> B, int64_t* C,
+               int64_t ldc, bool accumulate, bool parallel) {
   auto row = [&](int64_t i) {
     int64_t* c = C + i * ldc;
     if (!accumulate) std::fill(c, c + n, int64_t{0});
@@ -344,7 +334,8 @@ void gemm_loop(int64_t m, int64_t n, int64_t k, Mat<int64_t> A, Mat<int64_t> B, 
           c[j] = static_cast<int64_t>(static_cast<uint64_t>(c[j]) + a * static_cast<uint64_t>(b[j]));
       } else {
         for (int64_t j = 0; j < n; ++j)
-          c[j] = static_cast<int64_t>(static_cast<uint64_t>(c[j]) + a * static_cast<uint64_t>(b[j * B.cs]));
+          c[j] = static_cast<int64_t>(static_cast<uint64_t>(c[j]) +
+                                      a * static_cast<uint64_t>(b[j * B.cs]));
       }
     }
   };
@@ -388,12 +379,20 @@ std::vector<T> pack_transposed(int64_t k, int64_t n, Mat<T> B, int64_t* ldbt) {
 }
 
 template <typename T>
-void narrow_kernel(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* bt, int64_t ldbt, T* c,
-                   int64_t ldc, bool accumulate) {
+void narrow_kernel(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* bt, int64_t ldbt,
+                   T* c, int64_t ldc, bool accumulate) {
   if constexpr (std::is_same_v<T, float>)
     HWY_DYNAMIC_DISPATCH(linalg_kernels::NarrowGemmF32)(m, n, k, a, lda, bt, ldbt, c, ldc, accumulate);
   else
     HWY_DYNAMIC_DISPATCH(linalg_kernels::NarrowGemmF64)(m, n, k, a, lda, bt, ldbt, c, ldc, accumulate);
+}
+
+template <typename T>
+void outer_kernel(int64_t m, int64_t n, const T* a, int64_t as, const T* b, T* c, int64_t ldc, bool accumulate) {
+  if constexpr (std::is_same_v<T, float>)
+    HWY_DYNAMIC_DISPATCH(linalg_kernels::OuterF32)(m, n, a, as, b, c, ldc, accumulate);
+  else
+    HWY_DYNAMIC_DISPATCH(linalg_kernels::OuterF64)(m, n, a, as, b, c, ldc, accumulate);
 }
 
 // C (m x n, row stride ldc) (+)= A @ B through NarrowGemm; rows split over threads when
@@ -412,8 +411,7 @@ void narrow_gemm(int64_t m, int64_t n, int64_t k, Mat<T> A, Mat<T> B, T* C, int6
       // Row ranges on 4-row boundaries (the kernel's block).
       const int64_t r0 = m * t / threads / 4 * 4;
       const int64_t r1 = t == threads - 1 ? m : m * (t + 1) / threads / 4 * 4;
-      if (r1 > r0)
-        narrow_kernel<T>(r1 - r0, n, k, A.p + r0 * A.rs, A.rs, bt.data(), ldbt, C + r0 * ldc, ldc, accumulate);
+      if (r1 > r0) narrow_kernel<T>(r1 - r0, n, k, A.p + r0 * A.rs, A.rs, bt.data(), ldbt, C + r0 * ldc, ldc, accumulate);
     }
   } else {
     narrow_kernel<T>(m, n, k, A.p, A.rs, bt.data(), ldbt, C, ldc, accumulate);
@@ -436,8 +434,8 @@ bool own_sgemm() { return cpu::sgemm_preferred(); }
 
 // gemm_blas over the threads: the larger of m and n cut into one block per thread.
 template <typename T>
-void gemm_blas_parallel(int64_t m, int64_t n, int64_t k, Mat<T> A, Mat<T> B, T* C, int64_t ldc, bool accumulate,
-                        bool parallel) {
+void gemm_blas_parallel(int64_t m, int64_t n, int64_t k, Mat<T> A, Mat<T> B, T* C, int64_t ldc,
+                        bool accumulate, bool parallel) {
   const int threads = parallel ? available_threads() : 1;
   if constexpr (std::is_same_v<T, float>) {
     if (m > 1 && n > 1 && own_sgemm()) {
@@ -525,7 +523,9 @@ void matmul_core_t(Tensor A, Tensor B, IntArrayRef batch, T* C, bool accumulate,
   mat_strides(B, brs, bcs);
   // Products for fg::cpu::sgemm (see own_sgemm()), which takes any strides. Dispatched here, on
   // the calling thread: the first dispatched call picks the ISA, before any thread starts.
-  const bool own = std::is_same_v<T, float> && m > 1 && n > 1 && own_sgemm();
+  // (of m rows: a batch of vector-matrix products folds below into a product of nb rows)
+  auto own_for = [&](int64_t rows) { return std::is_same_v<T, float> && rows > 1 && n > 1 && own_sgemm(); };
+  const bool own = own_for(m);
   if constexpr (kBlas) {
     check_blas_dims(m, n, k, op);
     make_blas_single_threaded();
@@ -553,21 +553,10 @@ void matmul_core_t(Tensor A, Tensor B, IntArrayRef batch, T* C, bool accumulate,
       const T* a = A.template data_ptr<T>();
       const T* b = B.template data_ptr<T>();
       const int64_t mn = m * n;
-      auto item = [&](int64_t i) {
-        if constexpr (std::is_same_v<T, float>)
-          HWY_DYNAMIC_DISPATCH(linalg_kernels::OuterF32)
-          (m, n, a + offA[i], ars, b + offB[i], C + i * mn, n, accumulate);
-        else
-          HWY_DYNAMIC_DISPATCH(linalg_kernels::OuterF64)
-          (m, n, a + offA[i], ars, b + offB[i], C + i * mn, n, accumulate);
-      };
+      auto item = [&](int64_t i) { outer_kernel<T>(m, n, a + offA[i], ars, b + offB[i], C + i * mn, n, accumulate); };
       item(0);  // the first dispatched call picks the ISA, before any thread starts
-      if (nb > 1 && available_threads() > 1 && flops_of(m, n, nb) >= kParallelFlops) {
-#pragma omp parallel for schedule(static)
-        for (int64_t i = 1; i < nb; ++i) item(i);
-      } else {
-        for (int64_t i = 1; i < nb; ++i) item(i);
-      }
+#pragma omp parallel for schedule(static) if (nb > 1 && available_threads() > 1 && flops_of(m, n, nb) >= kParallelFlops)
+      for (int64_t i = 1; i < nb; ++i) item(i);
       return;
     }
   }
@@ -596,10 +585,7 @@ void matmul_core_t(Tensor A, Tensor B, IntArrayRef batch, T* C, bool accumulate,
       const T* a = A.template data_ptr<T>();
       const T* b = B.template data_ptr<T>();
       if constexpr (kBlas) {
-        // Which kernel suits the folded product: a batch of vector-matrix products (m = 1) folds
-        // into an [nb, k] @ [k, n] matrix product, which sgemm takes.
-        const bool own_folded = std::is_same_v<T, float> && M > 1 && n > 1 && own_sgemm();
-        if (narrow_applicable<T>(M, n, k, 1, own_folded)) {
+        if (narrow_applicable<T>(M, n, k, 1, own_for(M))) {
           narrow_gemm<T>(M, n, k, {a, R, 1}, {b, brs, bcs}, C, n, accumulate, true);
           return;
         }
@@ -636,8 +622,9 @@ void matmul_core_t(Tensor A, Tensor B, IntArrayRef batch, T* C, bool accumulate,
   // faster). fg::cpu::sgemm packs into per-thread buffers and takes no lock.
   const int threads = available_threads();
   const bool worth_threads = narrow || !kBlas || own || flops_of(m, n, k) >= kConcurrentBlasFlops;
-  const bool batch_parallel = nb > 1 && threads > 1 && worth_threads &&
-                              (nb >= 4 * threads || nb % threads == 0 || flops_of(m, n, k) < kParallelFlops);
+  const bool batch_parallel =
+      nb > 1 && threads > 1 && worth_threads &&
+      (nb >= 4 * threads || nb % threads == 0 || flops_of(m, n, k) < kParallelFlops);
   if (batch_parallel) {
     // The first dispatched kernel call picks the ISA: make it before the threads start.
     const int64_t first = narrow ? 1 : 0;
@@ -651,8 +638,8 @@ void matmul_core_t(Tensor A, Tensor B, IntArrayRef batch, T* C, bool accumulate,
 
 // C = A @ B (+ C), A [batchA..., m, k], B [batchB..., k, n], C contiguous holding
 // product(batch) * m * n elements of A's dtype. Shapes and dtypes are checked by the caller.
-void matmul_core(const Tensor& A, const Tensor& B, IntArrayRef batch, const Tensor& C, bool accumulate,
-                 const char* op) {
+void matmul_core(const Tensor& A, const Tensor& B, IntArrayRef batch, const Tensor& C,
+                 bool accumulate, const char* op) {
   if (!C.is_cpu()) {
     if (accumulate) fail(op, "internal error: accumulating products do not run on ", C.device());
     // One batch dim: operands whose batch dims are all 1 stay [1, r, c] (broadcast by the plan).
@@ -671,14 +658,10 @@ void matmul_core(const Tensor& A, const Tensor& B, IntArrayRef batch, const Tens
     return;
   }
   switch (A.dtype()) {
-    case kFloat:
-      return matmul_core_t<float>(A, B, batch, C.data_ptr<float>(), accumulate, op);
-    case kDouble:
-      return matmul_core_t<double>(A, B, batch, C.data_ptr<double>(), accumulate, op);
-    case kLong:
-      return matmul_core_t<int64_t>(A, B, batch, C.data_ptr<int64_t>(), accumulate, op);
-    case kBool:
-      break;
+    case kFloat: return matmul_core_t<float>(A, B, batch, C.data_ptr<float>(), accumulate, op);
+    case kDouble: return matmul_core_t<double>(A, B, batch, C.data_ptr<double>(), accumulate, op);
+    case kLong: return matmul_core_t<int64_t>(A, B, batch, C.data_ptr<int64_t>(), accumulate, op);
+    case kBool: break;
   }
   fail(op, "expected float32, float64 or int64 operands, got ", A.dtype());
 }
@@ -713,8 +696,8 @@ Tensor unsqueeze_view(const Tensor& x, int64_t dim) {
 // Whether `out` can receive the result directly: right shape and dtype, contiguous, and not
 // sharing memory with an input (which the product reads while writing).
 bool usable_out(const Tensor& out, IntArrayRef shape, ScalarType dtype, const Tensor& a, const Tensor& b) {
-  return out.defined() && out.is_cpu() && out.dtype() == dtype && out.sizes() == shape && out.is_contiguous() &&
-         !detail::shares_storage(out, a) && !detail::shares_storage(out, b);
+  return out.defined() && out.is_cpu() && out.dtype() == dtype && out.sizes() == shape &&
+         out.is_contiguous() && !detail::shares_storage(out, a) && !detail::shares_storage(out, b);
 }
 
 // The shared implementation of matmul and matmul_out (out may be null).
@@ -739,8 +722,8 @@ Tensor matmul_impl(const Tensor& self, const Tensor& other, Tensor* out, const c
     const int64_t x = i < nbatch - batch_a.size() ? 1 : batch_a[i - (nbatch - batch_a.size())];
     const int64_t y = i < nbatch - batch_b.size() ? 1 : batch_b[i - (nbatch - batch_b.size())];
     if (x != y && x != 1 && y != 1)
-      fail(op, "batch dimensions ", IntArrayRef(batch_a), " and ", IntArrayRef(batch_b), " of shapes ", self.sizes(),
-           " and ", other.sizes(), " cannot be broadcast (", x, " != ", y, " at dim ", i, ")");
+      fail(op, "batch dimensions ", IntArrayRef(batch_a), " and ", IntArrayRef(batch_b), " of shapes ",
+           self.sizes(), " and ", other.sizes(), " cannot be broadcast (", x, " != ", y, " at dim ", i, ")");
     batch[i] = x == 1 ? y : x;
   }
   std::vector<int64_t> shape = batch;
@@ -796,14 +779,16 @@ template void gemm_prepare<float>();
 template void gemm_prepare<double>();
 template void gemm<float>(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, const float*, int64_t, int64_t,
                           float*, int64_t, bool, bool);
-template void gemm<double>(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, const double*, int64_t, int64_t,
-                           double*, int64_t, bool, bool);
+template void gemm<double>(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, const double*, int64_t,
+                           int64_t, double*, int64_t, bool, bool);
 
 }  // namespace detail
 
 // ------------------------------------------------------------------------------ public API
 
-Tensor matmul(const Tensor& self, const Tensor& other) { return matmul_impl(self, other, nullptr, "matmul"); }
+Tensor matmul(const Tensor& self, const Tensor& other) {
+  return matmul_impl(self, other, nullptr, "matmul");
+}
 
 Tensor& matmul_out(Tensor& out, const Tensor& self, const Tensor& other) {
   detail::check_defined(out, "matmul_out", "out");
@@ -814,7 +799,8 @@ Tensor& matmul_out(Tensor& out, const Tensor& self, const Tensor& other) {
 namespace {
 void check_mm(const Tensor& self, const Tensor& mat2, const char* op) {
   check_operands(self, mat2, op);
-  if (self.dim() != 2 || mat2.dim() != 2) fail(op, "expected 2-D tensors, got ", self.sizes(), " and ", mat2.sizes());
+  if (self.dim() != 2 || mat2.dim() != 2)
+    fail(op, "expected 2-D tensors, got ", self.sizes(), " and ", mat2.sizes());
   check_dtypes(self, mat2, op);
   if (self.sizes()[1] != mat2.sizes()[0]) fail_inner(self, mat2, self.sizes()[1], mat2.sizes()[0], op);
 }
@@ -844,10 +830,12 @@ Tensor& mm_out(Tensor& out, const Tensor& self, const Tensor& mat2) {
 Tensor bmm(const Tensor& self, const Tensor& mat2) {
   const char* op = "bmm";
   check_operands(self, mat2, op);
-  if (self.dim() != 3 || mat2.dim() != 3) fail(op, "expected 3-D tensors, got ", self.sizes(), " and ", mat2.sizes());
+  if (self.dim() != 3 || mat2.dim() != 3)
+    fail(op, "expected 3-D tensors, got ", self.sizes(), " and ", mat2.sizes());
   check_dtypes(self, mat2, op);
   const auto as = self.sizes(), bs = mat2.sizes();
-  if (as[0] != bs[0]) fail(op, "batch sizes of ", as, " and ", bs, " differ (", as[0], " != ", bs[0], ")");
+  if (as[0] != bs[0])
+    fail(op, "batch sizes of ", as, " and ", bs, " differ (", as[0], " != ", bs[0], ")");
   if (as[2] != bs[1]) fail_inner(self, mat2, as[2], bs[1], op);
   const std::vector<int64_t> shape{as[0], as[1], bs[2]}, batch{as[0]};
   Tensor C = empty(shape, self.options());
@@ -871,7 +859,8 @@ Tensor mv(const Tensor& self, const Tensor& vec) {
 Tensor dot(const Tensor& self, const Tensor& other) {
   const char* op = "dot";
   check_operands(self, other, op);
-  if (self.dim() != 1 || other.dim() != 1) fail(op, "expected 1-D tensors, got ", self.sizes(), " and ", other.sizes());
+  if (self.dim() != 1 || other.dim() != 1)
+    fail(op, "expected 1-D tensors, got ", self.sizes(), " and ", other.sizes());
   check_dtypes(self, other, op);
   if (self.sizes()[0] != other.sizes()[0]) fail_inner(self, other, self.sizes()[0], other.sizes()[0], op);
   Tensor C = empty({}, self.options());
@@ -882,7 +871,8 @@ Tensor dot(const Tensor& self, const Tensor& other) {
 Tensor outer(const Tensor& self, const Tensor& vec2) {
   const char* op = "outer";
   check_operands(self, vec2, op);
-  if (self.dim() != 1 || vec2.dim() != 1) fail(op, "expected 1-D tensors, got ", self.sizes(), " and ", vec2.sizes());
+  if (self.dim() != 1 || vec2.dim() != 1)
+    fail(op, "expected 1-D tensors, got ", self.sizes(), " and ", vec2.sizes());
   // As torch: an element-wise product with broadcasting, so dtypes promote and bool works.
   return mul(unsqueeze_view(self, 1), unsqueeze_view(vec2, 0));
 }
@@ -894,17 +884,20 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
   const bool has_bias = bias.has_value() && bias->defined();
   const Device device = detail::common_device({&input, &weight, has_bias ? &*bias : &weight}, op);
   if (input.dim() == 0) fail(op, "expected an input of at least 1 dimension, got shape []");
-  if (weight.dim() != 1 && weight.dim() != 2) fail(op, "expected a 1-D or 2-D weight, got shape ", weight.sizes());
+  if (weight.dim() != 1 && weight.dim() != 2)
+    fail(op, "expected a 1-D or 2-D weight, got shape ", weight.sizes());
   if (input.dtype() != weight.dtype())
-    fail(op, "expected input and weight to have the same dtype, got ", input.dtype(), " and ", weight.dtype());
+    fail(op, "expected input and weight to have the same dtype, got ", input.dtype(), " and ",
+         weight.dtype());
   if (input.dtype() == kBool) fail(op, "expected float32, float64 or int64 operands, got bool");
   if (has_bias && bias->dtype() != input.dtype())
-    fail(op, "expected bias to have the dtype of input and weight (", input.dtype(), "), got ", bias->dtype());
+    fail(op, "expected bias to have the dtype of input and weight (", input.dtype(), "), got ",
+         bias->dtype());
   const int64_t in_features = weight.sizes()[weight.dim() - 1];
   const int64_t k = input.sizes()[input.dim() - 1];
   if (k != in_features)
-    fail(op, "input of shape ", input.sizes(), " has ", k, " features but weight of shape ", weight.sizes(),
-         " expects ", in_features);
+    fail(op, "input of shape ", input.sizes(), " has ", k, " features but weight of shape ",
+         weight.sizes(), " expects ", in_features);
   if (weight.dim() == 1) {
     Tensor r = matmul(input, weight);
     return has_bias ? add(r, *bias) : r;
@@ -913,9 +906,10 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
   if (!device.is_cpu()) return has_bias ? add(matmul(input, weight.t()), *bias) : matmul(input, weight.t());
   const int64_t out_features = weight.sizes()[0];
   // weight.T as a view: BLAS reads it transposed, no copy.
-  const Tensor wt = detail::make_view(weight, {in_features, out_features}, {weight.strides()[1], weight.strides()[0]},
-                                      weight.storage_offset());
-  const bool fused_bias = has_bias && bias->dim() <= 1 && (bias->numel() == out_features || bias->numel() == 1);
+  const Tensor wt = detail::make_view(weight, {in_features, out_features},
+                                      {weight.strides()[1], weight.strides()[0]}, weight.storage_offset());
+  const bool fused_bias = has_bias && bias->dim() <= 1 &&
+                          (bias->numel() == out_features || bias->numel() == 1);
   if (has_bias && !fused_bias) return add(matmul(input, wt), *bias);
   const Tensor A = input.dim() == 1 ? unsqueeze_view(input, 0) : input;
   const auto as = A.sizes();

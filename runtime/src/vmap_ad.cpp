@@ -170,19 +170,16 @@ Batched add_gradients(const Batched& self, const Batched& other, Levels all, con
 
 Batched slice_backward(const Batched& g, IntArrayRef sizes, int64_t dim, std::optional<int64_t> start,
                        std::optional<int64_t> end, int64_t step) {
-  return write_into_zeros(g, sizes,
-                          [&](const Tensor& out, int64_t n) { return out.slice(vmap::dim(dim, n), start, end, step); });
+  return write_into_zeros(g, sizes, [&](const Tensor& out, int64_t n) { return out.slice(vmap::dim(dim, n), start, end, step); });
 }
 
 Batched narrow_backward(const Batched& g, IntArrayRef sizes, int64_t dim, int64_t start, int64_t length) {
-  return write_into_zeros(g, sizes,
-                          [&](const Tensor& out, int64_t n) { return out.narrow(vmap::dim(dim, n), start, length); });
+  return write_into_zeros(g, sizes, [&](const Tensor& out, int64_t n) { return out.narrow(vmap::dim(dim, n), start, length); });
 }
 
 Batched diagonal_backward(const Batched& g, IntArrayRef sizes, int64_t offset, int64_t dim1, int64_t dim2) {
-  return write_into_zeros(g, sizes, [&](const Tensor& out, int64_t n) {
-    return out.diagonal(offset, vmap::dim(dim1, n), vmap::dim(dim2, n));
-  });
+  return write_into_zeros(
+      g, sizes, [&](const Tensor& out, int64_t n) { return out.diagonal(offset, vmap::dim(dim1, n), vmap::dim(dim2, n)); });
 }
 
 Batched index_select_backward(const Batched& g, IntArrayRef sizes, int64_t dim, const Batched& index) {
@@ -210,13 +207,13 @@ Batched nll_loss_backward(const Batched& g, const Batched& input, const Batched&
   const std::vector<int64_t> bs = union_sizes({&g, &input, &target, &weight}, all);
   const auto full = [&](const Batched& x) { return materialize(x.value, x.levels, all, bs); };
   const Tensor w = has_weight ? full(weight) : Tensor();
-  return {detail::nll_loss_backward(full(g), with_batch(bs, logical_sizes(input.value, nb(input))), input.value.dtype(),
-                                    full(target), w, reduction, ignore_index, nbatch(all)),
+  return {detail::nll_loss_backward(full(g), with_batch(bs, logical_sizes(input.value, nb(input))),
+                                    input.value.dtype(), full(target), w, reduction, ignore_index, nbatch(all)),
           all};
 }
 
-Batched nll_loss_backward(const Batched& g, const Batched& input, const Batched& target, NoTensor, Reduction reduction,
-                          int64_t ignore_index) {
+Batched nll_loss_backward(const Batched& g, const Batched& input, const Batched& target, NoTensor,
+                          Reduction reduction, int64_t ignore_index) {
   return nll_loss_backward(g, input, target, Batched{}, reduction, ignore_index);
 }
 
@@ -224,24 +221,35 @@ Batched nll_loss_backward(const Batched& g, const Batched& input, const Batched&
 
 namespace {
 
-// The level of a basis (batched at exactly one level) and its logical shape.
+// The level of a basis (batched at exactly one level).
 int basis_level(const Batched& basis, const char* fn) {
   if (nbatch(basis.levels) != 1) fg::detail::fail(fn, "internal error: the basis is batched at levels ", basis.levels);
   return __builtin_ctz(basis.levels);
 }
 
-// The standard basis `basis` stands for, formed: [n, sizes...] at its level.
-Batched dense_basis(const Batched& basis) {
-  return {fg::ad::basis(basis.value, logical_sizes(basis.value, 1)), basis.levels};
-}
-
-// Whether (basis * scale) is diag(scale) over a vector basis of n elements in other's dtype: scale
-// (when given) broadcasts to [n] without growing it.
-bool diagonal(const Batched& basis, const Batched* scale, const Batched& other) {
-  if (rank(basis) != 1 || other.value.dtype() != basis.value.dtype()) return false;
+// Whether the rows of the product can come from the operands: (basis * scale) is diag(scale) over
+// a vector basis of n elements in other's dtype (scale, when given, broadcasts to [n] without
+// growing it), and neither operand is batched at the basis's own level (a random draw per basis
+// vector under randomness='different' is), so that each holds one value for every basis vector.
+bool diagonal(const Batched& basis, const Batched* scale, const Batched& other, int level) {
+  const Levels l = other.levels | (scale != nullptr ? scale->levels : 0u);
+  if ((l & (1u << level)) != 0 || rank(basis) != 1 || other.value.dtype() != basis.value.dtype()) return false;
+  if (rank(other) != 1 && rank(other) != 2) return false;
   if (scale == nullptr) return true;
   if (scale->value.dtype() != basis.value.dtype() || rank(*scale) > 1) return false;
   return rank(*scale) == 0 || scale->value.size(-1) == 1 || scale->value.size(-1) == basis.value.size(-1);
+}
+
+// a * b, batched at both operands' levels.
+Batched mul(const Batched& a, const Batched& b) {
+  const auto [x, y] = align({a, b});
+  return {fg::mul(x, y), a.levels | b.levels};
+}
+
+// The standard basis `basis` stands for, formed ([n, sizes...] at its level), times the scale.
+Batched formed(const Batched& basis, const Batched* scale) {
+  const Batched b{fg::ad::basis(basis.value, logical_sizes(basis.value, 1)), basis.levels};
+  return scale == nullptr ? b : mul(b, *scale);
 }
 
 // A copy of x in x's own memory order: a permuted view of contiguous memory (a weight's
@@ -268,11 +276,6 @@ Batched as_rows(const Batched& rows, int level, bool fresh) {
   return {fresh ? moved : copy_in_layout(moved), rows.levels | (1u << level)};
 }
 
-Batched mul(const Batched& a, const Batched& b) {
-  const auto [x, y] = align({a, b});
-  return {fg::mul(x, y), a.levels | b.levels};
-}
-
 // Rows of matmul(diag(scale) or I, other), other [n] or [n, m].
 Batched diagonal_rows(const Batched* scale, const Batched& other, int level) {
   if (scale == nullptr) return as_rows(other, level, false);
@@ -280,35 +283,21 @@ Batched diagonal_rows(const Batched* scale, const Batched& other, int level) {
   return as_rows(mul(s, other), level, true);
 }
 
-// Whether the rows can come from the operands: neither is batched at the basis's level itself (a
-// random draw per basis vector under randomness='different' is), so that each holds one value for
-// every basis vector.
-bool shared_by_rows(const Batched& other, const Batched* scale, int level) {
-  const Levels l = other.levels | (scale != nullptr ? scale->levels : 0u);
-  return (l & (1u << level)) == 0;
-}
-
 Batched basis_product(const Batched& basis, const Batched* scale, const Batched& other, const char* fn) {
   const int level = basis_level(basis, fn);
-  const int64_t n = basis.value.size(-1);
-  if (shared_by_rows(other, scale, level) && diagonal(basis, scale, other) && (rank(other) == 1 || rank(other) == 2) &&
-      logical_sizes(other.value, nb(other))[0] == n)
+  if (diagonal(basis, scale, other, level) && logical_sizes(other.value, nb(other))[0] == basis.value.size(-1))
     return diagonal_rows(scale, other, level);
-  const Batched b = scale == nullptr ? dense_basis(basis) : mul(dense_basis(basis), *scale);
-  return fg::vmap::matmul(b, other);
+  return fg::vmap::matmul(formed(basis, scale), other);
 }
 
 // Rows of matmul(other, diag(scale) or I), other [n] or [m, n]: column k of other, scaled.
 Batched product_basis(const Batched& other, const Batched& basis, const Batched* scale, const char* fn) {
   const int level = basis_level(basis, fn);
-  const int64_t n = basis.value.size(-1);
-  if (shared_by_rows(other, scale, level) && diagonal(basis, scale, other) && (rank(other) == 1 || rank(other) == 2) &&
-      other.value.size(-1) == n) {
+  if (diagonal(basis, scale, other, level) && other.value.size(-1) == basis.value.size(-1)) {
     const Batched scaled = scale == nullptr ? other : mul(other, *scale);
     return as_rows(rank(other) == 2 ? transpose_last(scaled) : scaled, level, scale != nullptr);
   }
-  const Batched b = scale == nullptr ? dense_basis(basis) : mul(dense_basis(basis), *scale);
-  return fg::vmap::matmul(other, b);
+  return fg::vmap::matmul(other, formed(basis, scale));
 }
 
 }  // namespace

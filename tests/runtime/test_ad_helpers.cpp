@@ -47,12 +47,8 @@ TEST(SliceBackward, MatchesReference) {
     std::optional<int64_t> start, end;
     int64_t step;
   };
-  const std::vector<Bounds> cases = {{std::nullopt, std::nullopt, 1},
-                                     {1, 3, 1},
-                                     {0, std::nullopt, 2},
-                                     {-3, std::nullopt, 1},
-                                     {1, -1, 2},
-                                     {-100, 100, 3},
+  const std::vector<Bounds> cases = {{std::nullopt, std::nullopt, 1}, {1, 3, 1}, {0, std::nullopt, 2},
+                                     {-3, std::nullopt, 1},           {1, -1, 2}, {-100, 100, 3},
                                      {3, 2, 1}};
   for (fg::ScalarType dt : kFloating)
     for (Layout layout : kGradLayouts)
@@ -149,10 +145,11 @@ TEST(IndexSelectBackward, MatchesReferenceAndAccumulatesRepeats) {
     for (Layout layout : kGradLayouts)
       for (int64_t dim = -3; dim < 3; ++dim) {
         const int64_t d = ref::wrap(dim, 3);
-        for (const std::vector<int64_t>& index : {std::vector<int64_t>{}, std::vector<int64_t>{1},
-                                                  std::vector<int64_t>{2, 0, 2, 2}, std::vector<int64_t>{0, 1, 2}}) {
-          SCOPED_TRACE(std::string(fg::toString(dt)) + " " + ref::layout_name(layout) + " dim " + std::to_string(dim) +
-                       " index of " + std::to_string(index.size()));
+        for (const std::vector<int64_t>& index :
+             {std::vector<int64_t>{}, std::vector<int64_t>{1}, std::vector<int64_t>{2, 0, 2, 2},
+              std::vector<int64_t>{0, 1, 2}}) {
+          SCOPED_TRACE(std::string(fg::toString(dt)) + " " + ref::layout_name(layout) + " dim " +
+                       std::to_string(dim) + " index of " + std::to_string(index.size()));
           Shape gshape = sizes;
           gshape[d] = static_cast<int64_t>(index.size());
           const Grad g = random_grad(gshape, dt, layout, rng);
@@ -326,23 +323,18 @@ TEST(BatchedAdHelpers, ViewBackwardsAreTheLoop) {
   for (Levels m : kMasks) {
     SCOPED_TRACE("levels " + std::to_string(m));
     const Batched gs = rnd(m, {4, 2, 3});
-    expect_loop(
-        {gs}, [&] { return fg::vmap::ad::slice_backward(gs, sizes, 1, 1, std::nullopt, 2); },
-        [&](const std::vector<Tensor>& v) { return fg::ad::slice_backward(v[0], sizes, 1, 1, std::nullopt, 2); });
-    expect_loop(
-        {gs}, [&] { return fg::vmap::ad::slice_backward(gs, sizes, -2, -4, -2, 1); },
-        [&](const std::vector<Tensor>& v) { return fg::ad::slice_backward(v[0], sizes, -2, -4, -2, 1); });
-    expect_loop(
-        {gs}, [&] { return fg::vmap::ad::narrow_backward(gs, sizes, -2, -3, 2); },
-        [&](const std::vector<Tensor>& v) { return fg::ad::narrow_backward(v[0], sizes, -2, -3, 2); });
+    expect_loop({gs}, [&] { return fg::vmap::ad::slice_backward(gs, sizes, 1, 1, std::nullopt, 2); },
+                [&](const std::vector<Tensor>& v) { return fg::ad::slice_backward(v[0], sizes, 1, 1, std::nullopt, 2); });
+    expect_loop({gs}, [&] { return fg::vmap::ad::slice_backward(gs, sizes, -2, -4, -2, 1); },
+                [&](const std::vector<Tensor>& v) { return fg::ad::slice_backward(v[0], sizes, -2, -4, -2, 1); });
+    expect_loop({gs}, [&] { return fg::vmap::ad::narrow_backward(gs, sizes, -2, -3, 2); },
+                [&](const std::vector<Tensor>& v) { return fg::ad::narrow_backward(v[0], sizes, -2, -3, 2); });
     const Batched gd = rnd(m, {5, 2});
-    expect_loop(
-        {gd}, [&] { return fg::vmap::ad::diagonal_backward(gd, sizes, 1, 0, 2); },
-        [&](const std::vector<Tensor>& v) { return fg::ad::diagonal_backward(v[0], sizes, 1, 0, 2); });
+    expect_loop({gd}, [&] { return fg::vmap::ad::diagonal_backward(gd, sizes, 1, 0, 2); },
+                [&](const std::vector<Tensor>& v) { return fg::ad::diagonal_backward(v[0], sizes, 1, 0, 2); });
     const Batched gn = rnd(m, {5, 2});
-    expect_loop(
-        {gn}, [&] { return fg::vmap::ad::diagonal_backward(gn, sizes, -1, -1, -3); },
-        [&](const std::vector<Tensor>& v) { return fg::ad::diagonal_backward(v[0], sizes, -1, -1, -3); });
+    expect_loop({gn}, [&] { return fg::vmap::ad::diagonal_backward(gn, sizes, -1, -1, -3); },
+                [&](const std::vector<Tensor>& v) { return fg::ad::diagonal_backward(v[0], sizes, -1, -1, -3); });
   }
 }
 
@@ -359,9 +351,8 @@ TEST(BatchedAdHelpers, IndexSelectBackwardIsTheLoop) {
         Shape gshape = sizes;
         gshape[d] = 4;
         const Batched g = rnd(gm, gshape);
-        expect_loop(
-            {g, index}, [&] { return fg::vmap::ad::index_select_backward(g, sizes, dim, index); },
-            [&](const std::vector<Tensor>& v) { return fg::ad::index_select_backward(v[0], sizes, dim, v[1]); });
+        expect_loop({g, index}, [&] { return fg::vmap::ad::index_select_backward(g, sizes, dim, index); },
+                    [&](const std::vector<Tensor>& v) { return fg::ad::index_select_backward(v[0], sizes, dim, v[1]); });
       }
 }
 
@@ -387,8 +378,8 @@ TEST(BatchedAdHelpers, NllLossBackwardIsTheLoop) {
                 const Batched input = rnd(xm, input_shape);
                 // Class 4 is ignored where it is drawn.
                 const Batched target{randint(5, physical(tm, tshape)), tm};
-                const Batched weight =
-                    with_weight ? Batched{fg::rand(physical(wm, {5}), fg::kDouble) + 0.5, wm} : Batched{};
+                const Batched weight = with_weight ? Batched{fg::rand(physical(wm, {5}), fg::kDouble) + 0.5, wm}
+                                                   : Batched{};
                 std::vector<Batched> ops{g, input, target};
                 if (with_weight) ops.push_back(weight);
                 expect_loop(

@@ -605,6 +605,12 @@ class AdEmitter {
     return out;
   }
 
+  // What makes the basis a wrapper passes: the basis itself, or, where the function it is mapped
+  // over reads only its shape (structured_basis.h), a placeholder of that shape.
+  static std::string basis_factory(bool structured) {
+    return structured ? "fg::ad::basis_placeholder" : "fg::ad::basis";
+  }
+
   // A level over the standard basis: parameter `mapped` at dim 0, every output at out_dim.
   VmapLevel basis_level(const Link& l, const ir::Function& g, int mapped, int64_t out_dim) {
     VmapLevel level;
@@ -860,8 +866,8 @@ class AdEmitter {
     d += "  const auto forward__ = " + first + "(" + param_list(*s.first) + ");\n";  // "__": see the vjp wrapper
     d += "  const fg::Tensor& out__ = std::get<0>(forward__);\n";
     const std::string kk = std::to_string(k);
-    d += "  const fg::Tensor basis__ = fg::ad::" + std::string(structured ? "basis_placeholder" : "basis") +
-         "(out__, fg::vmap::logical_sizes(out__, " + kk + "));\n";
+    d += "  const fg::Tensor basis__ = " + basis_factory(structured) + "(out__, fg::vmap::logical_sizes(out__, " + kk +
+         "));\n";
     std::vector<std::string> args;
     for (size_t p = 0; p < s.residuals.size(); ++p) args.push_back("std::get<" + std::to_string(noutputs + p) + ">(forward__)");
     args.push_back("basis__");
@@ -934,8 +940,7 @@ class AdEmitter {
     }
     like = "shape" + as;
     d += "  const fg::IntArrayRef shape" + as + " = " + logical + ".sizes();\n";
-    d += "  const fg::Tensor basis" + as + " = fg::ad::" + (structured ? "basis_placeholder" : "basis") + "(" + x.name +
-         ", shape" + as + ");\n";
+    d += "  const fg::Tensor basis" + as + " = " + basis_factory(structured) + "(" + x.name + ", shape" + as + ");\n";
     return d;
   }
 

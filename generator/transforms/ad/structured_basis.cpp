@@ -3,7 +3,6 @@
 // and which depend on it at all (a product's rows).
 #include "transforms/ad/structured_basis.h"
 
-#include <map>
 #include <set>
 
 #include "ir/build.h"
@@ -50,7 +49,7 @@ bool is_call(const Expr& e, const char* op) {
 class Rewriter {
  public:
   Rewriter(ir::Function& fn, int basis, const OpResolver& resolver) : fn_(fn), basis_(basis), resolver_(resolver) {
-    diagonal_[basis] = false;
+    structured_.insert(basis);
     tainted_.insert(basis);
   }
 
@@ -62,7 +61,7 @@ class Rewriter {
 
  private:
   // The basis or a diagonal of it, read where a product's operand goes.
-  bool is_structured(const Expr& e) const { return e.kind == ExprKind::VarRef && diagonal_.count(e.var) != 0; }
+  bool is_structured(const Expr& e) const { return e.kind == ExprKind::VarRef && structured_.count(e.var) != 0; }
   bool is_free(const Expr& e) const {
     std::set<int> r;
     add_reads(e, r);
@@ -84,11 +83,11 @@ class Rewriter {
     effects(s, reads, writes);
     bool reads_tainted = false;
     for (int v : reads) {
-      if (diagonal_.count(v) != 0) return false;  // used some other way: the basis would be formed
+      if (structured_.count(v) != 0) return false;  // used some other way: the basis would be formed
       reads_tainted |= tainted_.count(v) != 0;
     }
     for (int v : writes) {
-      if (diagonal_.count(v) != 0) return false;
+      if (structured_.count(v) != 0) return false;
       if (reads_tainted) tainted_.insert(v);
     }
     return true;
@@ -103,7 +102,7 @@ class Rewriter {
     const int of = e.args[static_cast<size_t>(side)]->var;
     if (of == basis_) s.expr = std::move(e.args[static_cast<size_t>(1 - side)]);  // the scale alone
     // (of a diagonal: d's scale is of's scale * v, which the statement computes as it stands)
-    diagonal_[s.var] = true;
+    structured_.insert(s.var);
     tainted_.insert(s.var);
     s.comment = "the basis times this: a diagonal, never formed";
     return true;
@@ -134,8 +133,8 @@ class Rewriter {
   ir::Function& fn_;
   const int basis_;
   const OpResolver& resolver_;
-  std::map<int, bool> diagonal_;  // the basis (false) and its diagonals (true)
-  std::set<int> tainted_;         // locals whose value depends on the basis
+  std::set<int> structured_;  // the basis and its diagonals
+  std::set<int> tainted_;     // locals whose value depends on the basis
 };
 
 }  // namespace

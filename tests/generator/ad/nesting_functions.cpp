@@ -24,9 +24,7 @@ FUNCGEN("g_grad = grad(g, argnums=(0, 1))")
 FUNCGEN("g_jacrev_jacrev = jacrev(jacrev(g))")
 FUNCGEN("g_batched_hessian = vmap(hessian(g), in_dims=(0, None))")
 FUNCGEN("g_hvp = jvp(grad(g))")
-fg::Tensor g(const fg::Tensor& x, const fg::Tensor& w) {
-  return (x.matmul(w).tanh() * x.sum()).sum() + (x * x * x).sum();
-}
+fg::Tensor g(const fg::Tensor& x, const fg::Tensor& w) { return (x.matmul(w).tanh() * x.sum()).sum() + (x * x * x).sum(); }
 
 // vmap inside the derivative transforms: w is shared by the batch, so its derivative sums over it.
 FUNCGEN("h_batched = vmap(h, in_dims=(0, None))")

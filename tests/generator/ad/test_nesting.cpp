@@ -52,8 +52,7 @@ T numeric_directional(const Fn& fn, const T& x, const T& v) {
 void expect_close(const T& actual, const T& expected, double tolerance, const char* what) {
   ASSERT_EQ(actual.sizes(), expected.sizes()) << what;
   EXPECT_TRUE(fg::allclose(actual, expected, tolerance, tolerance)) << what << "\nactual\n"
-                                                                    << actual << "\nexpected\n"
-                                                                    << expected;
+                                                                     << actual << "\nexpected\n" << expected;
 }
 
 constexpr double kNumeric = 1e-5;  // against finite differences
@@ -90,8 +89,7 @@ TEST_F(Nesting, VmapOfJacrevOfJacrevIsTheLoopOfIt) {
   const T batch = rand64({3, 4}) * 0.7;
   const T all = nest::f_batched_jacrev_jacrev(batch);
   ASSERT_EQ(all.sizes(), (std::vector<int64_t>{3, 4, 4, 4}));
-  for (int64_t b = 0; b < 3; ++b)
-    expect_close(all.select(0, b), nest::f_jacrev_jacrev(batch.select(0, b)), kExact, "row");
+  for (int64_t b = 0; b < 3; ++b) expect_close(all.select(0, b), nest::f_jacrev_jacrev(batch.select(0, b)), kExact, "row");
   // chunk_size on the inner jacrev too (its vmap over the basis runs 3 or 2 rows of 4 at a time)
   expect_close(nest::f_batched_chunked(batch), all, kExact, "vmap(jacrev(jacrev(f, chunk_size=2)))");
 }
@@ -152,9 +150,7 @@ TEST_F(Nesting, JvpAndVjpOfAVmap) {
   const T xs = rand64({3, 4}), w = rand64({4, 2}), txs = rand64({3, 4}), tw = rand64({4, 2});
   const auto [out, tangent] = nest::h_jvp_vmap(xs, w, txs, tw);
   expect_close(out, nest::h_batched(xs, w), kExact, "primal");
-  const auto along = [&](const T& s) {
-    return nest::h_batched(xs + txs * s.item<double>(), w + tw * s.item<double>());
-  };
+  const auto along = [&](const T& s) { return nest::h_batched(xs + txs * s.item<double>(), w + tw * s.item<double>()); };
   const auto zero = fg::zeros({}, fg::kDouble);
   expect_close(tangent, numeric_directional(along, zero, fg::ones({}, fg::kDouble)), kNumeric, "tangent");
   const auto [value, pullback] = nest::h_vjp_vmap(xs, w);
@@ -211,10 +207,8 @@ TEST_F(Nesting, RandomnessOfAVmapInsideDerivatives) {
     expect_close(tangent, out / x.tan() * t, kExact, "jvp(vmap(f, randomness)) on the same draw");
     const T z = out / x.sin();
     const double spread = (z - z.select(0, 0)).abs().max().item<double>();
-    if (same)
-      EXPECT_LT(spread, kExact) << "randomness='same' shares one draw";
-    else
-      EXPECT_GT(spread, 1e-3) << "randomness='different' draws per example";
+    if (same) EXPECT_LT(spread, kExact) << "randomness='same' shares one draw";
+    else EXPECT_GT(spread, 1e-3) << "randomness='different' draws per example";
   }
   const auto [out, pullback] = nest::scaled_vjp_different(x);
   const T ct = rand64({4, 3});
