@@ -233,6 +233,7 @@ std::optional<Pipeline::Transformed> Pipeline::transform(const AnnotatedSpec& sp
     stages.plain = [&](const ir::Function& f, const std::string& n, size_t link, std::string& helpers) {
       return plain_stage(spec, f, n, chain_text(chain, link), helpers);
     };
+    stages.optimize = optimize_;
     // What goes wrong in code AD made has no place in the source: it is reported at the spec.
     Reporter::Context at_spec(reporter_, spec.location, "");
     AnnotatedSpec named = spec;  // a structured spec's flat function: structures::flat_name
@@ -265,11 +266,11 @@ bool Pipeline::too_large(const AnnotatedSpec& spec, const GeneratedFunction& g) 
 
 namespace {
 // `emit(f, analysis of f)` on fn simplified (transforms/simplify.h), after the checks have seen fn
-// as written, or on fn itself where simplifying changes nothing.
+// as written, or on fn itself where simplifying changes nothing or `optimize` is off.
 template <typename Emit>
 auto on_simplified(const ir::Function& fn, const BatchingAnalysis& analysis, const std::vector<Levels>& params,
-                   Lowering& lowering, Emit&& emit) {
-  if (std::unique_ptr<ir::Function> simple = simplify(fn)) {
+                   Lowering& lowering, bool optimize, Emit&& emit) {
+  if (std::unique_ptr<ir::Function> simple = optimize ? simplify(fn) : nullptr) {
     const BatchingAnalysis simple_analysis(*simple, params, analysis.vmap(), lowering);
     return emit(*simple, simple_analysis);
   }
@@ -313,7 +314,7 @@ std::optional<GeneratedFunction> Pipeline::vmap_stage(const AnnotatedSpec& spec,
   }
   if (reporter_.errors() != errors_before) return std::nullopt;
   const std::string what = made_by.empty() ? "" : "the code that " + made_by + " makes";
-  return on_simplified(fn, analysis, params, lowering_, [&](const ir::Function& f, const BatchingAnalysis& a) {
+  return on_simplified(fn, analysis, params, lowering_, optimize_, [&](const ir::Function& f, const BatchingAnalysis& a) {
     return emitter::print_program(emit_vmap(name, f, levels, a, reporter_, what));
   });
 }
@@ -385,7 +386,7 @@ std::string Pipeline::plain_stage(const AnnotatedSpec& spec, const ir::Function&
     const std::vector<VmapLevel> none;
     run_vmapped_call_checks(VmapCheckContext{analysis, none, spec, reporter_, context_, true});
   }
-  return on_simplified(fn, analysis, params, lowering_, [&](const ir::Function& f, const BatchingAnalysis& a) {
+  return on_simplified(fn, analysis, params, lowering_, optimize_, [&](const ir::Function& f, const BatchingAnalysis& a) {
     const ir::Program program = emit_plain(f, name, a, reporter_);
     for (const auto& h : program.helpers) helpers += emitter::print_function(h) + "\n";
     return emitter::print_body(*program.entry.fn);

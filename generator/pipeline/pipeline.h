@@ -24,8 +24,13 @@ namespace funcgen {
 class Pipeline {
  public:
   Pipeline(clang::ASTContext& context, Reporter& reporter, Lowering& lowering, const ad::OpResolver& resolver,
-           const std::vector<AnnotatedSpec>& specs)
-      : context_(context), reporter_(reporter), lowering_(lowering), resolver_(resolver), specs_(specs) {}
+           const std::vector<AnnotatedSpec>& specs, bool optimize = true)
+      : context_(context),
+        reporter_(reporter),
+        lowering_(lowering),
+        resolver_(resolver),
+        specs_(specs),
+        optimize_(optimize) {}
 
   // The generated code of `spec` (one of `specs`); nullopt when errors were reported.
   std::optional<OutputFunction> generate(const AnnotatedSpec& spec);
@@ -67,6 +72,8 @@ class Pipeline {
   Lowering& lowering_;
   const ad::OpResolver& resolver_;
   const std::vector<AnnotatedSpec>& specs_;
+  // Whether the structured basis and simplify run (off: the code as the transforms derive it).
+  const bool optimize_;
 };
 
 }  // namespace funcgen

@@ -59,6 +59,12 @@ llvm::cl::opt<bool> list_checks("list-checks", llvm::cl::desc("List the checks a
 llvm::cl::opt<std::string> explain("explain", llvm::cl::desc("Explain a check (funcgen-<id>) and exit"),
                                    llvm::cl::value_desc("id"), llvm::cl::cat(category));
 
+llvm::cl::opt<bool> no_optimize(
+    "no-optimize",
+    llvm::cl::desc("Generate the transforms as derived, without the optimizations (structured bases, common "
+                   "subexpressions, dead code): for comparing against the optimized code"),
+    llvm::cl::cat(category));
+
 llvm::cl::opt<bool> fix("fix", llvm::cl::desc("Apply the fix-its of the diagnostics to the sources"),
                         llvm::cl::cat(category));
 llvm::cl::opt<std::string> export_fixes_file("export-fixes",
@@ -101,7 +107,7 @@ class Consumer : public clang::ASTConsumer {
     for (const CustomRule& r : custom_rules) resolver.add_custom_rule(r.vjp, r.primal, r.rule);
     for (const AnnotatedSpec& spec : specs) resolver.add_generated(spec.name, spec.name + " = " + spec::nesting_of(*spec.transform));
     SourceResult result;
-    Pipeline pipeline(context, reporter, lowering, resolver, specs);
+    Pipeline pipeline(context, reporter, lowering, resolver, specs, !no_optimize);
     for (const AnnotatedSpec& spec : specs)
       if (std::optional<OutputFunction> g = pipeline.generate(spec)) result.functions.push_back(std::move(*g));
     for (auto it = sm.fileinfo_begin(); it != sm.fileinfo_end(); ++it) {

@@ -118,6 +118,16 @@ endfunction()
 # The heaviest translation unit by far; the sanitized build leaves it out (the normal build runs it).
 if(NOT FUNCGEN_SANITIZE)
   funcgen_ad_test(opdb)
+  # The same database generated with --no-optimize (no structured bases, no common subexpressions
+  # or dead code), in its own namespace, so that test_opdb checks the optimized code against the
+  # code as the transforms derive it, entry by entry.
+  set(unoptimized ${CMAKE_CURRENT_BINARY_DIR}/funcgen_test_opdb_unoptimized)
+  funcgen_generate(test_opdb SOURCES ${CMAKE_CURRENT_LIST_DIR}/ad/opdb_functions.cpp OUTPUT_DIR ${unoptimized}
+                   OPTIONS --no-optimize)
+  set_source_files_properties(${unoptimized}/opdb_functions.funcgen.cpp TARGET_DIRECTORY test_opdb
+                              PROPERTIES COMPILE_DEFINITIONS opdb=opdb_unoptimized)
+  target_compile_definitions(test_opdb PRIVATE
+                             FUNCGEN_UNOPTIMIZED_HEADER="${unoptimized}/opdb_functions.funcgen.h")
 endif()
 # AD through branches, switches and loops with run-time trip counts, against finite differences.
 funcgen_ad_test(control_flow)

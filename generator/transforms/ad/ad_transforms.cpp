@@ -842,7 +842,7 @@ class AdEmitter {
     const int ct = static_cast<int>(s.second->params.size() - 1);
     // A chunked basis is rows of the identity, which the rewrite does not describe.
     std::unique_ptr<ir::Function> g = ir::copy_function(*s.second);
-    structured = !l.t->chunk_size && structure_basis(*g, ct, resolver_);
+    structured = stages_.optimize && !l.t->chunk_size && structure_basis(*g, ct, resolver_);
     levels.push_back(basis_level(l, *g, ct, 0));
     return vmapped(*g, rows, levels, true, i);
   }
@@ -1000,7 +1000,8 @@ class AdEmitter {
       const bool with_aux = has_aux && a == 0;
       if (with_aux) returns.insert(returns.end(), r.outputs.begin() + 1, r.outputs.end());
       finish(*g, refs(*g, returns, false));
-      const bool structured = structure_basis(*g, static_cast<int>(g->params.size() - 1), resolver_);
+      const bool structured =
+          stages_.optimize && structure_basis(*g, static_cast<int>(g->params.size() - 1), resolver_);
       const std::vector<VmapLevel> levels = jvp_levels(*g, l, outer, differentiated);
       const std::string name = spec_.name + "__jvp" + (wrt.size() > 1 ? std::to_string(a) : "");
       auto v = vmapped(*g, name, levels, true, i);

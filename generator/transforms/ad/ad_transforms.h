@@ -28,6 +28,8 @@ struct Stages {
                                                  const std::vector<VmapLevel>& levels, size_t link)>
       vmap;
   std::function<std::string(const ir::Function& fn, const std::string& name, size_t link, std::string& helpers)> plain;
+  // Whether jacrev/jacfwd may keep their basis structured (structured_basis.h).
+  bool optimize = true;
 };
 
 // The generated code of a spec whose chain (spec_chain) has a transform other than vmap; nullopt

@@ -1,14 +1,21 @@
 // The transform matrix over the op database (opdb_functions.cpp), as functorch's test_ops.py: for
 // every op, jvp and vjp against central finite differences in float64, jacrev against jacfwd,
 // vmap(jvp) and the batched vjp against loops of the unbatched versions, the hessian symmetric,
-// equal to finite differences of the gradient and to jacrev(jacrev).
+// equal to finite differences of the gradient and to jacrev(jacrev); and every transform of every
+// op equal to the same transform generated with --no-optimize (opdb_unoptimized).
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <stdexcept>
+#include <string>
 #include <tuple>
 #include <vector>
 
 #include "opdb_functions.funcgen.h"
+// The database generated with --no-optimize, compiled in namespace opdb_unoptimized.
+#define opdb opdb_unoptimized
+#include FUNCGEN_UNOPTIMIZED_HEADER
+#undef opdb
 
 using T = fg::Tensor;
 using Shape = std::vector<int64_t>;
@@ -193,23 +200,33 @@ struct Entry {
   std::function<T(const T&, const T&)> hessian, scalar_grad, jacrev_jacrev;
 };
 
-#define ENTRY(op, xs, ys)                                                          \
+#define ENTRY(ns, op, xs, ys)                                                      \
   Entry {                                                                          \
-    #op, xs, ys, opdb::f_##op, opdb::op##_jvp,                                     \
+    #op, xs, ys, opdb::f_##op, ns::op##_jvp,                                       \
         [](const T& x, const T& y, const T& ct) {                                  \
-          auto [out, pullback] = opdb::op##_vjp(x, y);                             \
+          auto [out, pullback] = ns::op##_vjp(x, y);                               \
           auto [gx, gy] = pullback(ct);                                            \
           return std::make_tuple(out, gx, gy);                                     \
         },                                                                         \
-        opdb::op##_jacrev, opdb::op##_jacfwd, opdb::op##_batched_jvp,              \
-        opdb::op##_batched_vjp, opdb::op##_hessian, opdb::op##_scalar_grad,        \
-        opdb::op##_jacrev_jacrev                                                   \
+        ns::op##_jacrev, ns::op##_jacfwd, ns::op##_batched_jvp,                    \
+        ns::op##_batched_vjp, ns::op##_hessian, ns::op##_scalar_grad,              \
+        ns::op##_jacrev_jacrev                                                     \
   }
 
 std::vector<Entry> entries() {
-#define FG_ENTRY(op, xs, ys) ENTRY(op, xs, ys),
+#define FG_ENTRY(op, xs, ys) ENTRY(opdb, op, xs, ys),
   return {FG_OPS(FG_ENTRY)};
 #undef FG_ENTRY
+}
+
+// The same entries from the code generated with --no-optimize.
+const Entry& unoptimized(const std::string& name) {
+#define FG_ENTRY(op, xs, ys) ENTRY(opdb_unoptimized, op, xs, ys),
+  static const std::vector<Entry> all{FG_OPS(FG_ENTRY)};
+#undef FG_ENTRY
+  for (const Entry& e : all)
+    if (name == e.name) return e;
+  throw std::runtime_error("no unoptimized entry " + name);
 }
 
 void PrintTo(const Entry& e, std::ostream* os) { *os << e.name; }
@@ -322,6 +339,59 @@ TEST_P(OpDb, HessianEqualsJacrevOfJacrev) {
   const T h = e.hessian(x, y), rr = e.jacrev_jacrev(x, y);
   ASSERT_EQ(h.sizes(), rr.sizes());
   EXPECT_TRUE(fg::allclose(h, rr, 1e-10, 1e-10)) << "hessian\n" << h << "\njacrev(jacrev)\n" << rr;
+}
+
+// The optimizations (structured bases, common subexpressions, dead code) change no value: every
+// transform's outputs equal those of the code as the transforms derive it.
+TEST_P(OpDb, OptimizedEqualsUnoptimized) {
+  const Entry& e = GetParam();
+  const Entry& u = unoptimized(e.name);
+  auto same = [](const char* what, const T& a, const T& b) {
+    ASSERT_EQ(a.sizes(), b.sizes()) << what;
+    EXPECT_TRUE(fg::allclose(a, b, 1e-12, 1e-12)) << what << "\noptimized\n" << a << "\nunoptimized\n" << b;
+  };
+  const T out = e.f(x, y);
+  const T tx = fg::randn(x.sizes(), fg::kDouble), ty = fg::randn(y.sizes(), fg::kDouble);
+  const T ct = fg::randn(out.sizes(), fg::kDouble);
+  {
+    auto [o, t] = e.jvp(x, y, tx, ty);
+    auto [uo, ut] = u.jvp(x, y, tx, ty);
+    same("jvp out", o, uo);
+    same("jvp tangent", t, ut);
+  }
+  {
+    auto [o, gx, gy] = e.vjp(x, y, ct);
+    auto [uo, ugx, ugy] = u.vjp(x, y, ct);
+    same("vjp out", o, uo);
+    same("vjp x", gx, ugx);
+    same("vjp y", gy, ugy);
+  }
+  using Jacobian = std::function<std::tuple<T, T>(const T&, const T&)>;
+  for (auto [what, jac, ujac] : {std::tuple<const char*, Jacobian, Jacobian>{"jacrev", e.jacrev, u.jacrev},
+                                 std::tuple<const char*, Jacobian, Jacobian>{"jacfwd", e.jacfwd, u.jacfwd}}) {
+    auto [jx, jy] = jac(x, y);
+    auto [ujx, ujy] = ujac(x, y);
+    same(what, jx, ujx);
+    same(what, jy, ujy);
+  }
+  const T xs = fg::stack({x, x * 2, -x}), ys = fg::stack({y, y * 0.5, y + 1});
+  const T txs = fg::stack({tx, -tx, tx * 3}), tys = fg::stack({ty, ty, -ty});
+  {
+    auto [o, t] = e.batched_jvp(xs, ys, txs, tys);
+    auto [uo, ut] = u.batched_jvp(xs, ys, txs, tys);
+    same("vmap(jvp) out", o, uo);
+    same("vmap(jvp) tangent", t, ut);
+  }
+  {
+    const T cts = fg::stack({ct, ct * -2, ct + 1});
+    auto [gx, gy] = e.batched_vjp(x, y, cts);
+    auto [ugx, ugy] = u.batched_vjp(x, y, cts);
+    same("vmap(grad) x", gx, ugx);
+    same("vmap(grad) y", gy, ugy);
+  }
+  same("hessian", e.hessian(x, y), u.hessian(x, y));
+  same("grad", e.scalar_grad(x, y), u.scalar_grad(x, y));
+  same("jacrev(jacrev)", e.jacrev_jacrev(x, y), u.jacrev_jacrev(x, y));
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, OpDb, ::testing::ValuesIn(entries()),
