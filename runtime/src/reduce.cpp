@@ -99,6 +99,10 @@ Tensor reduce_impl(ReduceKind k, const Tensor& x, const ReducePlan& p, const cha
     return out;
   }
   if (out.numel() == 0) return out;
+  if (R == 1) {  // only size-1 dims reduced (a sum_to of a per-example bias): a copy, not A reductions
+    out.copy_(x);
+    return out;
+  }
   // The reduced dims (ignoring size-1 dims) form one block [first, last] of a contiguous input?
   int64_t first = -1, last = -1;
   bool block = true;

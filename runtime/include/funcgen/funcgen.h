@@ -7,6 +7,7 @@
 #include "funcgen/runtime/cpu_features.h"
 #include "funcgen/runtime/cuda.h"
 #include "funcgen/runtime/error.h"
+#include "funcgen/runtime/fused.h"
 #include "funcgen/runtime/ops.h"
 #include "funcgen/runtime/random.h"
 #include "funcgen/runtime/scalar_type.h"

@@ -1,0 +1,302 @@
+// fused.h: a program of element-wise steps run tile by tile through the SIMD kernels that the ops
+// themselves use (cpu/kernels.h), with the values between steps in per-tile scratch.
+#include "funcgen/runtime/fused.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+#include "cpu/kernels.h"
+#include "internal.h"
+#include "strided_loop.h"
+
+namespace fg {
+namespace {
+
+using cpu::BinaryKind;
+using detail::fail;
+using cpu::UnaryKind;
+
+const std::map<std::string, UnaryKind>& unary_ops() {
+  static const std::map<std::string, UnaryKind> ops = {
+      {"neg", UnaryKind::Neg},     {"abs", UnaryKind::Abs},         {"exp", UnaryKind::Exp},
+      {"log", UnaryKind::Log},     {"log1p", UnaryKind::Log1p},     {"sqrt", UnaryKind::Sqrt},
+      {"rsqrt", UnaryKind::Rsqrt}, {"sin", UnaryKind::Sin},         {"cos", UnaryKind::Cos},
+      {"tan", UnaryKind::Tan},     {"tanh", UnaryKind::Tanh},       {"sigmoid", UnaryKind::Sigmoid},
+      {"relu", UnaryKind::Relu},   {"erf", UnaryKind::Erf},         {"silu", UnaryKind::Silu},
+      {"log_sigmoid", UnaryKind::LogSigmoid}};
+  return ops;
+}
+
+const std::map<std::string, BinaryKind>& binary_ops() {
+  static const std::map<std::string, BinaryKind> ops = {
+      {"add", BinaryKind::Add}, {"sub", BinaryKind::Sub}, {"mul", BinaryKind::Mul}, {"div", BinaryKind::Div}};
+  return ops;
+}
+
+std::string trim(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i)
+    if (i == s.size() || s[i] == sep) {
+      parts.push_back(trim(s.substr(start, i - start)));
+      start = i + 1;
+    }
+  return parts;
+}
+
+// Tiles of this many elements: a few kilobytes per value, so a program's live values stay in L1/L2.
+constexpr int64_t kTile = 1024;
+
+// A tensor the fused path reads: contiguous (stride 1) or one value expanded (stride 0).
+bool streamable(const Tensor& t) {
+  if (t.is_contiguous()) return true;
+  for (int64_t s : t.strides())
+    if (s != 0) return false;
+  return true;
+}
+
+}  // namespace
+
+using detail::fail;
+
+Fused::Fused(std::initializer_list<const char*> inputs, const char* program, std::initializer_list<const char*> outputs) {
+  for (const char* n : inputs) input_names_.emplace_back(n);
+  std::map<std::string, int> values;
+  auto operand = [&](const std::string& text, const std::string& stmt) {
+    Operand o;
+    const auto in = std::find(input_names_.begin(), input_names_.end(), text);
+    if (in != input_names_.end()) {
+      o.kind = Operand::Input;
+      o.index = static_cast<int>(in - input_names_.begin());
+    } else if (auto v = values.find(text); v != values.end()) {
+      o.kind = Operand::Value;
+      o.index = v->second;
+    } else {
+      char* end = nullptr;
+      o.number = std::strtod(text.c_str(), &end);
+      if (text.empty() || end != text.c_str() + text.size())
+        fail("Fused", "operand '", text, "' of '", stmt, "' is neither an input, an earlier value nor a number");
+      o.integral = text.find_first_of(".eEnN") == std::string::npos;
+    }
+    return o;
+  };
+  for (const std::string& stmt : split(program, ';')) {
+    if (stmt.empty()) continue;
+    const size_t eq = stmt.find('='), open = stmt.find('('), close = stmt.rfind(')');
+    if (eq == std::string::npos || open == std::string::npos || close == std::string::npos || open < eq || close < open)
+      fail("Fused", "statement '", stmt, "' is not 'name = op(operands)'");
+    const std::string name = trim(stmt.substr(0, eq)), op = trim(stmt.substr(eq + 1, open - eq - 1));
+    const std::vector<std::string> args = split(stmt.substr(open + 1, close - open - 1), ',');
+    Step s;
+    s.op = op;
+    if (auto u = unary_ops().find(op); u != unary_ops().end() && args.size() == 1) {
+      s.kind = static_cast<int>(u->second);
+    } else if (auto b = binary_ops().find(op); b != binary_ops().end() && args.size() == 2) {
+      s.binary = true;
+      s.kind = static_cast<int>(b->second);
+      s.b = operand(args[1], stmt);
+    } else {
+      fail("Fused", "'", op, "' with ", args.size(), " operand(s) in '", stmt, "' is not an element-wise op it runs");
+    }
+    s.a = operand(args[0], stmt);
+    if (s.a.kind == Operand::Number && (!s.binary || s.b.kind == Operand::Number))
+      fail("Fused", "statement '", stmt, "' reads no tensor");
+    if (name.empty() || values.count(name) != 0 ||
+        std::find(input_names_.begin(), input_names_.end(), name) != input_names_.end())
+      fail("Fused", "statement '", stmt, "' does not name a new value");
+    values[name] = static_cast<int>(steps_.size());
+    value_names_.push_back(name);
+    steps_.push_back(s);
+  }
+  for (const char* n : outputs) {
+    auto v = values.find(n);
+    if (v == values.end()) fail("Fused", "output '", n, "' is not a value of the program");
+    outputs_.push_back(v->second);
+  }
+  last_use_.assign(steps_.size(), -1);
+  for (size_t i = 0; i < steps_.size(); ++i)
+    for (const Operand* o : {&steps_[i].a, &steps_[i].b})
+      if (o->kind == Operand::Value && (o == &steps_[i].a || steps_[i].binary)) last_use_[o->index] = static_cast<int>(i);
+}
+
+void Fused::check_outputs(size_t n) const {
+  if (n != outputs_.size()) fail("Fused", "the program has ", outputs_.size(), " outputs, not ", n);
+}
+
+std::vector<Tensor> Fused::operator()(std::initializer_list<Tensor> inputs) const {
+  const std::vector<Tensor> in(inputs);
+  if (in.size() != input_names_.size())
+    fail("Fused", "the program reads ", input_names_.size(), " inputs, but ", in.size(), " were given");
+  bool fast = !in.empty();
+  for (const Tensor& t : in) {
+    fast = fast && t.defined() && t.is_cpu() && t.dtype() == in[0].dtype() && isFloatingType(t.dtype()) &&
+           t.sizes() == in[0].sizes() && t.numel() > 0 && streamable(t);
+  }
+  // An integral number with a floating tensor is that number in the tensor's dtype, as the ops do.
+  if (!fast) return op_by_op(in);
+  return in[0].dtype() == kFloat ? fused<float>(in) : fused<double>(in);
+}
+
+// The program through the runtime's ops: what the unfused code computes, errors included.
+std::vector<Tensor> Fused::op_by_op(const std::vector<Tensor>& inputs) const {
+  std::vector<Tensor> v(steps_.size());
+  auto tensor = [&](const Operand& o) { return o.kind == Operand::Input ? inputs[o.index] : v[o.index]; };
+  auto scalar = [](const Operand& o) { return o.integral ? Scalar(static_cast<int64_t>(o.number)) : Scalar(o.number); };
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Step& s = steps_[i];
+    if (!s.binary) {
+      const Tensor x = tensor(s.a);
+      switch (static_cast<UnaryKind>(s.kind)) {
+        case UnaryKind::Neg: v[i] = neg(x); break;
+        case UnaryKind::Abs: v[i] = abs(x); break;
+        case UnaryKind::Exp: v[i] = exp(x); break;
+        case UnaryKind::Log: v[i] = log(x); break;
+        case UnaryKind::Log1p: v[i] = log1p(x); break;
+        case UnaryKind::Sqrt: v[i] = sqrt(x); break;
+        case UnaryKind::Rsqrt: v[i] = rsqrt(x); break;
+        case UnaryKind::Sin: v[i] = sin(x); break;
+        case UnaryKind::Cos: v[i] = cos(x); break;
+        case UnaryKind::Tan: v[i] = tan(x); break;
+        case UnaryKind::Tanh: v[i] = tanh(x); break;
+        case UnaryKind::Sigmoid: v[i] = sigmoid(x); break;
+        case UnaryKind::Relu: v[i] = relu(x); break;
+        case UnaryKind::Erf: v[i] = erf(x); break;
+        case UnaryKind::Silu: v[i] = silu(x); break;
+        case UnaryKind::LogSigmoid: v[i] = log_sigmoid(x); break;
+      }
+      continue;
+    }
+    const auto kind = static_cast<BinaryKind>(s.kind);
+    auto apply = [&](const auto& a, const auto& b) -> Tensor {
+      switch (kind) {
+        case BinaryKind::Add: return a + b;
+        case BinaryKind::Sub: return a - b;
+        case BinaryKind::Mul: return a * b;
+        default: return a / b;
+      }
+    };
+    if (s.a.kind == Operand::Number)
+      v[i] = apply(scalar(s.a), tensor(s.b));
+    else if (s.b.kind == Operand::Number)
+      v[i] = apply(tensor(s.a), scalar(s.b));
+    else
+      v[i] = apply(tensor(s.a), tensor(s.b));
+  }
+  std::vector<Tensor> out;
+  for (int o : outputs_) out.push_back(v[o]);
+  return out;
+}
+
+template <typename T>
+std::vector<Tensor> Fused::fused(const std::vector<Tensor>& inputs) const {
+  const int64_t n = inputs[0].numel();
+  const size_t count = steps_.size();
+  // A value is uniform (one number for every element) when all it reads is: expanded inputs and
+  // numbers. It is computed once, on one element.
+  std::vector<char> uniform(count, 0), input_uniform(inputs.size(), 0);
+  for (size_t i = 0; i < inputs.size(); ++i) input_uniform[i] = inputs[i].numel() > 1 && !inputs[i].is_contiguous();
+  auto is_uniform = [&](const Operand& o) {
+    return o.kind == Operand::Number || (o.kind == Operand::Input ? input_uniform[o.index] : uniform[o.index]) != 0;
+  };
+  for (size_t i = 0; i < count; ++i)
+    uniform[i] = is_uniform(steps_[i].a) && (!steps_[i].binary || is_uniform(steps_[i].b));
+  std::vector<T> numbers(count * 2);
+  for (size_t i = 0; i < count; ++i) {
+    numbers[2 * i] = static_cast<T>(steps_[i].a.number);
+    numbers[2 * i + 1] = static_cast<T>(steps_[i].b.number);
+  }
+  // Scratch slots for the values that are neither uniform nor outputs: a slot is free again after
+  // its value's last reader (never the slot of the step's own operands).
+  std::vector<int> slot(count, -1), output_of(count, -1);
+  for (size_t k = 0; k < outputs_.size(); ++k) output_of[outputs_[k]] = static_cast<int>(k);
+  int slots = 0;
+  {
+    std::vector<int> free;
+    for (size_t i = 0; i < count; ++i) {
+      if (!uniform[i] && output_of[i] < 0) {
+        if (free.empty()) {
+          slot[i] = slots++;
+        } else {
+          slot[i] = free.back();
+          free.pop_back();
+        }
+      }
+      const int step = static_cast<int>(i);
+      for (int v : {steps_[i].a.kind == Operand::Value ? steps_[i].a.index : -1,
+                    steps_[i].binary && steps_[i].b.kind == Operand::Value ? steps_[i].b.index : -1})
+        if (v >= 0 && last_use_[v] == step && slot[v] >= 0 &&
+            std::find(free.begin(), free.end(), slot[v]) == free.end())
+          free.push_back(slot[v]);  // slot[v] keeps naming where v is until the step has read it
+    }
+  }
+  std::vector<Tensor> out;
+  std::vector<T*> out_ptr;
+  for (size_t k = 0; k < outputs_.size(); ++k) {
+    out.push_back(empty(inputs[0].sizes(), inputs[0].options()));
+    out_ptr.push_back(out.back().template data_ptr<T>());
+  }
+  std::vector<const T*> in_ptr;
+  for (const Tensor& t : inputs) in_ptr.push_back(t.template data_ptr<T>());
+
+  // Tiles [first, last) with this thread's scratch.
+  auto run_tiles = [&](int64_t first, int64_t last) {
+    std::vector<T> scratch(static_cast<size_t>(std::max(slots, 1)) * kTile);
+    std::vector<T> once(count);  // the uniform values
+    for (int64_t tile = first; tile < last; ++tile) {
+      const int64_t at = tile * kTile, m = std::min(kTile, n - at);
+      // Where operand o of step i is, and its stride (0: one value for the tile).
+      auto source = [&](size_t i, const Operand& o, bool second, int64_t& stride) -> const T* {
+        stride = is_uniform(o) ? 0 : 1;
+        if (o.kind == Operand::Number) return &numbers[2 * i + (second ? 1 : 0)];
+        if (o.kind == Operand::Input) return input_uniform[o.index] ? in_ptr[o.index] : in_ptr[o.index] + at;
+        if (uniform[o.index]) return &once[o.index];
+        if (output_of[o.index] >= 0) return out_ptr[output_of[o.index]] + at;
+        return scratch.data() + slot[o.index] * kTile;
+      };
+      for (size_t i = 0; i < count; ++i) {
+        const Step& s = steps_[i];
+        if (uniform[i] && tile != first) continue;  // computed on the first tile
+        T* dst = uniform[i]                ? &once[i]
+                 : output_of[i] >= 0 ? out_ptr[output_of[i]] + at
+                                     : scratch.data() + slot[i] * kTile;
+        const int64_t len = uniform[i] ? 1 : m;
+        int64_t sa = 0, sb = 0;
+        const T* a = source(i, s.a, false, sa);
+        if (s.binary) {
+          const T* b = source(i, s.b, true, sb);
+          cpu::binary(static_cast<BinaryKind>(s.kind), a, sa, b, sb, dst, len);
+        } else {  // (a uniform operand makes the step uniform: len is 1 there)
+          cpu::unary(static_cast<UnaryKind>(s.kind), a, dst, len);
+        }
+      }
+      for (size_t k = 0; k < outputs_.size(); ++k)  // a uniform output still fills its tensor
+        if (uniform[outputs_[k]]) std::fill(out_ptr[k] + at, out_ptr[k] + at + m, once[outputs_[k]]);
+    }
+  };
+  const int64_t tiles = (n + kTile - 1) / kTile;
+  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  if (threads > 1 && n * static_cast<int64_t>(count) >= 4 * detail::kParallelGrain && tiles > 1) {
+#pragma omp parallel num_threads(static_cast<int>(std::min<int64_t>(threads, tiles)))
+    {
+      const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+      run_tiles(tiles * t / nt, tiles * (t + 1) / nt);
+    }
+  } else {
+    run_tiles(0, tiles);
+  }
+  return out;
+}
+
+}  // namespace fg

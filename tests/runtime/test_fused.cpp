@@ -1,0 +1,194 @@
+// fg::Fused (fused.h) against the ops it stands for, run one by one: every unary and binary op,
+// float32 and float64, sizes across tile boundaries, expanded (one-value) inputs, values that
+// leave the SIMD kernels' domains, many live values, threads; where the fused path does not apply
+// (broadcasting, mixed dtypes, integers, bad shapes) the same results and the same errors as the ops.
+#include <gtest/gtest.h>
+
+#include <funcgen/funcgen.h>
+#include <omp.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+using fg::Tensor;
+
+// Bit-for-bit equality (NaN equal to NaN), with the shape and dtype.
+::testing::AssertionResult same_bits(const Tensor& got, const Tensor& want) {
+  if (got.sizes() != want.sizes() || got.dtype() != want.dtype())
+    return ::testing::AssertionFailure() << "shape/dtype " << got.sizes() << " " << got.dtype() << " vs "
+                                         << want.sizes() << " " << want.dtype();
+  const Tensor g = got.contiguous(), w = want.contiguous();
+  if (std::memcmp(g.data_ptr(), w.data_ptr(), static_cast<size_t>(g.numel()) * g.element_size()) != 0)
+    return ::testing::AssertionFailure() << "values differ:\n" << g << "\n" << w;
+  return ::testing::AssertionSuccess();
+}
+
+Tensor values(int64_t n, fg::ScalarType dtype, double scale, double shift) {
+  return (fg::arange(n, fg::kDouble) * 0.37).sin().mul(scale).add(shift).to(dtype);
+}
+
+struct UnaryCase {
+  const char* name;
+  Tensor (*op)(const Tensor&);
+  double scale, shift;  // inputs in the op's domain (log, sqrt: positive)
+};
+
+const std::vector<UnaryCase>& unary_cases() {
+  static const std::vector<UnaryCase> cases = {
+      {"neg", fg::neg, 2, 0},         {"abs", fg::abs, 2, 0},         {"exp", fg::exp, 3, 0},
+      {"log", fg::log, 1, 1.5},       {"log1p", fg::log1p, 0.9, 0},   {"sqrt", fg::sqrt, 1, 1.5},
+      {"rsqrt", fg::rsqrt, 1, 1.5},   {"sin", fg::sin, 4, 0},         {"cos", fg::cos, 4, 0},
+      {"tan", fg::tan, 1.2, 0},       {"tanh", fg::tanh, 3, 0},       {"sigmoid", fg::sigmoid, 5, 0},
+      {"relu", fg::relu, 1, 0},       {"erf", fg::erf, 2, 0},         {"silu", fg::silu, 3, 0},
+      {"log_sigmoid", fg::log_sigmoid, 4, 0}};
+  return cases;
+}
+
+class FusedUnary : public ::testing::TestWithParam<std::tuple<size_t, fg::ScalarType, int64_t>> {};
+
+// u = op(x); out = mul(u, y): the op's value in scratch, then read by a binary step.
+TEST_P(FusedUnary, EqualsTheOpRunAlone) {
+  const auto [index, dtype, n] = GetParam();
+  const UnaryCase& c = unary_cases()[index];
+  const Tensor x = values(n, dtype, c.scale, c.shift), y = values(n, dtype, 1.5, 0.25);
+  const std::string program = std::string("u = ") + c.name + "(x); out = mul(u, y)";
+  const fg::Fused fused({"x", "y"}, program.c_str(), {"u", "out"});
+  auto [u, out] = fused.run<2>({x, y});
+  EXPECT_TRUE(same_bits(u, c.op(x))) << c.name;
+  EXPECT_TRUE(same_bits(out, c.op(x) * y)) << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, FusedUnary,
+                         ::testing::Combine(::testing::Range<size_t>(0, 16), ::testing::Values(fg::kFloat, fg::kDouble),
+                                            ::testing::Values<int64_t>(1, 15, 1024, 2500)),
+                         [](const auto& info) {
+                           return std::string(unary_cases()[std::get<0>(info.param)].name) + "_" +
+                                  fg::toString(std::get<1>(info.param)) + "_" +
+                                  std::to_string(std::get<2>(info.param));
+                         });
+
+TEST(Fused, BinaryOpsWithTensorsAndNumbers) {
+  for (fg::ScalarType dtype : {fg::kFloat, fg::kDouble}) {
+    const Tensor x = values(3000, dtype, 2, 0), y = values(3000, dtype, 1, 2.5);
+    const fg::Fused fused({"x", "y"},
+                          "a = add(x, y); s = sub(x, y); m = mul(x, y); d = div(x, y); "
+                          "a1 = add(2, x); s1 = sub(1, x); m1 = mul(x, 0.5); d1 = div(1.5, y); d2 = div(x, 3)",
+                          {"a", "s", "m", "d", "a1", "s1", "m1", "d1", "d2"});
+    const std::vector<Tensor> out = fused({x, y});
+    ASSERT_EQ(out.size(), 9u);
+    EXPECT_TRUE(same_bits(out[0], x + y));
+    EXPECT_TRUE(same_bits(out[1], x - y));
+    EXPECT_TRUE(same_bits(out[2], x * y));
+    EXPECT_TRUE(same_bits(out[3], x / y));
+    EXPECT_TRUE(same_bits(out[4], 2 + x));
+    EXPECT_TRUE(same_bits(out[5], 1 - x));
+    EXPECT_TRUE(same_bits(out[6], x * 0.5));
+    EXPECT_TRUE(same_bits(out[7], 1.5 / y));
+    EXPECT_TRUE(same_bits(out[8], x / 3));
+  }
+}
+
+// The hvp's program (jvp(grad(sum(sin(x) cos(x))))): one input a gradient seed expanded from one
+// value, values used far from where they are made, outputs read by later steps.
+TEST(Fused, ExpandedSeedAndLongLivedValues) {
+  const Tensor x = values(4100, fg::kFloat, 3, 0), v = values(4100, fg::kFloat, 1, 0.5);
+  const Tensor seed = fg::full({}, 0.75, fg::kFloat).expand({4100});
+  const fg::Fused fused({"x", "v", "g"},
+                        "t = sin(x); c = cos(x); tt = mul(v, c); ct = neg(v); ct1 = mul(ct, t); "
+                        "a = mul(g, c); at = mul(ct1, g); b = mul(g, t); bt = mul(tt, g); nb = neg(b); "
+                        "nbt = neg(bt); e = mul(nb, t); et = mul(v, c); f = mul(nbt, t); f1 = mul(et, nb); "
+                        "f2 = add(f, f1); g1 = mul(a, c); g2 = mul(at, c); g3 = mul(ct1, a); g4 = add(g2, g3); "
+                        "out = add(e, g1); out_t = add(f2, g4); gg = mul(g, 2); hh = sub(1, gg)",
+                        {"out", "out_t", "t", "hh"});
+  auto [out, out_t, t, hh] = fused.run<4>({x, v, seed});
+  const Tensor tr = x.sin(), c = x.cos(), tt = v * c, ct1 = (-v) * tr, a = seed * c, at = ct1 * seed;
+  const Tensor b = seed * tr, bt = tt * seed, nb = -b, nbt = -bt;
+  const Tensor f2 = nbt * tr + (v * c) * nb, g4 = at * c + ct1 * a;
+  EXPECT_TRUE(same_bits(out, nb * tr + a * c));
+  EXPECT_TRUE(same_bits(out_t, f2 + g4));
+  EXPECT_TRUE(same_bits(t, tr));
+  EXPECT_TRUE(same_bits(hh, 1 - seed * 2)) << "a value of the seed alone fills its output";
+  EXPECT_TRUE(hh.is_contiguous());
+}
+
+TEST(Fused, ValuesOutsideTheKernelsDomains) {
+  // Large arguments of sin (Payne-Hanek in the scalar path), negative logs (NaN), infinities.
+  Tensor x = values(100, fg::kFloat, 1, 0);
+  x.select(0, 3).fill_(1e30);
+  x.select(0, 40).fill_(-2.0);
+  x.select(0, 77).fill_(std::numeric_limits<float>::infinity());
+  const fg::Fused fused({"x"}, "s = sin(x); l = log(x); e = exp(x); m = mul(s, l)", {"s", "l", "e", "m"});
+  auto [s, l, e, m] = fused.run<4>({x});
+  EXPECT_TRUE(same_bits(s, x.sin()));
+  EXPECT_TRUE(same_bits(l, x.log()));
+  EXPECT_TRUE(same_bits(e, x.exp()));
+  EXPECT_TRUE(same_bits(m, x.sin() * x.log()));
+}
+
+TEST(Fused, ThreadsSplitTheTiles) {
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(2);
+  const Tensor x = values(300001, fg::kDouble, 2, 0), y = values(300001, fg::kDouble, 1, 3);
+  const fg::Fused fused({"x", "y"}, "a = sin(x); b = div(a, y); c = add(b, x)", {"c"});
+  auto [c] = fused.run<1>({x, y});
+  EXPECT_TRUE(same_bits(c, x.sin() / y + x));
+  omp_set_num_threads(before);
+}
+
+TEST(Fused, WhereTheFusedPathDoesNotApplyTheOpsRun) {
+  const fg::Fused fused({"x", "y"}, "a = mul(x, y); b = sub(1, a); c = exp(b)", {"b", "c"});
+  auto check = [&](const Tensor& x, const Tensor& y) {
+    auto [b, c] = fused.run<2>({x, y});
+    EXPECT_TRUE(same_bits(b, 1 - x * y));
+    EXPECT_TRUE(same_bits(c, (1 - x * y).exp()));
+  };
+  check(values(12, fg::kFloat, 1, 0).reshape({3, 4}), values(4, fg::kFloat, 1, 0));      // broadcasting
+  check(values(12, fg::kFloat, 1, 0), values(12, fg::kDouble, 1, 0));                     // promotion
+  check(fg::arange(6, fg::kLong), fg::arange(6, fg::kLong));                              // integers
+  check(values(12, fg::kDouble, 1, 0).reshape({3, 4}).t(), values(12, fg::kDouble, 1, 0).reshape({4, 3}));  // strided
+  check(fg::zeros({0}, fg::kFloat), fg::zeros({0}, fg::kFloat));                          // empty
+  check(values(5, fg::kFloat, 1, 0), fg::full({}, 2.0, fg::kFloat));                      // a 0-d operand
+}
+
+TEST(Fused, ErrorsAreTheOps) {
+  const fg::Fused fused({"x", "y"}, "a = mul(x, y); b = sin(a)", {"b"});
+  try {
+    fused.run<1>({fg::zeros({3}), fg::zeros({4})});
+    FAIL() << "no error";
+  } catch (const fg::Error& e) {
+    std::string want;
+    try {
+      fg::zeros({3}) * fg::zeros({4});
+    } catch (const fg::Error& op) {
+      want = op.what();
+    }
+    EXPECT_EQ(std::string(e.what()), want);
+  }
+  EXPECT_THROW(fused.run<1>({fg::zeros({3}), Tensor()}), fg::Error);
+  EXPECT_THROW(fused.run<2>({fg::zeros({3}), fg::zeros({3})}), fg::Error);
+  EXPECT_THROW(fused({fg::zeros({3})}), fg::Error);
+}
+
+TEST(Fused, MalformedProgramsAreErrors) {
+  auto message = [](std::initializer_list<const char*> in, const char* program, std::initializer_list<const char*> out) {
+    try {
+      fg::Fused f(in, program, out);
+    } catch (const fg::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message({"x"}, "a = sin(z)", {"a"}).find("operand 'z' of 'a = sin(z)' is neither"), std::string::npos);
+  EXPECT_NE(message({"x"}, "a = pow(x, x)", {"a"}).find("'pow' with 2 operand(s)"), std::string::npos);
+  EXPECT_NE(message({"x"}, "a = sin(x, x)", {"a"}).find("'sin' with 2 operand(s)"), std::string::npos);
+  EXPECT_NE(message({"x"}, "a sin(x)", {"a"}).find("is not 'name = op(operands)'"), std::string::npos);
+  EXPECT_NE(message({"x"}, "a = sin(x); a = cos(x)", {"a"}).find("does not name a new value"), std::string::npos);
+  EXPECT_NE(message({"x"}, "a = add(1, 2)", {"a"}).find("reads no tensor"), std::string::npos);
+  EXPECT_NE(message({"x"}, "a = sin(x)", {"b"}).find("output 'b' is not a value"), std::string::npos);
+  EXPECT_EQ(message({"x"}, " a = sin( x ) ; b = add(a, 1e-3) ;", {"b"}), "no error");
+}
+
+}  // namespace
