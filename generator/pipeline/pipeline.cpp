@@ -10,6 +10,7 @@
 #include "ir/build.h"
 #include "ir/cxx_text.h"
 #include "transforms/ad/ad_transforms.h"
+#include "transforms/fuse.h"
 #include "transforms/simplify.h"
 #include "transforms/structures.h"
 
@@ -265,6 +266,12 @@ bool Pipeline::too_large(const AnnotatedSpec& spec, const GeneratedFunction& g) 
 }
 
 namespace {
+// The element-wise runs of every function of the program in one pass each (transforms/fuse.h).
+void fuse_program(ir::Program& program) {
+  for (ir::ProgramFunction& h : program.helpers) fuse_elementwise(*h.fn);
+  fuse_elementwise(*program.entry.fn);
+}
+
 // `emit(f, analysis of f)` on fn simplified (transforms/simplify.h), after the checks have seen fn
 // as written, or on fn itself where simplifying changes nothing or `optimize` is off.
 template <typename Emit>
@@ -315,7 +322,9 @@ std::optional<GeneratedFunction> Pipeline::vmap_stage(const AnnotatedSpec& spec,
   if (reporter_.errors() != errors_before) return std::nullopt;
   const std::string what = made_by.empty() ? "" : "the code that " + made_by + " makes";
   return on_simplified(fn, analysis, params, lowering_, optimize_, [&](const ir::Function& f, const BatchingAnalysis& a) {
-    return emitter::print_program(emit_vmap(name, f, levels, a, reporter_, what));
+    ir::Program program = emit_vmap(name, f, levels, a, reporter_, what);
+    if (optimize_) fuse_program(program);
+    return emitter::print_program(program);
   });
 }
 
@@ -387,7 +396,8 @@ std::string Pipeline::plain_stage(const AnnotatedSpec& spec, const ir::Function&
     run_vmapped_call_checks(VmapCheckContext{analysis, none, spec, reporter_, context_, true});
   }
   return on_simplified(fn, analysis, params, lowering_, optimize_, [&](const ir::Function& f, const BatchingAnalysis& a) {
-    const ir::Program program = emit_plain(f, name, a, reporter_);
+    ir::Program program = emit_plain(f, name, a, reporter_);
+    if (optimize_) fuse_program(program);
     for (const auto& h : program.helpers) helpers += emitter::print_function(h) + "\n";
     return emitter::print_body(*program.entry.fn);
   });

@@ -154,6 +154,8 @@ Tensor matmul_basis(const Tensor& other, const Tensor& basis) { return fg::matmu
 Tensor matmul_basis_scaled(const Tensor& other, const Tensor& basis, const Tensor& scale) {
   return fg::matmul(other, basis * scale);
 }
+Tensor basis_matmul_view(const Tensor& basis, const Tensor& other) { return fg::matmul(basis, other); }
+Tensor matmul_basis_view(const Tensor& other, const Tensor& basis) { return fg::matmul(other, basis); }
 
 Tensor unflatten(const Tensor& x, int64_t dim, IntArrayRef sizes) {
   const int64_t d = dim < 0 ? dim + x.dim() : dim;

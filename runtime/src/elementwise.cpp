@@ -68,10 +68,28 @@ void scatter(char* dst, int64_t stride, const T* src, int64_t n) {
   for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(dst + i * stride) = src[i];
 }
 
+// Short runs of the four IEEE operations inline (the same correctly rounded result as the SIMD
+// kernel, without its dispatch: a scale column times the rows of a small matrix is many runs of
+// a few elements).
+template <typename T>
+bool short_run(cpu::BinaryKind kind, const T* a, int64_t sa, const T* b, int64_t sb, T* out, int64_t n) {
+  if (n > 32) return false;
+  switch (kind) {
+    case cpu::BinaryKind::Add: for (int64_t i = 0; i < n; ++i) out[i] = a[i * sa] + b[i * sb]; return true;
+    case cpu::BinaryKind::Sub: for (int64_t i = 0; i < n; ++i) out[i] = a[i * sa] - b[i * sb]; return true;
+    case cpu::BinaryKind::Mul: for (int64_t i = 0; i < n; ++i) out[i] = a[i * sa] * b[i * sb]; return true;
+    case cpu::BinaryKind::Div: for (int64_t i = 0; i < n; ++i) out[i] = a[i * sa] / b[i * sb]; return true;
+    default: return false;
+  }
+}
+
 template <typename T>
 void binary_run_float(cpu::BinaryKind kind, char* const* p, const int64_t* s, int64_t n) {
   constexpr auto es = static_cast<int64_t>(sizeof(T));
   if (s[0] == es && unit_or_zero<T>(s[1]) && unit_or_zero<T>(s[2])) {
+    if (short_run(kind, reinterpret_cast<const T*>(p[1]), s[1] / es, reinterpret_cast<const T*>(p[2]), s[2] / es,
+                  reinterpret_cast<T*>(p[0]), n))
+      return;
     cpu::binary(kind, reinterpret_cast<const T*>(p[1]), s[1] / es, reinterpret_cast<const T*>(p[2]),
                 s[2] / es, reinterpret_cast<T*>(p[0]), n);
     return;

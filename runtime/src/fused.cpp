@@ -252,8 +252,13 @@ std::vector<Tensor> Fused::fused(const std::vector<Tensor>& inputs) const {
 
   // Tiles [first, last) with this thread's scratch.
   auto run_tiles = [&](int64_t first, int64_t last) {
-    std::vector<T> scratch(static_cast<size_t>(std::max(slots, 1)) * kTile);
-    std::vector<T> once(count);  // the uniform values
+    // Per thread and kept between calls: a small function calls this every time it runs.
+    thread_local std::vector<T> scratch_buffer, once_buffer;
+    const size_t scratch_size = static_cast<size_t>(slots) * kTile;
+    if (scratch_buffer.size() < scratch_size) scratch_buffer.resize(scratch_size);
+    if (once_buffer.size() < count) once_buffer.resize(count);
+    T* const scratch = scratch_buffer.data();
+    T* const once = once_buffer.data();  // the uniform values
     for (int64_t tile = first; tile < last; ++tile) {
       const int64_t at = tile * kTile, m = std::min(kTile, n - at);
       // Where operand o of step i is, and its stride (0: one value for the tile).
@@ -263,14 +268,14 @@ std::vector<Tensor> Fused::fused(const std::vector<Tensor>& inputs) const {
         if (o.kind == Operand::Input) return input_uniform[o.index] ? in_ptr[o.index] : in_ptr[o.index] + at;
         if (uniform[o.index]) return &once[o.index];
         if (output_of[o.index] >= 0) return out_ptr[output_of[o.index]] + at;
-        return scratch.data() + slot[o.index] * kTile;
+        return scratch + slot[o.index] * kTile;
       };
       for (size_t i = 0; i < count; ++i) {
         const Step& s = steps_[i];
         if (uniform[i] && tile != first) continue;  // computed on the first tile
         T* dst = uniform[i]                ? &once[i]
                  : output_of[i] >= 0 ? out_ptr[output_of[i]] + at
-                                     : scratch.data() + slot[i] * kTile;
+                                     : scratch + slot[i] * kTile;
         const int64_t len = uniform[i] ? 1 : m;
         int64_t sa = 0, sb = 0;
         const T* a = source(i, s.a, false, sa);

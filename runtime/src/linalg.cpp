@@ -173,6 +173,7 @@ HWY_AFTER_NAMESPACE();
 #include "cpu/gemm.h"
 #include "device.h"
 #include "internal.h"
+#include "strided_loop.h"
 
 // OpenBLAS extension. Weak, so that the runtime still links against a BLAS without it.
 extern "C" void openblas_set_num_threads(int num_threads);
@@ -555,8 +556,7 @@ void matmul_core_t(Tensor A, Tensor B, IntArrayRef batch, T* C, bool accumulate,
       const int64_t mn = m * n;
       auto item = [&](int64_t i) { outer_kernel<T>(m, n, a + offA[i], ars, b + offB[i], C + i * mn, n, accumulate); };
       item(0);  // the first dispatched call picks the ISA, before any thread starts
-#pragma omp parallel for schedule(static) if (nb > 1 && available_threads() > 1 && flops_of(m, n, nb) >= kParallelFlops)
-      for (int64_t i = 1; i < nb; ++i) item(i);
+      detail::parallel_for(1, nb, nb > 1 && available_threads() > 1 && flops_of(m, n, nb) >= kParallelFlops, item);
       return;
     }
   }

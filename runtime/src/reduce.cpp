@@ -63,12 +63,10 @@ template <typename T>
 void reduce_arb(ReduceKind k, const T* x, T* out, int64_t A, int64_t R, int64_t B) {
   const bool threads = A * R * B >= 2 * kParallelGrain && A > 1 && !omp_in_parallel();
   if (B == 1) {
-#pragma omp parallel for if (threads) schedule(static)
-    for (int64_t a = 0; a < A; ++a) out[a] = reduce_row(k, x + a * R, R);
+    parallel_for(0, A, threads, [&](int64_t a) { out[a] = reduce_row(k, x + a * R, R); });
     return;
   }
-#pragma omp parallel for if (threads) schedule(static)
-  for (int64_t a = 0; a < A; ++a) {
+  parallel_for(0, A, threads, [&](int64_t a) {
     T* o = out + a * B;
     const T* xa = x + a * R * B;
     std::copy(xa, xa + B, o);
@@ -83,7 +81,7 @@ void reduce_arb(ReduceKind k, const T* x, T* out, int64_t A, int64_t R, int64_t 
         for (int64_t b = 0; b < B; ++b) o[b] = combine(k, o[b], row[b]);
       }
     }
-  }
+  });
 }
 
 // Reduces `x` (already in the compute dtype) over plan.reduced into a tensor of keep_shape.
@@ -328,8 +326,7 @@ Tensor softmax_impl(const Tensor& self, int64_t dim, std::optional<ScalarType> d
       const T* src = static_cast<const T*>(rows.data_ptr());
       T* dst = static_cast<T*>(out.data_ptr());
       const bool threads = rows.numel() >= 2 * kParallelGrain && count > 1 && !omp_in_parallel();
-#pragma omp parallel for if (threads) schedule(static)
-      for (int64_t r = 0; r < count; ++r) cpu::softmax_rows(src + r * n, dst + r * n, 1, n, log);
+      parallel_for(0, count, threads, [&](int64_t r) { cpu::softmax_rows(src + r * n, dst + r * n, 1, n, log); });
     });
   }
   if (d == x.dim() - 1) return out;

@@ -142,8 +142,37 @@ void strided_loop(IntArrayRef shape, const std::array<char*, N>& base,
   if (use_threads) {
 #pragma omp parallel for schedule(static)
     for (int64_t task = 0; task < tasks; ++task) run_task(task);
-  } else {
+  } else if (tiled || blocks_per_run > 1) {
     for (int64_t task = 0; task < tasks; ++task) run_task(task);
+  } else {
+    // One run per outer index, in order: step the pointers like an odometer rather than divide the
+    // index per run (many short runs: a column broadcast across the rows of a small matrix).
+    std::array<char*, N> ptrs = base;
+    std::vector<int64_t> index(plan.sizes.size(), 0);
+    for (int64_t o = 0; o < outer; ++o) {
+      body(ptrs.data(), inner_strides.data(), inner);
+      for (size_t d = 1; d < plan.sizes.size(); ++d) {
+        if (++index[d] < plan.sizes[d]) {
+          for (size_t k = 0; k < N; ++k) ptrs[k] += plan.strides[d][k];
+          break;
+        }
+        index[d] = 0;
+        for (size_t k = 0; k < N; ++k) ptrs[k] -= plan.strides[d][k] * (plan.sizes[d] - 1);
+      }
+    }
+  }
+}
+
+// f(i) for i in [begin, end): on OpenMP's threads when `threads`, else inline. (A parallel region
+// whose if clause is false still starts a team of one, with an allocation, on every call: a
+// quarter of a small reduction.)
+template <typename F>
+void parallel_for(int64_t begin, int64_t end, bool threads, F&& f) {
+  if (threads) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = begin; i < end; ++i) f(i);
+  } else {
+    for (int64_t i = begin; i < end; ++i) f(i);
   }
 }
 

@@ -267,8 +267,9 @@ Tensor copy_in_layout(const Tensor& x) {
 
 // `rows` (batched at levels other than the basis's) with its first logical dim taken as the batch
 // dim of level `level`, moved to where that level's batch dim goes. `fresh`: rows is a computed
-// tensor of its own; otherwise it is an operand (the weight itself), which a jacobian must not
-// share memory with (the caller may write either), so it is copied.
+// tensor of its own, or the generated code only reads the product (the *_view products);
+// otherwise it is an operand (the weight itself), which a jacobian must not share memory with
+// (the caller may write either), so it is copied.
 Batched as_rows(const Batched& rows, int level, bool fresh) {
   const Levels below = rows.levels & ((1u << level) - 1u);
   const int64_t from = nb(rows), to = nbatch(below);
@@ -276,26 +277,28 @@ Batched as_rows(const Batched& rows, int level, bool fresh) {
   return {fresh ? moved : copy_in_layout(moved), rows.levels | (1u << level)};
 }
 
-// Rows of matmul(diag(scale) or I, other), other [n] or [n, m].
-Batched diagonal_rows(const Batched* scale, const Batched& other, int level) {
-  if (scale == nullptr) return as_rows(other, level, false);
+// Rows of matmul(diag(scale) or I, other), other [n] or [n, m]; `share`: they may be other's memory.
+Batched diagonal_rows(const Batched* scale, const Batched& other, int level, bool share) {
+  if (scale == nullptr) return as_rows(other, level, share);
   const Batched s = rank(other) == 2 && rank(*scale) == 1 ? unsqueeze(*scale, -1) : *scale;
   return as_rows(mul(s, other), level, true);
 }
 
-Batched basis_product(const Batched& basis, const Batched* scale, const Batched& other, const char* fn) {
+Batched basis_product(const Batched& basis, const Batched* scale, const Batched& other, const char* fn,
+                      bool share = false) {
   const int level = basis_level(basis, fn);
   if (diagonal(basis, scale, other, level) && logical_sizes(other.value, nb(other))[0] == basis.value.size(-1))
-    return diagonal_rows(scale, other, level);
+    return diagonal_rows(scale, other, level, share);
   return fg::vmap::matmul(formed(basis, scale), other);
 }
 
 // Rows of matmul(other, diag(scale) or I), other [n] or [m, n]: column k of other, scaled.
-Batched product_basis(const Batched& other, const Batched& basis, const Batched* scale, const char* fn) {
+Batched product_basis(const Batched& other, const Batched& basis, const Batched* scale, const char* fn,
+                      bool share = false) {
   const int level = basis_level(basis, fn);
   if (diagonal(basis, scale, other, level) && other.value.size(-1) == basis.value.size(-1)) {
     const Batched scaled = scale == nullptr ? other : mul(other, *scale);
-    return as_rows(rank(other) == 2 ? transpose_last(scaled) : scaled, level, scale != nullptr);
+    return as_rows(rank(other) == 2 ? transpose_last(scaled) : scaled, level, scale != nullptr || share);
   }
   return fg::vmap::matmul(other, formed(basis, scale));
 }
@@ -313,6 +316,12 @@ Batched matmul_basis(const Batched& other, const Batched& basis) {
 }
 Batched matmul_basis_scaled(const Batched& other, const Batched& basis, const Batched& scale) {
   return product_basis(other, basis, &scale, "ad::matmul_basis_scaled");
+}
+Batched basis_matmul_view(const Batched& basis, const Batched& other) {
+  return basis_product(basis, nullptr, other, "ad::basis_matmul_view", true);
+}
+Batched matmul_basis_view(const Batched& other, const Batched& basis) {
+  return product_basis(other, basis, nullptr, "ad::matmul_basis_view", true);
 }
 
 }  // namespace fg::vmap::ad

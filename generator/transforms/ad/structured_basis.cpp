@@ -3,7 +3,9 @@
 // and which depend on it at all (a product's rows).
 #include "transforms/ad/structured_basis.h"
 
+#include <functional>
 #include <set>
+#include <string>
 
 #include "ir/build.h"
 #include "transforms/ad/differentiate.h"
@@ -137,6 +139,49 @@ class Rewriter {
   std::set<int> tainted_;     // locals whose value depends on the basis
 };
 
+// The ops a product's rows may feed without a copy: they compute a new tensor from their operands
+// (no view, no in-place write, never their operand itself).
+bool reads_only(const Expr& e) {
+  static const std::set<std::string> ops = {"add", "sub", "mul", "div", "neg", "matmul", "tanh", "sin", "cos", "exp"};
+  return e.kind == ExprKind::Call && ops.count(e.op) != 0 &&
+         (e.form == ir::CallForm::Free || e.form == ir::CallForm::Method || e.form == ir::CallForm::Operator);
+}
+
+// The unscaled products (whose rows would be a copy of the other operand) that nothing but
+// reads_only ops use become their *_view variant: the rows may stay the operand's memory.
+void view_read_only_rows(ir::Function& fn, const OpResolver& resolver) {
+  std::set<int> products, escaping;
+  for (const auto& s : fn.body)
+    if (s->kind == StmtKind::Decl && s->expr && s->expr->kind == ExprKind::Call &&
+        (s->expr->op == "ad::basis_matmul" || s->expr->op == "ad::matmul_basis"))
+      products.insert(s->var);
+  if (products.empty()) return;
+  // A use escapes unless it is an operand of a reads_only op.
+  std::function<void(const Expr&, bool)> walk = [&](const Expr& e, bool operand_of_read) {
+    if (e.kind == ExprKind::VarRef && !operand_of_read) escaping.insert(e.var);
+    escaping.insert(e.reads.begin(), e.reads.end());
+    escaping.insert(e.writes.begin(), e.writes.end());
+    for (const auto& a : e.args) walk(*a, reads_only(e));
+    for (const auto& st : e.body) escaping.insert(products.begin(), products.end());  // lambdas: give up
+  };
+  ir::for_each_stmt(fn.body, [&](const Stmt& st) {
+    if (st.expr) walk(*st.expr, false);
+    if (st.step) walk(*st.step, false);
+    escaping.insert(st.reads.begin(), st.reads.end());
+    escaping.insert(st.writes.begin(), st.writes.end());
+    if (st.kind == StmtKind::Assign) escaping.insert(st.var);
+  });
+  for (auto& s : fn.body) {
+    if (products.count(s->var) == 0 || escaping.count(s->var) != 0 || s->kind != StmtKind::Decl) continue;
+    const std::string op = s->expr->op;
+    s->expr->op += "_view";
+    if (!resolver.resolve(*s->expr)) {
+      s->expr->op = op;
+      resolver.resolve(*s->expr);
+    }
+  }
+}
+
 }  // namespace
 
 bool structure_basis(ir::Function& fn, int param, const OpResolver& resolver) {
@@ -145,6 +190,7 @@ bool structure_basis(ir::Function& fn, int param, const OpResolver& resolver) {
   if (draws_random(*copy)) return false;
   const int basis = copy->params[static_cast<size_t>(param)];
   if (copy->var(basis).type != ir::Type::Tensor || !Rewriter(*copy, basis, resolver).run()) return false;
+  view_read_only_rows(*copy, resolver);
   fn = std::move(*copy);
   return true;
 }

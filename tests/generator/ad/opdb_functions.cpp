@@ -215,6 +215,27 @@ static fg::Tensor updated(const fg::Tensor& x, const fg::Tensor& y) {
 }
 FG_OP(inplace, updated(x, y))
 
+// Runs of element-wise ops that the optimized code fuses (transforms/fuse.h): values read again
+// far from where they are made, numbers on either side, and a run cut by an in-place write and a
+// reduction. (The other entries fuse too; with x and y of different shapes their runs take
+// fg::Fused's op-by-op path.)
+static fg::Tensor chain(const fg::Tensor& x, const fg::Tensor& y) {
+  const fg::Tensor s = x.sin(), c = x.cos();
+  const fg::Tensor u = (s * y - 1.5) / (c * c + 1);
+  const fg::Tensor v = fg::sigmoid(u) * 2 + fg::relu(y) * s;
+  return v.tanh() * c - u.exp() * 0.25;
+}
+FG_OP(elementwise_chain, chain(x, y))
+static fg::Tensor chain_cut(const fg::Tensor& x, const fg::Tensor& y) {
+  fg::Tensor a = x * y + 1;
+  const fg::Tensor b = a.sin();
+  a.mul_(2);  // after b read a
+  const fg::Tensor m = (b * b).sum();
+  const fg::Tensor c = a * b - m;
+  return c * c.cos() + (-b).exp();
+}
+FG_OP(elementwise_cut, chain_cut(x, y))
+
 #undef FG_OP
 
 }  // namespace opdb

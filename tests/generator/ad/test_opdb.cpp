@@ -177,7 +177,9 @@ const Shape M{3, 4};
   X(split_chunk, M, M) \
   X(one_hot, M, (Shape{4})) \
   X(bce_with_logits, M, M) \
-  X(smooth_l1_huber, M, M)
+  X(smooth_l1_huber, M, M) \
+  X(elementwise_chain, M, M) \
+  X(elementwise_cut, M, M)
 
 // The functions of the op database (defined in opdb_functions.cpp, compiled with its generated code).
 namespace opdb {

@@ -260,6 +260,10 @@ Tensor basis_matmul(const Tensor& basis, const Tensor& other);
 Tensor basis_matmul_scaled(const Tensor& basis, const Tensor& scale, const Tensor& other);
 Tensor matmul_basis(const Tensor& other, const Tensor& basis);
 Tensor matmul_basis_scaled(const Tensor& other, const Tensor& basis, const Tensor& scale);
+// basis_matmul and matmul_basis where the generated code only reads the result (no in-place write,
+// not returned, not viewed): under vmap its rows may be a view of `other` rather than a copy.
+Tensor basis_matmul_view(const Tensor& basis, const Tensor& other);
+Tensor matmul_basis_view(const Tensor& other, const Tensor& basis);
 // x with its dim `dim` (of size prod(sizes); negative counts from the end) split into `sizes`.
 Tensor unflatten(const Tensor& x, int64_t dim, IntArrayRef sizes);
 // Jacobians w.r.t. a list parameter (a std::vector<Tensor> read at run-time indices), as torch.func

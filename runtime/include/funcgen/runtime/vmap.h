@@ -252,6 +252,8 @@ Batched basis_matmul(const Batched& basis, const Batched& other);
 Batched basis_matmul_scaled(const Batched& basis, const Batched& scale, const Batched& other);
 Batched matmul_basis(const Batched& other, const Batched& basis);
 Batched matmul_basis_scaled(const Batched& other, const Batched& basis, const Batched& scale);
+Batched basis_matmul_view(const Batched& basis, const Batched& other);
+Batched matmul_basis_view(const Batched& other, const Batched& basis);
 // `weight` undefined ({}) or NoTensor when there is none.
 Batched nll_loss_backward(const Batched& g, const Batched& input, const Batched& target, const Batched& weight,
                           Reduction reduction, int64_t ignore_index);
