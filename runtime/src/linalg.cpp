@@ -130,17 +130,18 @@ void Outer(int64_t m, int64_t n, const T* HWY_RESTRICT a, int64_t as, const T* H
            int64_t ldc, bool accumulate) {
   const hn::ScalableTag<T> d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
-  for (int64_t r = 0; r < m; ++r) {
-    const T x = a[r * as];
+  const int64_t whole = n / N * N;
+  T* HWY_RESTRICT row = c;
+  for (int64_t r = 0; r < m; ++r, row += ldc, a += as) {
+    const T x = *a;
     const auto vx = hn::Set(d, x);
-    T* HWY_RESTRICT row = c + r * ldc;
-    int64_t j = 0;
     if (accumulate) {
-      for (; j + N <= n; j += N) hn::StoreU(hn::MulAdd(vx, hn::LoadU(d, b + j), hn::LoadU(d, row + j)), d, row + j);
-      for (; j < n; ++j) row[j] += x * b[j];
+      for (int64_t j = 0; j < whole; j += N)
+        hn::StoreU(hn::MulAdd(vx, hn::LoadU(d, b + j), hn::LoadU(d, row + j)), d, row + j);
+      for (int64_t j = whole; j < n; ++j) row[j] += x * b[j];
     } else {
-      for (; j + N <= n; j += N) hn::StoreU(hn::Mul(vx, hn::LoadU(d, b + j)), d, row + j);
-      for (; j < n; ++j) row[j] = x * b[j];
+      for (int64_t j = 0; j < whole; j += N) hn::StoreU(hn::Mul(vx, hn::LoadU(d, b + j)), d, row + j);
+      for (int64_t j = whole; j < n; ++j) row[j] = x * b[j];
     }
   }
 }
