@@ -71,14 +71,30 @@ void scatter(char* dst, int64_t stride, const T* src, int64_t n) {
 // Short runs of the four IEEE operations inline (the same correctly rounded result as the SIMD
 // kernel, without its dispatch: a scale column times the rows of a small matrix is many runs of
 // a few elements).
+template <typename T, typename Op>
+void short_loop(const T* a, int64_t sa, const T* b, int64_t sb, T* out, int64_t n, Op op) {
+  // The stride patterns spelled out, so that the compiler vectorizes each.
+  if (sa == 1 && sb == 1) {
+    for (int64_t i = 0; i < n; ++i) out[i] = op(a[i], b[i]);
+  } else if (sa == 1) {
+    const T y = b[0];
+    for (int64_t i = 0; i < n; ++i) out[i] = op(a[i], y);
+  } else if (sb == 1) {
+    const T x = a[0];
+    for (int64_t i = 0; i < n; ++i) out[i] = op(x, b[i]);
+  } else {
+    const T r = op(a[0], b[0]);
+    for (int64_t i = 0; i < n; ++i) out[i] = r;
+  }
+}
 template <typename T>
 bool short_run(cpu::BinaryKind kind, const T* a, int64_t sa, const T* b, int64_t sb, T* out, int64_t n) {
   if (n > 32) return false;
   switch (kind) {
-    case cpu::BinaryKind::Add: for (int64_t i = 0; i < n; ++i) out[i] = a[i * sa] + b[i * sb]; return true;
-    case cpu::BinaryKind::Sub: for (int64_t i = 0; i < n; ++i) out[i] = a[i * sa] - b[i * sb]; return true;
-    case cpu::BinaryKind::Mul: for (int64_t i = 0; i < n; ++i) out[i] = a[i * sa] * b[i * sb]; return true;
-    case cpu::BinaryKind::Div: for (int64_t i = 0; i < n; ++i) out[i] = a[i * sa] / b[i * sb]; return true;
+    case cpu::BinaryKind::Add: short_loop(a, sa, b, sb, out, n, [](T x, T y) { return x + y; }); return true;
+    case cpu::BinaryKind::Sub: short_loop(a, sa, b, sb, out, n, [](T x, T y) { return x - y; }); return true;
+    case cpu::BinaryKind::Mul: short_loop(a, sa, b, sb, out, n, [](T x, T y) { return x * y; }); return true;
+    case cpu::BinaryKind::Div: short_loop(a, sa, b, sb, out, n, [](T x, T y) { return x / y; }); return true;
     default: return false;
   }
 }
