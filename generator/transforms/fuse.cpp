@@ -75,8 +75,9 @@ bool may_write(const Stmt& s) {
       if (e.kind != ExprKind::Call) return;
       if (e.form == ir::CallForm::User || e.form == ir::CallForm::External || e.form == ir::CallForm::Vmapped)
         writes = true;
-      else if (e.op.empty() || e.op.back() == '_' || find_rule(e.op).inplace || argument_writes(e.op) != nullptr)
-        writes = true;
+      else if (e.op.empty() || e.op.back() == '_' || find_rule(e.op).inplace || find_rule(e.op).rule == BatchRule::Out ||
+               argument_writes(e.op) != nullptr)
+        writes = true;  // (`add_out(buf, ...)` writes buf)
     });
   return writes;
 }
@@ -110,13 +111,26 @@ class Fuser {
  public:
   explicit Fuser(ir::Function& fn) : fn_(fn), taken_(ir::text_names(fn)) {
     for (const ir::Var& v : fn.vars) taken_.insert(v.name);
-    // The locals that get a value after their declaration: a copy of one is not the same tensor
-    // for good.
+    // The locals that may get another handle after their declaration (assigned, written by text,
+    // bound to a reference, passed to other code that may take a reference): a copy of one is not
+    // the same tensor for good.
     ir::for_each_stmt(fn.body, [&](const Stmt& s) {
       if (s.kind == StmtKind::Assign) assigned_.insert(s.var);
       assigned_.insert(s.writes.begin(), s.writes.end());
+      if (s.kind == StmtKind::Decl && s.var >= 0 && fn.var(s.var).cxx_type.find('&') != std::string::npos && s.expr)
+        ir::for_each_expr(*s.expr, [&](const Expr& e) {
+          if (e.kind == ExprKind::VarRef) assigned_.insert(e.var);
+        });
     });
-    ir::for_each_expr(fn.body, [&](const Expr& e) { assigned_.insert(e.writes.begin(), e.writes.end()); });
+    ir::for_each_expr(fn.body, [&](const Expr& e) {
+      assigned_.insert(e.writes.begin(), e.writes.end());
+      const bool other_code = e.kind == ExprKind::Call && (e.form == ir::CallForm::User ||
+                                                           e.form == ir::CallForm::External ||
+                                                           e.form == ir::CallForm::Vmapped);
+      if (other_code || e.kind == ExprKind::Lambda)
+        for (const auto& a : e.args)
+          if (a->kind == ExprKind::VarRef) assigned_.insert(a->var);
+    });
   }
 
   bool run() {
@@ -164,9 +178,10 @@ class Fuser {
       std::vector<ir::StmtPtr> hoisted;
       const bool member = s->kind == StmtKind::Decl && s->expr && !s->is_static_local &&
                           fn_.var(s->var).type == ir::Type::Tensor && fusable(fn_, *s->expr);
-      if (s->expr && !member &&
-          (s->kind == StmtKind::Decl || s->kind == StmtKind::Bind || s->kind == StmtKind::Return) &&
-          !s->is_static_local)
+      // Not out of a statement that may write: an operand evaluated after the write (the argument
+      // of `x.mul_(2).add(x * 3)`) would be computed before it.
+      if (s->expr && !member && !may_write(*s) &&
+          (s->kind == StmtKind::Decl || s->kind == StmtKind::Bind || s->kind == StmtKind::Return))
         hoist(s->expr, hoisted);
       for (auto& h : hoisted) body.push_back(std::move(h));
       body.push_back(std::move(s));
@@ -220,14 +235,14 @@ class Fuser {
         open.ops += count_ops(*s.expr);
         continue;
       }
-      if (decl && tensor_leaf(fn_, *s.expr) && assigned_.count(s.var) == 0 &&
-          assigned_.count(s.expr->var) == 0) {  // a copy of a handle: the same tensor
+      // A copy of a handle of the open run (the same tensor): printed after the run, and read as
+      // what it copies inside it.
+      if (decl && tensor_leaf(fn_, *s.expr) && assigned_.count(s.var) == 0 && assigned_.count(s.expr->var) == 0 &&
+          open.vars.count(resolve(s.expr->var)) != 0) {
         copy_of_[s.var] = resolve(s.expr->var);
-        if (open.vars.count(copy_of_[s.var]) != 0) {
-          open.copies.push_back(i);
-          open.vars.insert(s.var);
-          continue;
-        }
+        open.copies.push_back(i);
+        open.vars.insert(s.var);
+        continue;
       }
       bool reads_run = false;
       for (int v : reads_of(s)) reads_run |= open.vars.count(v) != 0;
@@ -246,6 +261,7 @@ class Fuser {
     });
     ir::for_each_stmt(fn_.body, [&](const Stmt& s) {
       for (int v : s.reads) ++n[v];
+      if (s.kind == StmtKind::Assign) ++n[s.var];  // its declaration must stay: the run binds it
     });
     return n;
   }

@@ -85,10 +85,12 @@ Fused::Fused(std::initializer_list<const char*> inputs, const char* program, std
       o.index = v->second;
     } else {
       char* end = nullptr;
-      o.number = std::strtod(text.c_str(), &end);
+      o.integral = text.find_first_of(".eEnN") == std::string::npos;
+      // A whole number is an int64, as in C++ (-0 is 0; above 2^53 it stays exact).
+      o.integer = o.integral ? std::strtoll(text.c_str(), &end, 10) : 0;
+      o.number = o.integral ? static_cast<double>(o.integer) : std::strtod(text.c_str(), &end);
       if (text.empty() || end != text.c_str() + text.size())
         fail("Fused", "operand '", text, "' of '", stmt, "' is neither an input, an earlier value nor a number");
-      o.integral = text.find_first_of(".eEnN") == std::string::npos;
     }
     return o;
   };
@@ -123,6 +125,8 @@ Fused::Fused(std::initializer_list<const char*> inputs, const char* program, std
   for (const char* n : outputs) {
     auto v = values.find(n);
     if (v == values.end()) fail("Fused", "output '", n, "' is not a value of the program");
+    if (std::find(outputs_.begin(), outputs_.end(), v->second) != outputs_.end())
+      fail("Fused", "output '", n, "' is named twice");
     outputs_.push_back(v->second);
   }
   last_use_.assign(steps_.size(), -1);
@@ -153,7 +157,7 @@ std::vector<Tensor> Fused::operator()(std::initializer_list<Tensor> inputs) cons
 std::vector<Tensor> Fused::op_by_op(const std::vector<Tensor>& inputs) const {
   std::vector<Tensor> v(steps_.size());
   auto tensor = [&](const Operand& o) { return o.kind == Operand::Input ? inputs[o.index] : v[o.index]; };
-  auto scalar = [](const Operand& o) { return o.integral ? Scalar(static_cast<int64_t>(o.number)) : Scalar(o.number); };
+  auto scalar = [](const Operand& o) { return o.integral ? Scalar(o.integer) : Scalar(o.number); };
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Step& s = steps_[i];
     if (!s.binary) {

@@ -7,6 +7,7 @@
 #include <funcgen/funcgen.h>
 #include <omp.h>
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -188,7 +189,22 @@ TEST(Fused, MalformedProgramsAreErrors) {
   EXPECT_NE(message({"x"}, "a = sin(x); a = cos(x)", {"a"}).find("does not name a new value"), std::string::npos);
   EXPECT_NE(message({"x"}, "a = add(1, 2)", {"a"}).find("reads no tensor"), std::string::npos);
   EXPECT_NE(message({"x"}, "a = sin(x)", {"b"}).find("output 'b' is not a value"), std::string::npos);
+  EXPECT_NE(message({"x"}, "a = sin(x)", {"a", "a"}).find("output 'a' is named twice"), std::string::npos);
   EXPECT_EQ(message({"x"}, " a = sin( x ) ; b = add(a, 1e-3) ;", {"b"}), "no error");
+}
+
+// Whole numbers are int64s, as in C++: `-0` is 0 (x + -0 of -0.0 is +0.0), and above 2^53 an
+// int64 tensor's op-by-op path keeps them exact.
+TEST(Fused, WholeNumbersAreIntegers) {
+  const Tensor x = fg::full({4}, -0.0, fg::kFloat);
+  const fg::Fused zero({"x"}, "a = add(x, -0); b = mul(a, 1)", {"b"});
+  auto [b] = zero.run<1>({x});
+  EXPECT_TRUE(same_bits(b, (x + 0) * 1));
+  EXPECT_FALSE(std::signbit(b.select(0, 0).item<float>()));
+  const Tensor big = fg::full({3}, int64_t{1} << 60, fg::kLong);
+  const fg::Fused add({"x"}, "a = add(x, 9007199254740993); b = sub(a, 1)", {"b"});
+  auto [c] = add.run<1>({big});
+  EXPECT_TRUE(same_bits(c, big + int64_t{9007199254740993} - 1));
 }
 
 }  // namespace

@@ -328,6 +328,13 @@ TEST_F(Vmap, InPlaceOnBatchedLocals) {
   check_vmap(vt::zero_fill_v1, vt::zero_fill, {L({1})}, rnd({3, 5, 4}));
 }
 
+TEST_F(Vmap, FusedRunsReadWhatTheCodeReads) {
+  check_vmap(vt::write_then_read_v0, vt::write_then_read, {L({0})}, rnd({5, 3, 4}));
+  check_vmap(vt::copy_through_reference_v0, vt::copy_through_reference, {L({0, 0})}, rnd({5, 3, 4}), rnd({5, 3, 4}));
+  check_vmap(vt::out_variant_write_v0, vt::out_variant_write, {L({0, None})}, rnd({5, 3, 4}), rnd({3, 4}));
+  check_vmap(vt::reassigned_unread_v0, vt::reassigned_unread, {L({0})}, rnd({5, 3, 4}));
+}
+
 TEST_F(Vmap, DiagonalCopyWritesThrough) {
   // The torch.func documentation's diag_embed: new_zeros + diagonal().copy_(v).
   check_vmap(vt::diag_embed_copy_v0, vt::diag_embed_copy, {L({0})}, rnd({5, 4}));

@@ -656,6 +656,44 @@ fg::Tensor choices(const fg::Tensor& x, const fg::Tensor& y, const fg::Tensor& w
   return a + b + c * scale;
 }
 
+// ---------------------------------------------------------------- element-wise runs around writes
+
+// What the fused runs (transforms/fuse.cpp) read is what the user's code reads where it reads it:
+// an operand evaluated after an in-place write, a copy of a handle whose variable gets another
+// one through a reference, a buffer an out= op writes, a local assigned after its last read.
+FUNCGEN("write_then_read_v0 = vmap(write_then_read)")
+fg::Tensor write_then_read(const fg::Tensor& x) {
+  fg::Tensor y = x * 1;
+  const fg::Tensor z = y.mul_(2).add(y * 3 + 1);  // y * 3 + 1 reads y doubled
+  std::vector<fg::Tensor> v = {y.mul_(2), y * 3 + 1};
+  return z + v[0] * v[1];
+}
+
+FUNCGEN("copy_through_reference_v0 = vmap(copy_through_reference)")
+fg::Tensor copy_through_reference(const fg::Tensor& x, const fg::Tensor& y) {
+  fg::Tensor a = x * 1;
+  fg::Tensor& r = a;
+  const fg::Tensor b = r;  // the old handle
+  a = y * 1;               // r sees the new one
+  return b.sin() * 2 + r.cos() * 3;
+}
+
+FUNCGEN("out_variant_write_v0 = vmap(out_variant_write, in_dims=(0, None))")
+fg::Tensor out_variant_write(const fg::Tensor& x, const fg::Tensor& w) {
+  fg::Tensor buf = w.clone();
+  const fg::Tensor a = buf.sin() * 2;
+  const fg::Tensor& r = fg::add_out(buf, w, w);  // writes buf after a read it
+  return x * a + r;
+}
+
+FUNCGEN("reassigned_unread_v0 = vmap(reassigned_unread)")
+fg::Tensor reassigned_unread(const fg::Tensor& x) {
+  fg::Tensor t = x.sin() * 2;
+  const fg::Tensor u = x.cos() + 1;
+  t = x.exp();
+  return u;
+}
+
 // ---------------------------------------------------------------- randomness
 
 FUNCGEN("add_noise_same = vmap(add_noise, randomness='same')")

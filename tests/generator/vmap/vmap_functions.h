@@ -13,6 +13,10 @@ namespace vt {
 // element-wise
 fg::Tensor unary_chain(const fg::Tensor& x);
 fg::Tensor binary_ops(const fg::Tensor& x, const fg::Tensor& y);
+fg::Tensor write_then_read(const fg::Tensor& x);
+fg::Tensor copy_through_reference(const fg::Tensor& x, const fg::Tensor& y);
+fg::Tensor out_variant_write(const fg::Tensor& x, const fg::Tensor& w);
+fg::Tensor reassigned_unread(const fg::Tensor& x);
 fg::Tensor scalar_operands(const fg::Tensor& x, double alpha);
 fg::Tensor where_clamp(const fg::Tensor& x, const fg::Tensor& y, double lo, double hi);
 fg::Tensor compare_ops(const fg::Tensor& x, const fg::Tensor& y);

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <cstddef>
 #include <initializer_list>
 #include <string>
@@ -48,6 +49,7 @@ class Fused {
     int index = 0;         // Input: the input's position; Value: the statement that computes it
     double number = 0;     // Number
     bool integral = true;  // Number: written without a point or exponent (an int, as in C++)
+    int64_t integer = 0;   // Number, integral: its value
   };
   struct Step {
     bool binary = false;
