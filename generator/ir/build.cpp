@@ -294,13 +294,29 @@ StmtPtr assign(int var, ExprPtr value) {
 StmtPtr ret(ExprPtr value) { return make(StmtKind::Return, -1, std::move(value)); }
 StmtPtr eval(ExprPtr value) { return make(StmtKind::Eval, -1, std::move(value)); }
 
-std::vector<int> reads_of(const std::vector<StmtPtr>& body) {
-  std::set<int> ids;
-  for_each_expr(body, [&](const Expr& e) {
+namespace {
+void add_reads(const Stmt& s, std::set<int>& ids) {
+  auto expr = [&](const Expr& e) {
     if (e.kind == ExprKind::VarRef) ids.insert(e.var);
     ids.insert(e.reads.begin(), e.reads.end());
-  });
-  for_each_stmt(body, [&](const Stmt& s) { ids.insert(s.reads.begin(), s.reads.end()); });
+  };
+  if (s.expr) for_each_expr(*s.expr, expr);
+  if (s.step) for_each_expr(*s.step, expr);
+  ids.insert(s.reads.begin(), s.reads.end());
+  for (const auto* list : {&s.init, &s.body, &s.else_body})
+    for (const auto& c : *list) add_reads(*c, ids);
+}
+}  // namespace
+
+std::vector<int> reads_of(const std::vector<StmtPtr>& body) {
+  std::set<int> ids;
+  for (const auto& s : body) add_reads(*s, ids);
+  return std::vector<int>(ids.begin(), ids.end());
+}
+
+std::vector<int> reads_of(const Stmt& stmt) {
+  std::set<int> ids;
+  add_reads(stmt, ids);
   return std::vector<int>(ids.begin(), ids.end());
 }
 

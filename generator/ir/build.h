@@ -103,5 +103,7 @@ StmtPtr eval(ExprPtr value);
 
 // The var ids that `body` reads (VarRefs and the reads of Opaque expressions and statements).
 std::vector<int> reads_of(const std::vector<StmtPtr>& body);
+// The var ids that one statement (and the statements in it) reads.
+std::vector<int> reads_of(const Stmt& stmt);
 
 }  // namespace funcgen::ir

@@ -1,5 +1,7 @@
 #include "ops/inplace.h"
 
+#include "ops/batching_rules.h"
+
 #include <map>
 #include <set>
 #include <sstream>
@@ -49,6 +51,12 @@ const ArgumentWrites* argument_writes(const std::string& op) {
   }();
   auto it = t.find(op);
   return it == t.end() ? nullptr : &it->second;
+}
+
+bool writes_arguments(const std::string& op) {
+  if (op.empty() || op.back() == '_' || argument_writes(op) != nullptr) return true;
+  const OpRule rule = find_rule(op);
+  return rule.inplace || rule.rule == BatchRule::Out;
 }
 
 bool is_view_op(const std::string& op) {

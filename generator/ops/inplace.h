@@ -32,6 +32,10 @@ struct ArgumentWrites {
 };
 const ArgumentWrites* argument_writes(const std::string& op);
 
+// Whether a call of `op` may write into its arguments: an in-place op (a name ending in '_', an
+// in-place row), an out= op, an op with FG_WRITES rows, or an unnamed call.
+bool writes_arguments(const std::string& op);
+
 // Whether `op` returns a view of its first argument (templates/views.def).
 bool is_view_op(const std::string& op);
 

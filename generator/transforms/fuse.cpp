@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "ir/build.h"
-#include "ops/batching_rules.h"
 #include "ops/inplace.h"
 
 namespace funcgen {
@@ -24,14 +23,27 @@ using ir::ExprPtr;
 using ir::Stmt;
 using ir::StmtKind;
 
-// The ops fg::Fused runs (each through the kernel that the op itself runs).
+// The ops fg::Fused runs (templates/fused.def, the runtime's list too).
 bool unary_elementwise(const std::string& op) {
-  static const std::set<std::string> ops = {"neg",  "abs",     "exp",  "log", "log1p", "sqrt", "rsqrt", "sin",
-                                            "cos",  "tan",     "tanh", "sigmoid", "relu", "erf", "silu",
-                                            "log_sigmoid"};
+  static const std::set<std::string> ops = {
+#define FG_FUSED_UNARY(name, kind) #name,
+#define FG_FUSED_BINARY(name, kind)
+#include "fused.def"
+#undef FG_FUSED_BINARY
+#undef FG_FUSED_UNARY
+  };
   return ops.count(op) != 0;
 }
-bool binary_elementwise(const std::string& op) { return op == "add" || op == "sub" || op == "mul" || op == "div"; }
+bool binary_elementwise(const std::string& op) {
+  static const std::set<std::string> ops = {
+#define FG_FUSED_UNARY(name, kind)
+#define FG_FUSED_BINARY(name, kind) #name,
+#include "fused.def"
+#undef FG_FUSED_BINARY
+#undef FG_FUSED_UNARY
+  };
+  return ops.count(op) != 0;
+}
 
 // A C++ number literal that means the same to strtod: no suffix, no octal or hex.
 bool number(const Expr& e) {
@@ -75,28 +87,10 @@ bool may_write(const Stmt& s) {
       if (e.kind != ExprKind::Call) return;
       if (e.form == ir::CallForm::User || e.form == ir::CallForm::External || e.form == ir::CallForm::Vmapped)
         writes = true;
-      else if (e.op.empty() || e.op.back() == '_' || find_rule(e.op).inplace || find_rule(e.op).rule == BatchRule::Out ||
-               argument_writes(e.op) != nullptr)
-        writes = true;  // (`add_out(buf, ...)` writes buf)
+      else if (writes_arguments(e.op))
+        writes = true;
     });
   return writes;
-}
-
-// The locals that s reads (its nested statements' included).
-std::set<int> reads_of(const Stmt& s) {
-  std::set<int> out;
-  auto expr = [&](const Expr& e) {
-    if (e.kind == ExprKind::VarRef) out.insert(e.var);
-    out.insert(e.reads.begin(), e.reads.end());
-  };
-  out.insert(s.reads.begin(), s.reads.end());
-  if (s.expr) ir::for_each_expr(*s.expr, expr);
-  if (s.step) ir::for_each_expr(*s.step, expr);
-  for (const auto* list : {&s.init, &s.body, &s.else_body}) {
-    ir::for_each_expr(*list, expr);
-    ir::for_each_stmt(*list, [&](const Stmt& x) { out.insert(x.reads.begin(), x.reads.end()); });
-  }
-  return out;
 }
 
 struct Run {
@@ -245,7 +239,7 @@ class Fuser {
         continue;
       }
       bool reads_run = false;
-      for (int v : reads_of(s)) reads_run |= open.vars.count(v) != 0;
+      for (int v : ir::reads_of(s)) reads_run |= open.vars.count(v) != 0;
       if (reads_run || may_write(s)) close(i);
     }
     close(fn_.body.size());
@@ -387,6 +381,8 @@ class Fuser {
 };
 
 }  // namespace
+
+bool fusable_op(const std::string& op) { return unary_elementwise(op) || binary_elementwise(op); }
 
 bool fuse_elementwise(ir::Function& fn) {
   // A run's values are bound by `auto [a, b] = ...`, which a C++17 lambda cannot capture.

@@ -11,11 +11,17 @@
 // (not out of conditionals). A run of fewer than two ops is left as it is.
 #pragma once
 
+#include <string>
+
 #include "ir/ir.h"
 
 namespace funcgen {
 
 // Rewrites fn's runs of element-wise ops into fg::Fused calls; whether anything changed.
 bool fuse_elementwise(ir::Function& fn);
+
+// Whether `op` is one that runs fuse (templates/fused.def): a new tensor computed element by
+// element from its operands.
+bool fusable_op(const std::string& op);
 
 }  // namespace funcgen

@@ -25,12 +25,12 @@ using ir::StmtKind;
 // writes to its operands.
 bool pure_op(const Expr& e) {
   if (e.form != ir::CallForm::Free && e.form != ir::CallForm::Method && e.form != ir::CallForm::Operator) return false;
-  if (e.op.empty() || e.op.back() == '_') return false;
-  // Ops that write into arguments (templates/inplace.def's FG_WRITES: batch_norm's running
-  // statistics), and attention, the one op whose batching rule is not Random that draws (its dropout).
-  if (argument_writes(e.op) != nullptr || e.op == "scaled_dot_product_attention") return false;
+  // Ops that write into arguments (in place, out=, templates/inplace.def's FG_WRITES: batch_norm's
+  // running statistics), and attention, the one op whose batching rule is not Random that draws
+  // (its dropout).
+  if (writes_arguments(e.op) || e.op == "scaled_dot_product_attention") return false;
   const OpRule rule = find_rule(e.op);
-  return !rule.inplace && rule.rule != BatchRule::None && rule.rule != BatchRule::Random && rule.rule != BatchRule::Out;
+  return rule.rule != BatchRule::None && rule.rule != BatchRule::Random;
 }
 
 // Literals, enumerators and names: text whose value cannot change between two reads.
@@ -52,7 +52,7 @@ bool without_writes(const Expr& root) {
     if (e.kind != ExprKind::Call) return;
     if (e.form == ir::CallForm::User || e.form == ir::CallForm::External) ok = false;
     if (e.form == ir::CallForm::Vmapped) return;
-    if (e.op.empty() || e.op.back() == '_' || find_rule(e.op).inplace) ok = false;
+    if (writes_arguments(e.op)) ok = false;  // (an out= op too: `buf.sin()` after it is not before)
   });
   return ok;
 }

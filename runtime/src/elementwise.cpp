@@ -479,6 +479,13 @@ const Tensor& unary_inplace(UnaryKind kind, const Tensor& self, const char* op) 
 
 }  // namespace
 
+namespace detail {
+Tensor elementwise_unary(UnaryKind kind, const Tensor& self, const char* op) { return unary(kind, self, op); }
+Tensor elementwise_binary(BinaryKind kind, const Operand& a, const Operand& b, const char* op) {
+  return binary(kind, a, b, op);
+}
+}  // namespace detail
+
 #define FG_DEFINE_UNARY(name, Kind)                                                        \
   Tensor name(const Tensor& self) { return unary(UnaryKind::Kind, self, #name); }          \
   Tensor& name##_(Tensor& self) {                                                          \

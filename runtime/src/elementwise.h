@@ -21,4 +21,9 @@ void run_binary(cpu::BinaryKind kind, const Tensor& out, const Tensor& a, const 
 // out = op(in), same dtype, in broadcast to out's shape.
 void run_unary(cpu::UnaryKind kind, const Tensor& out, const Tensor& in);
 
+// The ops themselves (fg::sin, fg::mul, `2 - x`, ...), by kernel kind, with `op` naming them in
+// errors: broadcasting, promotion, devices, checks.
+Tensor elementwise_unary(cpu::UnaryKind kind, const Tensor& self, const char* op);
+Tensor elementwise_binary(cpu::BinaryKind kind, const Operand& a, const Operand& b, const char* op);
+
 }  // namespace fg::detail

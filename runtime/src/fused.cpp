@@ -11,6 +11,7 @@
 #include <map>
 
 #include "cpu/kernels.h"
+#include "elementwise.h"
 #include "internal.h"
 #include "strided_loop.h"
 
@@ -21,20 +22,26 @@ using cpu::BinaryKind;
 using detail::fail;
 using cpu::UnaryKind;
 
+// The ops by name (templates/fused.def, the generator's list too).
 const std::map<std::string, UnaryKind>& unary_ops() {
   static const std::map<std::string, UnaryKind> ops = {
-      {"neg", UnaryKind::Neg},     {"abs", UnaryKind::Abs},         {"exp", UnaryKind::Exp},
-      {"log", UnaryKind::Log},     {"log1p", UnaryKind::Log1p},     {"sqrt", UnaryKind::Sqrt},
-      {"rsqrt", UnaryKind::Rsqrt}, {"sin", UnaryKind::Sin},         {"cos", UnaryKind::Cos},
-      {"tan", UnaryKind::Tan},     {"tanh", UnaryKind::Tanh},       {"sigmoid", UnaryKind::Sigmoid},
-      {"relu", UnaryKind::Relu},   {"erf", UnaryKind::Erf},         {"silu", UnaryKind::Silu},
-      {"log_sigmoid", UnaryKind::LogSigmoid}};
+#define FG_FUSED_UNARY(name, kind) {#name, UnaryKind::kind},
+#define FG_FUSED_BINARY(name, kind)
+#include "fused.def"
+#undef FG_FUSED_BINARY
+#undef FG_FUSED_UNARY
+  };
   return ops;
 }
 
 const std::map<std::string, BinaryKind>& binary_ops() {
   static const std::map<std::string, BinaryKind> ops = {
-      {"add", BinaryKind::Add}, {"sub", BinaryKind::Sub}, {"mul", BinaryKind::Mul}, {"div", BinaryKind::Div}};
+#define FG_FUSED_UNARY(name, kind)
+#define FG_FUSED_BINARY(name, kind) {#name, BinaryKind::kind},
+#include "fused.def"
+#undef FG_FUSED_BINARY
+#undef FG_FUSED_UNARY
+  };
   return ops;
 }
 
@@ -119,7 +126,6 @@ Fused::Fused(std::initializer_list<const char*> inputs, const char* program, std
         std::find(input_names_.begin(), input_names_.end(), name) != input_names_.end())
       fail("Fused", "statement '", stmt, "' does not name a new value");
     values[name] = static_cast<int>(steps_.size());
-    value_names_.push_back(name);
     steps_.push_back(s);
   }
   for (const char* n : outputs) {
@@ -129,6 +135,13 @@ Fused::Fused(std::initializer_list<const char*> inputs, const char* program, std
       fail("Fused", "output '", n, "' is named twice");
     outputs_.push_back(v->second);
   }
+  output_of_.assign(steps_.size(), -1);
+  for (size_t k = 0; k < outputs_.size(); ++k) output_of_[outputs_[k]] = static_cast<int>(k);
+  for (const Step& st : steps_)
+    for (const Operand* o : {&st.a, &st.b}) {
+      numbers32_.push_back(static_cast<float>(o->number));
+      numbers64_.push_back(o->number);
+    }
   last_use_.assign(steps_.size(), -1);
   for (size_t i = 0; i < steps_.size(); ++i)
     for (const Operand* o : {&steps_[i].a, &steps_[i].b})
@@ -148,7 +161,6 @@ std::vector<Tensor> Fused::operator()(std::initializer_list<Tensor> inputs) cons
     fast = fast && t.defined() && t.is_cpu() && t.dtype() == in[0].dtype() && isFloatingType(t.dtype()) &&
            t.sizes() == in[0].sizes() && t.numel() > 0 && streamable(t);
   }
-  // An integral number with a floating tensor is that number in the tensor's dtype, as the ops do.
   if (!fast) return op_by_op(in);
   return in[0].dtype() == kFloat ? fused<float>(in) : fused<double>(in);
 }
@@ -156,47 +168,15 @@ std::vector<Tensor> Fused::operator()(std::initializer_list<Tensor> inputs) cons
 // The program through the runtime's ops: what the unfused code computes, errors included.
 std::vector<Tensor> Fused::op_by_op(const std::vector<Tensor>& inputs) const {
   std::vector<Tensor> v(steps_.size());
-  auto tensor = [&](const Operand& o) { return o.kind == Operand::Input ? inputs[o.index] : v[o.index]; };
-  auto scalar = [](const Operand& o) { return o.integral ? Scalar(o.integer) : Scalar(o.number); };
+  auto operand = [&](const Operand& o) -> detail::Operand {
+    if (o.kind == Operand::Number) return detail::wrap(o.integral ? Scalar(o.integer) : Scalar(o.number));
+    return {o.kind == Operand::Input ? inputs[o.index] : v[o.index], false};
+  };
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Step& s = steps_[i];
-    if (!s.binary) {
-      const Tensor x = tensor(s.a);
-      switch (static_cast<UnaryKind>(s.kind)) {
-        case UnaryKind::Neg: v[i] = neg(x); break;
-        case UnaryKind::Abs: v[i] = abs(x); break;
-        case UnaryKind::Exp: v[i] = exp(x); break;
-        case UnaryKind::Log: v[i] = log(x); break;
-        case UnaryKind::Log1p: v[i] = log1p(x); break;
-        case UnaryKind::Sqrt: v[i] = sqrt(x); break;
-        case UnaryKind::Rsqrt: v[i] = rsqrt(x); break;
-        case UnaryKind::Sin: v[i] = sin(x); break;
-        case UnaryKind::Cos: v[i] = cos(x); break;
-        case UnaryKind::Tan: v[i] = tan(x); break;
-        case UnaryKind::Tanh: v[i] = tanh(x); break;
-        case UnaryKind::Sigmoid: v[i] = sigmoid(x); break;
-        case UnaryKind::Relu: v[i] = relu(x); break;
-        case UnaryKind::Erf: v[i] = erf(x); break;
-        case UnaryKind::Silu: v[i] = silu(x); break;
-        case UnaryKind::LogSigmoid: v[i] = log_sigmoid(x); break;
-      }
-      continue;
-    }
-    const auto kind = static_cast<BinaryKind>(s.kind);
-    auto apply = [&](const auto& a, const auto& b) -> Tensor {
-      switch (kind) {
-        case BinaryKind::Add: return a + b;
-        case BinaryKind::Sub: return a - b;
-        case BinaryKind::Mul: return a * b;
-        default: return a / b;
-      }
-    };
-    if (s.a.kind == Operand::Number)
-      v[i] = apply(scalar(s.a), tensor(s.b));
-    else if (s.b.kind == Operand::Number)
-      v[i] = apply(tensor(s.a), scalar(s.b));
-    else
-      v[i] = apply(tensor(s.a), tensor(s.b));
+    v[i] = s.binary ? detail::elementwise_binary(static_cast<BinaryKind>(s.kind), operand(s.a), operand(s.b),
+                                                 s.op.c_str())
+                    : detail::elementwise_unary(static_cast<UnaryKind>(s.kind), operand(s.a).tensor, s.op.c_str());
   }
   std::vector<Tensor> out;
   for (int o : outputs_) out.push_back(v[o]);
@@ -216,15 +196,11 @@ std::vector<Tensor> Fused::fused(const std::vector<Tensor>& inputs) const {
   };
   for (size_t i = 0; i < count; ++i)
     uniform[i] = is_uniform(steps_[i].a) && (!steps_[i].binary || is_uniform(steps_[i].b));
-  std::vector<T> numbers(count * 2);
-  for (size_t i = 0; i < count; ++i) {
-    numbers[2 * i] = static_cast<T>(steps_[i].a.number);
-    numbers[2 * i + 1] = static_cast<T>(steps_[i].b.number);
-  }
+  const T* const numbers = numbers_of<T>();
+  const std::vector<int>& output_of = output_of_;
   // Scratch slots for the values that are neither uniform nor outputs: a slot is free again after
   // its value's last reader (never the slot of the step's own operands).
-  std::vector<int> slot(count, -1), output_of(count, -1);
-  for (size_t k = 0; k < outputs_.size(); ++k) output_of[outputs_[k]] = static_cast<int>(k);
+  std::vector<int> slot(count, -1);
   int slots = 0;
   {
     std::vector<int> free;

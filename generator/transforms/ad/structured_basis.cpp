@@ -9,6 +9,7 @@
 
 #include "ir/build.h"
 #include "transforms/ad/differentiate.h"
+#include "transforms/fuse.h"
 
 namespace funcgen::ad {
 namespace {
@@ -140,10 +141,9 @@ class Rewriter {
 };
 
 // The ops a product's rows may feed without a copy: they compute a new tensor from their operands
-// (no view, no in-place write, never their operand itself).
+// (no view, no in-place write, never their operand itself): the element-wise ops and matmul.
 bool reads_only(const Expr& e) {
-  static const std::set<std::string> ops = {"add", "sub", "mul", "div", "neg", "matmul", "tanh", "sin", "cos", "exp"};
-  return e.kind == ExprKind::Call && ops.count(e.op) != 0 &&
+  return e.kind == ExprKind::Call && (fusable_op(e.op) || e.op == "matmul") &&
          (e.form == ir::CallForm::Free || e.form == ir::CallForm::Method || e.form == ir::CallForm::Operator);
 }
 
@@ -162,7 +162,7 @@ void view_read_only_rows(ir::Function& fn, const OpResolver& resolver) {
     escaping.insert(e.reads.begin(), e.reads.end());
     escaping.insert(e.writes.begin(), e.writes.end());
     for (const auto& a : e.args) walk(*a, reads_only(e));
-    for (const auto& st : e.body) escaping.insert(products.begin(), products.end());  // lambdas: give up
+    if (!e.body.empty()) escaping.insert(products.begin(), products.end());  // a lambda: give up
   };
   ir::for_each_stmt(fn.body, [&](const Stmt& st) {
     if (st.expr) walk(*st.expr, false);

@@ -683,7 +683,8 @@ fg::Tensor out_variant_write(const fg::Tensor& x, const fg::Tensor& w) {
   fg::Tensor buf = w.clone();
   const fg::Tensor a = buf.sin() * 2;
   const fg::Tensor& r = fg::add_out(buf, w, w);  // writes buf after a read it
-  return x * a + r;
+  const fg::Tensor b = buf.sin() * 2;              // the same expression as a, on the new buf
+  return x * a + r + b;
 }
 
 FUNCGEN("reassigned_unread_v0 = vmap(reassigned_unread)")

@@ -64,11 +64,20 @@ class Fused {
   template <typename T>
   std::vector<Tensor> fused(const std::vector<Tensor>& inputs) const;
 
+  // The numbers of each step's two operands in the dtype T (2 per step).
+  template <typename T>
+  const T* numbers_of() const {
+    if constexpr (sizeof(T) == sizeof(float)) return numbers32_.data();
+    else return numbers64_.data();
+  }
+
   std::vector<std::string> input_names_;
-  std::vector<std::string> value_names_;
   std::vector<Step> steps_;
   std::vector<int> outputs_;    // the statement of each output
+  std::vector<int> output_of_;  // per statement: its place among the outputs (-1: none)
   std::vector<int> last_use_;   // per statement: the last statement that reads it (-1: none)
+  std::vector<float> numbers32_;
+  std::vector<double> numbers64_;
 };
 
 }  // namespace fg
