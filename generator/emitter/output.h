@@ -24,7 +24,10 @@ struct OutputFiles {
 // `source` is the annotated file; the generated .cpp includes it (so that generated code may call
 // its static helpers) and is compiled instead of it. It includes it by a path relative to
 // `output_dir` (absolute, like `source`), so that the output does not depend on where the tree is.
-OutputFiles assemble(const std::string& source, const std::string& output_dir, const std::vector<OutputFunction>& functions);
+// Code generated with --no-optimize says so in its first line (a reader comparing the two sees
+// which is which, and GCC's #pragma once does not take one header for the other).
+OutputFiles assemble(const std::string& source, const std::string& output_dir, const std::vector<OutputFunction>& functions,
+                     bool optimized = true);
 
 // clang-format with funcgen's style (LLVM, 100 columns); the input when formatting fails.
 std::string format_cpp(const std::string& code, const std::string& file_name);

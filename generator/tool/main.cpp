@@ -181,7 +181,7 @@ std::optional<Outputs> render_outputs(const std::vector<std::string>& sources) {
     llvm::SmallString<256> dir(output_dir.empty() ? llvm::sys::path::parent_path(absolute) : llvm::StringRef(output_dir));
     llvm::sys::fs::make_absolute(dir);
     llvm::sys::path::remove_dots(dir, true);
-    const funcgen::OutputFiles files = funcgen::assemble(absolute.str().str(), dir.str().str(), it->second.functions);
+    const funcgen::OutputFiles files = funcgen::assemble(absolute.str().str(), dir.str().str(), it->second.functions, !no_optimize);
     writes.emplace_back(files.header_path, files.header);
     writes.emplace_back(files.source_path, files.source);
     targets.push_back(files.header_path);

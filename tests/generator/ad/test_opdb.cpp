@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "opdb_functions.funcgen.h"
-// The database generated with --no-optimize, compiled in namespace opdb_unoptimized.
+// The database generated with --no-optimize, compiled in namespace opdb_unoptimized. Its header
+// differs from the other in its first line, else GCC's #pragma once may skip it as the same file
+// (same size, time and contents).
 #define opdb opdb_unoptimized
 #include FUNCGEN_UNOPTIMIZED_HEADER
 #undef opdb
