@@ -173,4 +173,18 @@ Levels BatchingAnalysis::eval(const ir::Expr& e) {
   return slot;
 }
 
+VmapLevels vmap_masks(const std::vector<VmapLevel>& levels, std::vector<Levels>& params) {
+  VmapLevels masks;
+  for (size_t k = 0; k < levels.size(); ++k) {
+    const Levels bit = 1u << k;
+    masks.all |= bit;
+    if (levels[k].randomness == spec::Randomness::Different) masks.different |= bit;
+    if (levels[k].randomness == spec::Randomness::Same) masks.same |= bit;
+    if (levels[k].control_flow == spec::ControlFlow::Select) masks.select = true;
+    for (size_t i = 0; i < params.size(); ++i)
+      if (levels[k].in_dims[i]) params[i] |= bit;
+  }
+  return masks;
+}
+
 }  // namespace funcgen

@@ -9,6 +9,7 @@
 #include <set>
 #include <vector>
 
+#include "analyses/levels.h"
 #include "frontend/lower.h"
 #include "ir/ir.h"
 
@@ -61,6 +62,10 @@ class BatchingAnalysis {
   std::set<const clang::FunctionDecl*> own_active_;
   std::set<const clang::FunctionDecl*>* active_ = nullptr;
 };
+
+// The batch masks of `levels` (bit k: level k): of the whole transform, and of each parameter
+// (added to `params`, one per parameter of the function the levels batch).
+VmapLevels vmap_masks(const std::vector<VmapLevel>& levels, std::vector<Levels>& params);
 
 // Popcount of a level mask: how many batch dims a value has in front.
 inline int nbatch(Levels l) { return __builtin_popcount(l); }

@@ -27,21 +27,6 @@ bool is_flat_return(const ir::Function& fn) {
   return true;
 }
 
-// The batch masks of `levels` (bit k: level k): of the whole transform, and of each parameter.
-VmapLevels masks_of(const std::vector<VmapLevel>& levels, std::vector<Levels>& params) {
-  VmapLevels masks;
-  for (size_t k = 0; k < levels.size(); ++k) {
-    const Levels bit = 1u << k;
-    masks.all |= bit;
-    if (levels[k].randomness == spec::Randomness::Different) masks.different |= bit;
-    if (levels[k].randomness == spec::Randomness::Same) masks.same |= bit;
-    if (levels[k].control_flow == spec::ControlFlow::Select) masks.select = true;
-    for (size_t i = 0; i < params.size(); ++i)
-      if (levels[k].in_dims[i]) params[i] |= bit;
-  }
-  return masks;
-}
-
 // Whether the spec returns a function object (vjp, linearize).
 bool callable(const std::vector<SpecLink>& chain) {
   return chain.front().t->kind == spec::TransformKind::Vjp || chain.front().t->kind == spec::TransformKind::Linearize;
@@ -290,7 +275,7 @@ std::optional<GeneratedFunction> Pipeline::vmap_stage(const AnnotatedSpec& spec,
                                                       const std::string& made_by) {
   if (!is_flat_return(fn)) return nested_vmap_stage(spec, fn, name, levels, made_by);
   std::vector<Levels> params(fn.params.size(), 0);
-  const VmapLevels masks = masks_of(levels, params);
+  const VmapLevels masks = vmap_masks(levels, params);
   for (size_t k = 0; k < levels.size(); ++k) {
     Levels mapped = 0;
     for (Levels p : params) mapped |= p;
@@ -413,7 +398,7 @@ bool Pipeline::outer_vmap_checks(const AnnotatedSpec& spec, const ir::Function& 
   std::vector<VmapLevel> levels;
   for (size_t k = 0; k < head; ++k) levels.push_back(make_level(*chain[k].t, chain[k].where, fn));
   std::vector<Levels> params(fn.params.size(), 0);
-  const VmapLevels masks = masks_of(levels, params);
+  const VmapLevels masks = vmap_masks(levels, params);
   if (std::all_of(params.begin(), params.end(), [](Levels l) { return l == 0; })) return true;
   BatchingAnalysis analysis(fn, params, masks, lowering_);
   if (analysis.recursive()) return true;  // reported where the function is vmapped

@@ -55,20 +55,38 @@ bool tensor_leaf(const ir::Function& fn, const Expr& e) {
   return e.kind == ExprKind::VarRef && fn.var(e.var).type == ir::Type::Tensor;
 }
 
+// `y.sizes()` of a tensor local `y`: the shape a shape step takes.
+bool sizes_of_leaf(const ir::Function& fn, const Expr& e) {
+  return e.kind == ExprKind::Call && e.op == "sizes" && e.form == ir::CallForm::Method && e.args.size() == 1 &&
+         tensor_leaf(fn, e.arg(0));
+}
+
+// The fg::Fused shape step of `x.expand(y.sizes())` and `fg::ad::sum_to(x, y.sizes())` (how AD
+// broadcasts tangents and sums gradients back; on values of one shape, x itself), or "".
+std::string shape_step(const ir::Function& fn, const Expr& e) {
+  if (e.kind != ExprKind::Call || e.args.size() != 2 || !sizes_of_leaf(fn, e.arg(1))) return "";
+  if (e.op == "expand" && e.form == ir::CallForm::Method) return "expand_as";
+  if (e.op == "ad::sum_to" && e.form == ir::CallForm::Free) return "sum_to_as";
+  return "";
+}
+
 // An element-wise op whose operands are element-wise ops, tensor locals and numbers.
 bool fusable(const ir::Function& fn, const Expr& e) {
   if (e.kind != ExprKind::Call || e.type != ir::Type::Tensor || !e.template_args.empty()) return false;
   if (e.form != ir::CallForm::Free && e.form != ir::CallForm::Method && e.form != ir::CallForm::Operator) return false;
   auto operand = [&](const Expr& a, bool numbers) { return fusable(fn, a) || tensor_leaf(fn, a) || (numbers && number(a)); };
+  if (!shape_step(fn, e).empty()) return operand(e.arg(0), false);
   if (unary_elementwise(e.op) && e.args.size() == 1) return operand(e.arg(0), false);
   if (binary_elementwise(e.op) && e.args.size() == 2)
     return operand(e.arg(0), true) && operand(e.arg(1), true) && !(number(e.arg(0)) && number(e.arg(1)));
   return false;
 }
 
-int count_ops(const Expr& e) {
+// The element-wise ops of a fusable expression (shape steps are not: a run needs two ops).
+int count_ops(const ir::Function& fn, const Expr& e) {
+  if (!shape_step(fn, e).empty()) return count_ops(fn, e.arg(0));
   int n = e.kind == ExprKind::Call ? 1 : 0;
-  for (const auto& a : e.args) n += count_ops(*a);
+  for (const auto& a : e.args) n += count_ops(fn, *a);
   return n;
 }
 
@@ -226,7 +244,7 @@ class Fuser {
         resolve_leaves(*s.expr);
         open.members.push_back(i);
         open.vars.insert(s.var);
-        open.ops += count_ops(*s.expr);
+        open.ops += count_ops(fn_, *s.expr);
         continue;
       }
       // A copy of a handle of the open run (the same tensor): printed after the run, and read as
@@ -295,7 +313,7 @@ class Fuser {
     std::vector<int> inputs;
     std::vector<std::string> steps;
     std::map<std::string, std::string> known;  // "op(a, b)" -> the value that holds it
-    int internal = 0;
+    int internal = 0, shape_steps = 0;
     std::map<std::string, std::string> member_like;  // a member's expression -> its name
     for (size_t i : r.members) member_like.emplace(structure(*fn_.body[i]->expr), fn_.var(fn_.body[i]->var).name);
     std::set<std::string> early;  // members computed where an earlier member needed their value
@@ -306,9 +324,15 @@ class Fuser {
         return fn_.var(e.var).name;
       }
       if (e.kind == ExprKind::Opaque) return e.text;
-      std::string call = e.op + "(";
-      for (size_t k = 0; k < e.args.size(); ++k) call += (k ? ", " : "") + value(e.arg(k), nullptr);
-      call += ")";
+      std::string call;
+      if (const std::string step = shape_step(fn_, e); !step.empty()) {  // (y of y.sizes() is read for its shape)
+        call = step + "(" + value(e.arg(0), nullptr) + ", " + value(e.arg(1).arg(0), nullptr) + ")";
+        ++shape_steps;
+      } else {
+        call = e.op + "(";
+        for (size_t k = 0; k < e.args.size(); ++k) call += (k ? ", " : "") + value(e.arg(k), nullptr);
+        call += ")";
+      }
       if (name == nullptr) {
         if (auto it = known.find(call); it != known.end()) return it->second;
         // A later member computes the same: it takes its value now (cos(x) inside t_tangent is t_1).
@@ -348,7 +372,9 @@ class Fuser {
     kernel_stmt->kind = StmtKind::Opaque;
     kernel_stmt->text = "static const fg::Fused " + kernel + "(" + quoted(in_names) + ", " + program + ", " +
                         quoted(out_names) + ");";
-    kernel_stmt->comment = std::to_string(steps.size()) + " element-wise ops in one pass";
+    kernel_stmt->comment = std::to_string(steps.size() - static_cast<size_t>(shape_steps)) + " element-wise ops" +
+                           (shape_steps > 0 ? " and " + std::to_string(shape_steps) + " shape steps" : "") +
+                           " in one pass";
 
     std::vector<ExprPtr> args;
     for (int v : inputs) args.push_back(ir::var_ref(fn_, v));

@@ -5,6 +5,10 @@
 // element-wise ops on one shape, between a few reductions), and an op at a time it pays a tensor
 // and a pass over memory per op.
 //
+// AD's broadcasting between them, `x.expand(y.sizes())` (a tangent) and `fg::ad::sum_to(x, y.sizes())`
+// (a gradient), is part of a run too, as fg::Fused's shape steps: on values of one shape they are
+// their operand, and a run that meets another shape runs op by op.
+//
 // Only the top-level statements move, and only the element-wise ones: each moves down to where
 // the first statement that reads one of its run's values stands, past statements that read none
 // of them and write nothing. Sub-expressions of other statements are taken out into locals first

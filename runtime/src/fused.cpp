@@ -11,6 +11,7 @@
 #include <map>
 
 #include "cpu/kernels.h"
+#include "funcgen/runtime/ad.h"
 #include "elementwise.h"
 #include "internal.h"
 #include "strided_loop.h"
@@ -74,6 +75,15 @@ bool streamable(const Tensor& t) {
   return true;
 }
 
+// Whether a tensor of sizes `from` expands to `to` (Tensor::expand's rule).
+bool broadcasts_to(IntArrayRef from, IntArrayRef to) {
+  if (from.size() > to.size()) return false;
+  const size_t lead = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i] != to[lead + i] && from[i] != 1) return false;
+  return true;
+}
+
 }  // namespace
 
 using detail::fail;
@@ -110,7 +120,13 @@ Fused::Fused(std::initializer_list<const char*> inputs, const char* program, std
     const std::vector<std::string> args = split(stmt.substr(open + 1, close - open - 1), ',');
     Step s;
     s.op = op;
-    if (auto u = unary_ops().find(op); u != unary_ops().end() && args.size() == 1) {
+    if ((op == "expand_as" || op == "sum_to_as") && args.size() == 2) {
+      s.shape = op == "expand_as" ? Shape::ExpandAs : Shape::SumToAs;
+      s.binary = true;
+      s.b = operand(args[1], stmt);
+      if (s.b.kind == Operand::Number || operand(args[0], stmt).kind == Operand::Number)
+        fail("Fused", "statement '", stmt, "' reshapes a number");
+    } else if (auto u = unary_ops().find(op); u != unary_ops().end() && args.size() == 1) {
       s.kind = static_cast<int>(u->second);
     } else if (auto b = binary_ops().find(op); b != binary_ops().end() && args.size() == 2) {
       s.binary = true;
@@ -135,17 +151,54 @@ Fused::Fused(std::initializer_list<const char*> inputs, const char* program, std
       fail("Fused", "output '", n, "' is named twice");
     outputs_.push_back(v->second);
   }
-  output_of_.assign(steps_.size(), -1);
-  for (size_t k = 0; k < outputs_.size(); ++k) output_of_[outputs_[k]] = static_cast<int>(k);
-  for (const Step& st : steps_)
-    for (const Operand* o : {&st.a, &st.b}) {
-      numbers32_.push_back(static_cast<float>(o->number));
-      numbers64_.push_back(o->number);
+  plan();
+}
+
+// The fused path's program: a shape step is the identity on values of one shape, so its readers
+// read its operand, and only the computing steps remain.
+void Fused::plan() {
+  Plan& p = plan_;
+  std::vector<Plan::Source> as(steps_.size());  // what each statement stands for in the plan
+  std::vector<int> compact(steps_.size(), -1);
+  auto resolved = [&](const Operand& o) { return o.kind == Operand::Value ? as[o.index].from : o; };
+  p.role.assign(input_names_.size(), 0);
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Step& st = steps_[i];
+    if (st.shape != Shape::None) {
+      if (st.a.kind == Operand::Input) p.role[st.a.index] |= st.shape == Shape::ExpandAs ? Broadcast : Data;
+      if (st.b.kind == Operand::Input) p.role[st.b.index] |= ShapeOnly;
+      as[i] = {resolved(st.a), st.shape == Shape::ExpandAs || (st.a.kind == Operand::Value && as[st.a.index].view)};
+      continue;
     }
-  last_use_.assign(steps_.size(), -1);
-  for (size_t i = 0; i < steps_.size(); ++i)
-    for (const Operand* o : {&steps_[i].a, &steps_[i].b})
-      if (o->kind == Operand::Value && (o == &steps_[i].a || steps_[i].binary)) last_use_[o->index] = static_cast<int>(i);
+    Step c = st;
+    c.a = resolved(st.a);
+    if (st.binary) c.b = resolved(st.b);
+    for (const Operand* o : {&st.a, &st.b})
+      if (o->kind == Operand::Input && (o == &st.a || st.binary)) p.role[o->index] |= Data;
+    compact[i] = static_cast<int>(p.steps.size());
+    as[i] = {Operand{Operand::Value, compact[i]}, false};
+    p.steps.push_back(c);
+  }
+  // An input read as data and through expand_as has the run's shape; one read both for its
+  // values and its shape too.
+  for (int& r : p.role)
+    if (r & Data) r = Data;
+    else if (r & Broadcast) r = Broadcast;
+  p.allocated.assign(p.steps.size(), -1);
+  for (int o : outputs_) {
+    const Plan::Source src = as[o];
+    p.outputs.push_back(src);
+    if (src.from.kind == Operand::Value && p.allocated[src.from.index] < 0) p.allocated[src.from.index] = p.tensors++;
+  }
+  for (const Step& st : p.steps)
+    for (const Operand* o : {&st.a, &st.b}) {
+      p.numbers32.push_back(static_cast<float>(o->number));
+      p.numbers64.push_back(o->number);
+    }
+  p.last_use.assign(p.steps.size(), -1);
+  for (size_t i = 0; i < p.steps.size(); ++i)
+    for (const Operand* o : {&p.steps[i].a, &p.steps[i].b})
+      if (o->kind == Operand::Value && (o == &p.steps[i].a || p.steps[i].binary)) p.last_use[o->index] = static_cast<int>(i);
 }
 
 void Fused::check_outputs(size_t n) const {
@@ -156,13 +209,37 @@ std::vector<Tensor> Fused::operator()(std::initializer_list<Tensor> inputs) cons
   const std::vector<Tensor> in(inputs);
   if (in.size() != input_names_.size())
     fail("Fused", "the program reads ", input_names_.size(), " inputs, but ", in.size(), " were given");
-  bool fast = !in.empty();
-  for (const Tensor& t : in) {
-    fast = fast && t.defined() && t.is_cpu() && t.dtype() == in[0].dtype() && isFloatingType(t.dtype()) &&
-           t.sizes() == in[0].sizes() && t.numel() > 0 && streamable(t);
+  // The run's shape and dtype: its first input read as data.
+  const auto first = std::find(plan_.role.begin(), plan_.role.end(), Data);
+  if (first == plan_.role.end()) return op_by_op(in);
+  const Tensor& lead = in[static_cast<size_t>(first - plan_.role.begin())];
+  if (!lead.defined() || !lead.is_cpu() || !isFloatingType(lead.dtype()) || lead.numel() == 0) return op_by_op(in);
+  const IntArrayRef sizes = lead.sizes();
+  std::vector<Tensor> ready(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    const Tensor& t = in[i];
+    if (!t.defined() || !t.is_cpu()) return op_by_op(in);
+    if (plan_.role[i] == ShapeOnly) {
+      if (t.sizes() != sizes) return op_by_op(in);
+      continue;  // (its values are never read)
+    }
+    if (t.dtype() != lead.dtype()) return op_by_op(in);
+    if (plan_.role[i] == Broadcast && t.sizes() != sizes) {
+      if (!broadcasts_to(t.sizes(), sizes)) return op_by_op(in);
+      const Tensor expanded = t.expand(sizes);
+      ready[i] = streamable(expanded) ? expanded : expanded.contiguous();
+      continue;
+    }
+    if (t.sizes() != sizes || !streamable(t)) return op_by_op(in);
+    ready[i] = t;
   }
-  if (!fast) return op_by_op(in);
-  return in[0].dtype() == kFloat ? fused<float>(in) : fused<double>(in);
+  std::vector<Tensor> out = lead.dtype() == kFloat ? fused<float>(ready, sizes) : fused<double>(ready, sizes);
+  std::vector<Tensor> result;
+  for (const Plan::Source& src : plan_.outputs) {
+    const Tensor& t = src.from.kind == Operand::Input ? in[src.from.index] : out[plan_.allocated[src.from.index]];
+    result.push_back(src.view ? t.expand(sizes) : t);
+  }
+  return result;
 }
 
 // The program through the runtime's ops: what the unfused code computes, errors included.
@@ -174,6 +251,12 @@ std::vector<Tensor> Fused::op_by_op(const std::vector<Tensor>& inputs) const {
   };
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Step& s = steps_[i];
+    if (s.shape != Shape::None) {
+      const Tensor& a = operand(s.a).tensor;
+      const IntArrayRef to = operand(s.b).tensor.sizes();
+      v[i] = s.shape == Shape::ExpandAs ? a.expand(to) : ad::sum_to(a, to);
+      continue;
+    }
     v[i] = s.binary ? detail::elementwise_binary(static_cast<BinaryKind>(s.kind), operand(s.a), operand(s.b),
                                                  s.op.c_str())
                     : detail::elementwise_unary(static_cast<UnaryKind>(s.kind), operand(s.a).tensor, s.op.c_str());
@@ -184,20 +267,23 @@ std::vector<Tensor> Fused::op_by_op(const std::vector<Tensor>& inputs) const {
 }
 
 template <typename T>
-std::vector<Tensor> Fused::fused(const std::vector<Tensor>& inputs) const {
-  const int64_t n = inputs[0].numel();
-  const size_t count = steps_.size();
+std::vector<Tensor> Fused::fused(const std::vector<Tensor>& inputs, IntArrayRef sizes) const {
+  const std::vector<Step>& steps = plan_.steps;
+  int64_t n = 1;
+  for (int64_t d : sizes) n *= d;
+  const size_t count = steps.size();
   // A value is uniform (one number for every element) when all it reads is: expanded inputs and
   // numbers. It is computed once, on one element.
   std::vector<char> uniform(count, 0), input_uniform(inputs.size(), 0);
-  for (size_t i = 0; i < inputs.size(); ++i) input_uniform[i] = inputs[i].numel() > 1 && !inputs[i].is_contiguous();
+  for (size_t i = 0; i < inputs.size(); ++i)
+    input_uniform[i] = inputs[i].defined() && inputs[i].numel() > 1 && !inputs[i].is_contiguous();
   auto is_uniform = [&](const Operand& o) {
     return o.kind == Operand::Number || (o.kind == Operand::Input ? input_uniform[o.index] : uniform[o.index]) != 0;
   };
   for (size_t i = 0; i < count; ++i)
-    uniform[i] = is_uniform(steps_[i].a) && (!steps_[i].binary || is_uniform(steps_[i].b));
+    uniform[i] = is_uniform(steps[i].a) && (!steps[i].binary || is_uniform(steps[i].b));
   const T* const numbers = numbers_of<T>();
-  const std::vector<int>& output_of = output_of_;
+  const std::vector<int>& output_of = plan_.allocated;
   // Scratch slots for the values that are neither uniform nor outputs: a slot is free again after
   // its value's last reader (never the slot of the step's own operands).
   std::vector<int> slot(count, -1);
@@ -214,21 +300,25 @@ std::vector<Tensor> Fused::fused(const std::vector<Tensor>& inputs) const {
         }
       }
       const int step = static_cast<int>(i);
-      for (int v : {steps_[i].a.kind == Operand::Value ? steps_[i].a.index : -1,
-                    steps_[i].binary && steps_[i].b.kind == Operand::Value ? steps_[i].b.index : -1})
-        if (v >= 0 && last_use_[v] == step && slot[v] >= 0 &&
+      for (int v : {steps[i].a.kind == Operand::Value ? steps[i].a.index : -1,
+                    steps[i].binary && steps[i].b.kind == Operand::Value ? steps[i].b.index : -1})
+        if (v >= 0 && plan_.last_use[v] == step && slot[v] >= 0 &&
             std::find(free.begin(), free.end(), slot[v]) == free.end())
           free.push_back(slot[v]);  // slot[v] keeps naming where v is until the step has read it
     }
   }
   std::vector<Tensor> out;
   std::vector<T*> out_ptr;
-  for (size_t k = 0; k < outputs_.size(); ++k) {
-    out.push_back(empty(inputs[0].sizes(), inputs[0].options()));
+  const TensorOptions options = TensorOptions().dtype(sizeof(T) == sizeof(float) ? kFloat : kDouble);
+  for (int k = 0; k < plan_.tensors; ++k) {
+    out.push_back(empty(sizes, options));
     out_ptr.push_back(out.back().template data_ptr<T>());
   }
+  std::vector<int> allocated_step(static_cast<size_t>(plan_.tensors));  // the step each tensor holds
+  for (size_t i = 0; i < count; ++i)
+    if (output_of[i] >= 0) allocated_step[static_cast<size_t>(output_of[i])] = static_cast<int>(i);
   std::vector<const T*> in_ptr;
-  for (const Tensor& t : inputs) in_ptr.push_back(t.template data_ptr<T>());
+  for (const Tensor& t : inputs) in_ptr.push_back(t.defined() ? t.template data_ptr<T>() : nullptr);
 
   // Tiles [first, last) with this thread's scratch.
   auto run_tiles = [&](int64_t first, int64_t last) {
@@ -251,7 +341,7 @@ std::vector<Tensor> Fused::fused(const std::vector<Tensor>& inputs) const {
         return scratch + slot[o.index] * kTile;
       };
       for (size_t i = 0; i < count; ++i) {
-        const Step& s = steps_[i];
+        const Step& s = steps[i];
         if (uniform[i] && tile != first) continue;  // computed on the first tile
         T* dst = uniform[i]                ? &once[i]
                  : output_of[i] >= 0 ? out_ptr[output_of[i]] + at
@@ -266,8 +356,8 @@ std::vector<Tensor> Fused::fused(const std::vector<Tensor>& inputs) const {
           cpu::unary(static_cast<UnaryKind>(s.kind), a, dst, len);
         }
       }
-      for (size_t k = 0; k < outputs_.size(); ++k)  // a uniform output still fills its tensor
-        if (uniform[outputs_[k]]) std::fill(out_ptr[k] + at, out_ptr[k] + at + m, once[outputs_[k]]);
+      for (size_t k = 0; k < allocated_step.size(); ++k)  // a uniform output still fills its tensor
+        if (uniform[allocated_step[k]]) std::fill(out_ptr[k] + at, out_ptr[k] + at + m, once[allocated_step[k]]);
     }
   };
   const int64_t tiles = (n + kTile - 1) / kTile;

@@ -103,6 +103,16 @@ Batched sum_reduce(const Batched& self, IntArrayRef dim, bool keepdim) {
   return {self.value.sum(logical_dims(self), keepdim), self.levels};
 }
 
+// A product's gradient at every level of its operands, as the generator's batching analysis takes
+// a rule's result to be: the operand read for its shape only may be batched where the gradient
+// is not (a cotangent from a jacobian's basis times a weight passed unbatched), and then the
+// gradient is the same for each of its examples (expanded, not copied).
+static Batched at_every_level(const Batched& r, const Batched& a, const Batched& b, const Batched& c) {
+  const Levels all = r.levels | a.levels | b.levels | c.levels;
+  if (all == r.levels) return r;
+  return {materialize(r.value, r.levels, all, union_sizes({&r, &a, &b, &c}, all)), all};
+}
+
 Batched matmul_backward_self(const Batched& g, const Batched& self, const Batched& other) {
   const int64_t ls = rank(self), lo = rank(other);
   Batched b = lo == 1 ? unsqueeze(other, -1) : other;
@@ -112,7 +122,7 @@ Batched matmul_backward_self(const Batched& g, const Batched& self, const Batche
   std::vector<int64_t> a_sizes(logical_sizes(self.value, nb(self)).begin(), logical_sizes(self.value, nb(self)).end());
   if (ls == 1) a_sizes.insert(a_sizes.begin(), 1);
   Batched da = sum_to(matmul(gg, transpose_last(b)), a_sizes);
-  return ls == 1 ? squeeze(da, 0) : da;
+  return at_every_level(ls == 1 ? squeeze(da, 0) : da, g, self, other);
 }
 
 Batched matmul_backward_other(const Batched& g, const Batched& self, const Batched& other) {
@@ -125,7 +135,7 @@ Batched matmul_backward_other(const Batched& g, const Batched& self, const Batch
                                logical_sizes(other.value, nb(other)).end());
   if (lo == 1) b_sizes.push_back(1);
   Batched db = sum_to(matmul(transpose_last(a), gg), b_sizes);
-  return lo == 1 ? squeeze(db, -1) : db;
+  return at_every_level(lo == 1 ? squeeze(db, -1) : db, g, self, other);
 }
 
 Batched linear_backward_weight(const Batched& g, const Batched& input, const Batched& weight) {
@@ -135,7 +145,8 @@ Batched linear_backward_weight(const Batched& g, const Batched& input, const Bat
     return {x.value.reshape(batch_shape(x.value, nb(x), {-1, x.value.size(-1)})), x.levels};
   };
   const IntArrayRef w = logical_sizes(weight.value, nb(weight));
-  return sum_to(matmul(transpose_last(rows(g)), rows(input)), std::vector<int64_t>(w.begin(), w.end()));
+  return at_every_level(sum_to(matmul(transpose_last(rows(g)), rows(input)), std::vector<int64_t>(w.begin(), w.end())),
+                        g, input, weight);
 }
 
 Batched reduction_apply(const Batched& self, Reduction reduction) {

@@ -356,6 +356,35 @@ TEST(BatchedAdHelpers, IndexSelectBackwardIsTheLoop) {
       }
 }
 
+// The gradients of matmul and linear at every level of their three operands, the one read for its
+// shape only included (batched where the gradient is not, as a weight passed unbatched to a
+// pullback over a jacobian's basis).
+TEST(BatchedAdHelpers, ProductBackwardsAreTheLoopAtEveryLevel) {
+  fg::manual_seed(6);
+  struct Ranks { Shape a, b, out; };
+  const std::vector<Ranks> cases = {{{4, 3}, {3}, {4}}, {{3}, {3, 5}, {5}}, {{4, 3}, {3, 5}, {4, 5}}, {{3}, {3}, {}}};
+  for (Levels gm : kMasks)
+    for (Levels am : kMasks)
+      for (Levels bm : kMasks)
+        for (const Ranks& c : cases) {
+          SCOPED_TRACE("levels " + std::to_string(gm) + " " + std::to_string(am) + " " + std::to_string(bm) + ", a " +
+                       std::to_string(c.a.size()) + "-d, b " + std::to_string(c.b.size()) + "-d");
+          const Batched g = rnd(gm, c.out), a = rnd(am, c.a), b = rnd(bm, c.b);
+          expect_loop({g, a, b}, [&] { return fg::vmap::ad::matmul_backward_self(g, a, b); },
+                      [](const std::vector<Tensor>& v) { return fg::ad::matmul_backward_self(v[0], v[1], v[2]); });
+          expect_loop({g, a, b}, [&] { return fg::vmap::ad::matmul_backward_other(g, a, b); },
+                      [](const std::vector<Tensor>& v) { return fg::ad::matmul_backward_other(v[0], v[1], v[2]); });
+        }
+  for (Levels gm : kMasks)
+    for (Levels xm : kMasks)
+      for (Levels wm : kMasks) {
+        SCOPED_TRACE("levels " + std::to_string(gm) + " " + std::to_string(xm) + " " + std::to_string(wm));
+        const Batched g = rnd(gm, {2, 4}), x = rnd(xm, {2, 3}), w = rnd(wm, {4, 3});
+        expect_loop({g, x, w}, [&] { return fg::vmap::ad::linear_backward_weight(g, x, w); },
+                    [](const std::vector<Tensor>& v) { return fg::ad::linear_backward_weight(v[0], v[1], v[2]); });
+      }
+}
+
 TEST(BatchedAdHelpers, NllLossBackwardIsTheLoop) {
   fg::manual_seed(5);
   for (const Shape& input_shape : {Shape{5}, Shape{4, 5}, Shape{3, 5, 2}}) {

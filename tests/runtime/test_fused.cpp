@@ -115,6 +115,49 @@ TEST(Fused, ExpandedSeedAndLongLivedValues) {
   EXPECT_TRUE(hh.is_contiguous());
 }
 
+// expand_as and sum_to_as, AD's broadcasting: on values of the run's shape they are their operand
+// (expand_as a view of it, sum_to_as the tensor itself, as the ops return); an input read only
+// through expand_as is broadcast first, one read only for its shape may be of any dtype.
+TEST(Fused, ShapeStepsCarryBroadcastingThroughARun) {
+  const Tensor x = values(1480, fg::kFloat, 3, 0).reshape({37, 40}), v = values(1480, fg::kFloat, 1, 0.5).reshape({37, 40});
+  const Tensor g = fg::full({}, 0.75, fg::kFloat).expand({37, 40}), bias_t = values(40, fg::kFloat, 2, 0.1);
+  const Tensor like = fg::zeros({37, 40}, fg::kDouble), one = fg::full({1}, 1.5, fg::kFloat);
+  const fg::Fused fused({"x", "v", "g", "bias_t", "like", "one"},
+                        "a = mul(g, x); at = expand_as(bias_t, a); s = sum_to_as(a, x); e = mul(at, s); "
+                        "w = sum_to_as(e, v); u = expand_as(one, like); z = mul(u, w); out = add(z, v); "
+                        "same = expand_as(s, like)",
+                        {"at", "s", "out", "same", "w"});
+  auto [at, s, out, same, w] = fused.run<5>({x, v, g, bias_t, like, one});
+  const Tensor a = g * x;
+  EXPECT_TRUE(same_bits(at, bias_t.expand({37, 40})));
+  EXPECT_EQ(at.data_ptr(), bias_t.data_ptr()) << "expand_as of an input is a view of it";
+  EXPECT_TRUE(same_bits(s, a));
+  EXPECT_TRUE(same_bits(w, bias_t.expand({37, 40}) * a));
+  EXPECT_TRUE(same_bits(out, one.expand({37, 40}) * (bias_t * a) + v));
+  EXPECT_TRUE(same_bits(same, a));
+  EXPECT_EQ(same.data_ptr(), s.data_ptr()) << "expand_as of a value is a view of it";
+  const fg::Fused alias({"x", "y"}, "c = sum_to_as(x, y); d = sin(c); e = cos(d)", {"c", "e"});
+  auto [c, e2] = alias.run<2>({x, v});
+  EXPECT_EQ(c.data_ptr(), x.data_ptr()) << "sum_to_as to its own shape is the tensor itself";
+  EXPECT_TRUE(same_bits(e2, x.sin().cos()));
+}
+
+// Shape steps that change the shape run through the ops: a sum over the broadcast dims, an
+// expand to a larger shape, and their errors.
+TEST(Fused, ShapeStepsThatReshapeRunAsTheOps) {
+  const Tensor a = values(12, fg::kFloat, 1, 0).reshape({3, 4}), b = values(4, fg::kFloat, 2, 0.5);
+  const fg::Fused reduce({"a", "b"}, "p = mul(a, 2); q = sum_to_as(p, b); r = exp(q)", {"q", "r"});
+  auto [q, r] = reduce.run<2>({a, b});
+  EXPECT_TRUE(same_bits(q, fg::ad::sum_to(a * 2, {4})));
+  EXPECT_TRUE(same_bits(r, fg::ad::sum_to(a * 2, {4}).exp()));
+  const fg::Fused grow({"b", "a"}, "p = sin(b); q = expand_as(p, a); r = mul(q, 3)", {"q", "r"});
+  auto [q2, r2] = grow.run<2>({b, a});
+  EXPECT_TRUE(same_bits(q2, b.sin().expand({3, 4})));
+  EXPECT_TRUE(same_bits(r2, b.sin().expand({3, 4}) * 3));
+  EXPECT_THROW(grow.run<2>({a, b}), fg::Error);  // [3, 4] does not expand to [4]
+  EXPECT_THROW(reduce.run<2>({b, a}), fg::Error);
+}
+
 TEST(Fused, ValuesOutsideTheKernelsDomains) {
   // Large arguments of sin (Payne-Hanek in the scalar path), negative logs (NaN), infinities.
   Tensor x = values(100, fg::kFloat, 1, 0);
@@ -190,6 +233,8 @@ TEST(Fused, MalformedProgramsAreErrors) {
   EXPECT_NE(message({"x"}, "a = add(1, 2)", {"a"}).find("reads no tensor"), std::string::npos);
   EXPECT_NE(message({"x"}, "a = sin(x)", {"b"}).find("output 'b' is not a value"), std::string::npos);
   EXPECT_NE(message({"x"}, "a = sin(x)", {"a", "a"}).find("output 'a' is named twice"), std::string::npos);
+  EXPECT_NE(message({"x"}, "a = expand_as(x, 1)", {"a"}).find("reshapes a number"), std::string::npos);
+  EXPECT_NE(message({"x"}, "a = sum_to_as(x)", {"a"}).find("'sum_to_as' with 1 operand(s)"), std::string::npos);
   EXPECT_EQ(message({"x"}, " a = sin( x ) ; b = add(a, 1e-3) ;", {"b"}), "no error");
 }
 

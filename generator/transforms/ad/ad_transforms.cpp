@@ -792,25 +792,34 @@ class AdEmitter {
     GeneratedFunction out;
     const size_t k = outer.size();
     const std::string first = spec_.name + "__forward", rows = spec_.name + "__pullback_rows";
-    if (!jacrev_forward(out, s, l, outer, first, i)) return std::nullopt;
+    std::vector<Levels> held;  // the levels at which each residual is batched
+    if (!jacrev_forward(out, s, l, outer, first, i, held)) return std::nullopt;
     bool structured = false;
-    auto b = pullback_rows(s, l, outer, rows, i, structured);
+    auto b = pullback_rows(s, l, outer, rows, i, held, structured);
     if (!b) return std::nullopt;
     append(out, *b);
     jacrev_wrapper(out, *n, s, r.outputs.size(), wrt, l, k, first, rows, structured);
     return out;
   }
 
-  // The forward pass of jacrev, batched as the outer vmaps say (every output with its batch dims
-  // in front).
+  // The forward pass of jacrev, batched as the outer vmaps say: the outputs with their batch dims
+  // in front, the residuals at the levels where they are batched (`held`); a residual that a
+  // level does not batch (a weight) stays unbatched there instead of being copied per example.
   bool jacrev_forward(GeneratedFunction& out, const Split& s, const Link& l, const std::vector<Link>& outer,
-                      const std::string& first, size_t i) {
+                      const std::string& first, size_t i, std::vector<Levels>& held) {
+    held.assign(s.residuals.size(), 0);
     if (outer.empty()) {
       append(out, plain(*s.first, first, "the forward pass of " + spec_.name, true, i));
       return true;
     }
     std::vector<VmapLevel> levels = outer_levels(outer, *s.first);
-    for (auto& lv : levels) lv.out_dims.assign(s.first->outputs, spec::Dim(0));
+    held = residual_levels(s, levels);
+    const size_t noutputs = s.first->outputs - s.residuals.size();
+    for (size_t k = 0; k < levels.size(); ++k) {
+      levels[k].out_dims.assign(s.first->outputs, spec::Dim(0));
+      for (size_t p = 0; p < held.size(); ++p)
+        if (!(held[p] & (1u << k))) levels[k].out_dims[noutputs + p] = std::nullopt;
+    }
     auto f = vmapped(*s.first, first, levels, true, i);  // its limitation checks first
     if (!f) return false;
     append(out, *f);
@@ -825,15 +834,39 @@ class AdEmitter {
     return true;
   }
 
-  // The pullback over the basis: the residuals batched as the forward pass returns them;
-  // `structured`: whether the basis is only read for its shape (structured_basis.h).
+  // The levels at which the forward pass batches each residual (all of them for a residual that is
+  // not a tensor, or where the analysis cannot tell).
+  std::vector<Levels> residual_levels(const Split& s, const std::vector<VmapLevel>& levels) {
+    const Levels all = (1u << levels.size()) - 1;
+    std::vector<Levels> held(s.residuals.size(), all);
+    std::vector<Levels> params(s.first->params.size(), 0);
+    const VmapLevels masks = vmap_masks(levels, params);
+    const BatchingAnalysis analysis(*s.first, params, masks, lowering_);
+    const size_t noutputs = s.first->outputs - s.residuals.size();
+    if (analysis.recursive() || analysis.outputs().size() != s.first->outputs) return held;
+    for (size_t p = 0; p < held.size(); ++p)
+      if (s.first->var(s.residuals[p]).type == ir::Type::Tensor) held[p] = analysis.outputs()[noutputs + p] & all;
+    // A level must map some argument of the pullback (its batch size comes from one): where it
+    // batches no residual (a linear map's only residual is its weight), all keep their batch dims.
+    for (size_t k = 0; k < levels.size(); ++k) {
+      const Levels bit = 1u << k;
+      if (std::none_of(held.begin(), held.end(), [&](Levels h) { return (h & bit) != 0; }))
+        for (Levels& h : held) h |= bit;
+    }
+    return held;
+  }
+
+  // The pullback over the basis: the residuals at the levels where the forward pass batches them
+  // (`held`); `structured`: whether the basis is only read for its shape (structured_basis.h).
   std::optional<GeneratedFunction> pullback_rows(const Split& s, const Link& l, const std::vector<Link>& outer,
-                                                 const std::string& rows, size_t i, bool& structured) {
+                                                 const std::string& rows, size_t i, const std::vector<Levels>& held,
+                                                 bool& structured) {
     std::vector<VmapLevel> levels;
-    for (const Link& o : outer) {
-      VmapLevel lv = make_level(*o.t, o.where, *s.second);
+    for (size_t k = 0; k < outer.size(); ++k) {
+      VmapLevel lv = make_level(*outer[k].t, outer[k].where, *s.second);
       for (size_t p = 0; p < s.second->params.size(); ++p)
-        lv.in_dims[p] = p < s.residuals.size() && s.second->var(s.second->params[p]).type == ir::Type::Tensor
+        lv.in_dims[p] = p < s.residuals.size() && s.second->var(s.second->params[p]).type == ir::Type::Tensor &&
+                                (held[p] & (1u << k))
                             ? spec::Dim(0)
                             : std::nullopt;
       lv.out_dims.assign(s.second->outputs, spec::Dim(0));

@@ -78,6 +78,9 @@ FUNCGEN("layers_jacfwd = jacfwd(layers)")
 FUNCGEN("layers_batched_jacrev = vmap(jacrev(layers), in_dims=(0, None, None, None))")
 FUNCGEN("layers_batched_jacfwd = vmap(jacfwd(layers), in_dims=(0, None, None, None))")
 FUNCGEN("layers_weight_jacrev = jacrev(layers, argnums=1)")
+// Weights per model (the outer level), inputs per example (the inner): each residual of jacrev's
+// forward pass reaches its pullback at the levels that batch it, the shared w2 at none.
+FUNCGEN("layers_models_jacrev = vmap(vmap(jacrev(layers), in_dims=(0, None, None, None)), in_dims=(None, 0, 0, None))")
 fg::Tensor layers(const fg::Tensor& x, const fg::Tensor& w1, const fg::Tensor& b1, const fg::Tensor& w2) {
   return fg::linear(fg::linear(x, w1, b1).tanh(), w2).tanh();
 }
@@ -88,6 +91,9 @@ FUNCGEN("rotated_batched_jacfwd = vmap(jacfwd(rotated, argnums=1), in_dims=(None
 // W.r.t. the matrix: a basis of matrices, which the products form (the fast path is for vectors).
 FUNCGEN("rotated_weight_jacfwd = jacfwd(rotated)")
 fg::Tensor rotated(const fg::Tensor& w, const fg::Tensor& x) { return fg::matmul(w, x.sin()) * 2; }
+// A linear map: the weight is its pullback's only residual, and the vmap batches that.
+FUNCGEN("linear_batched_jacrev = vmap(jacrev(linear_map), in_dims=(0, None))")
+fg::Tensor linear_map(const fg::Tensor& x, const fg::Tensor& w) { return fg::matmul(w, x); }
 
 // Two outputs of one value: still two tensors after common subexpressions (transforms/simplify.h).
 FUNCGEN("twice_batched = vmap(twice)")

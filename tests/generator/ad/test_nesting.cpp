@@ -263,6 +263,17 @@ TEST_F(Nesting, JacobiansThroughAStructuredBasisAreTheFiniteDifferences) {
     expect_close(rows[i], ji, kNumeric, "vmap(jacrev)");
     expect_close(columns[i], ji, kNumeric, "vmap(jacfwd)");
   }
+  const T w1s = rand64({2, 20, 3}), b1s = rand64({2, 20});
+  const T grid = nest::layers_models_jacrev(xs, w1s, b1s, w2);
+  ASSERT_EQ(grid.sizes().vec(), (std::vector<int64_t>{2, 5, 4, 3}));
+  for (int64_t m = 0; m < 2; ++m)
+    for (int64_t i = 0; i < 5; ++i) {
+      const Fn model = [&](const T& v) { return nest::layers(v, w1s[m], b1s[m], w2); };
+      expect_close(grid[m][i], numeric_jacobian(model, xs[i]), kNumeric, "vmap(vmap(jacrev)) per model and example");
+    }
+  const T wl = rand64({4, 3});
+  const T linear_rows = nest::linear_batched_jacrev(xs, wl);
+  for (int64_t i = 0; i < 5; ++i) expect_close(linear_rows[i], wl, kExact, "vmap(jacrev) of a linear map");
   const Fn by_weight = [&](const T& w) { return nest::layers(x, w, b1, w2); };
   expect_close(nest::layers_weight_jacrev(x, w1, b1, w2), numeric_jacobian(by_weight, w1), kNumeric,
                "jacrev w.r.t. w1");

@@ -2,7 +2,8 @@
 # What the generator's optimizations leave in generated code (their results are checked against
 # finite differences and torch.func by the AD tests): an hvp computes sin(x) and cos(x) once
 # (transforms/simplify.h, transforms/fuse.h) in fused runs, jacobians of a linear layer never form their basis
-# (transforms/ad/structured_basis.h), and a jacobian whose basis is used otherwise still forms it.
+# (transforms/ad/structured_basis.h), a jacobian whose basis is used otherwise still forms it, and
+# vmap(jacrev) passes an unbatched weight from its forward pass to its pullback once, not per example.
 set -eu
 funcgen=$1 include_dir=$2
 work=$(mktemp -d)
@@ -17,6 +18,7 @@ fg::Tensor f(const fg::Tensor& x) { return (x.sin() * x.cos()).sum(); }
 
 FUNCGEN("layer_jacrev = jacrev(layer, argnums=1)")
 FUNCGEN("layer_jacfwd = jacfwd(layer, argnums=1)")
+FUNCGEN("batched_jacrev = vmap(jacrev(layer, argnums=1), in_dims=(None, 0))")
 fg::Tensor layer(const fg::Tensor& w, const fg::Tensor& x) { return fg::linear(x, w).tanh(); }
 
 FUNCGEN("plain_jacfwd = jacfwd(plain, argnums=1)")
@@ -53,6 +55,13 @@ grep -q 'fg::vmap::ad::basis_matmul_view(' "$src" || fail "jacfwd's jvp does not
 # A jacobian that is the weight's rows themselves is a copy: the caller may write it.
 b=$(sed -n '/plain_jacfwd__jvp__batched_body(/,/^}/p' "$src")
 grep -q 'fg::vmap::ad::basis_matmul(' <<<"$b" || fail "plain_jacfwd's rows are not copied:
+$b"
+b=$(sed -n '/batched_jacrev__forward(/,/^}/p' "$src")
+[ -n "$b" ] || fail "no forward pass of batched_jacrev"
+! grep -q 'materialize' <<<"$b" || fail "batched_jacrev's forward pass copies the weight per example:
+$b"
+b=$(sed -n '/batched_jacrev__pullback_rows(/,/^}/p' "$src")
+! grep -q 'move_in(w,' <<<"$b" || fail "batched_jacrev's pullback maps the weight:
 $b"
 b=$(body square_jacrev)
 grep -q 'fg::ad::basis(' <<<"$b" || fail "square_jacrev's basis is used by an add of two diagonals, yet not formed:

@@ -8,9 +8,13 @@
 //   auto [t, out] = fused.run<2>({x, v});
 //
 // Each value is computed by the same SIMD kernel, in the same dtype, as the op would compute it,
-// so the results are the ops' results bit for bit. Where the inputs are not float32/float64 CPU
-// tensors of one shape, each contiguous or one value expanded (a broadcast gradient seed), the
-// program runs op by op through the runtime's ops instead: the same results, the same errors.
+// so the results are the ops' results bit for bit. Two shape steps carry AD's broadcasting through
+// a run: `expand_as(a, b)` is a.expand(b.sizes()) and `sum_to_as(a, b)` fg::ad::sum_to(a, b.sizes());
+// on values of one shape both are `a` itself (a view of it, for expand_as, as the op returns).
+// Where the inputs are not float32/float64 CPU tensors of one shape, each contiguous or one value
+// expanded (a broadcast gradient seed), except those read only by expand_as (broadcast first) or
+// only for their shape, the program runs op by op through the runtime's ops instead: the same
+// results, the same errors.
 #pragma once
 
 #include <array>
@@ -29,7 +33,8 @@ class Fused {
   // `inputs`: the names the program reads; `program`: statements `name = op(operand, ...)`
   // separated by ';', each operand an input, an earlier name or a number; `outputs`: the names
   // returned, in order. Unary ops: neg abs exp log log1p sqrt rsqrt sin cos tan tanh sigmoid relu
-  // erf silu log_sigmoid; binary: add sub mul div. A malformed program is an fg::Error.
+  // erf silu log_sigmoid; binary: add sub mul div; shape steps: expand_as sum_to_as (two tensors).
+  // A malformed program is an fg::Error.
   Fused(std::initializer_list<const char*> inputs, const char* program, std::initializer_list<const char*> outputs);
 
   // The outputs for these inputs (as many as the constructor named, in its order).
@@ -51,33 +56,52 @@ class Fused {
     bool integral = true;  // Number: written without a point or exponent (an int, as in C++)
     int64_t integer = 0;   // Number, integral: its value
   };
+  enum class Shape { None, ExpandAs, SumToAs };
   struct Step {
     bool binary = false;
     int kind = 0;  // cpu kernels' UnaryKind or BinaryKind
+    Shape shape = Shape::None;  // a shape step: a to b's shape (b is read for its sizes only)
     std::string op;
     Operand a, b;
   };
 
  private:
+  // What the fused path runs: the steps that compute (a shape step reads as its operand), and
+  // where each output comes from.
+  struct Plan {
+    std::vector<Step> steps;     // Value operands index `steps`
+    std::vector<int> allocated;  // per step: its tensor among those allocated (-1: scratch)
+    std::vector<int> last_use;   // per step: the last step that reads it (-1: none)
+    int tensors = 0;             // allocated per run
+    struct Source {
+      Operand from;         // Input, or Value of `steps`
+      bool view = false;    // through an expand_as: a view, as Tensor::expand returns
+    };
+    std::vector<Source> outputs;
+    // Per input: read as data by a computing step (1), only through expand_as (2), only for its
+    // shape (4).
+    std::vector<int> role;
+    std::vector<float> numbers32;  // each step's two operands in float and double (2 per step)
+    std::vector<double> numbers64;
+  };
+  enum Role { Data = 1, Broadcast = 2, ShapeOnly = 4 };
+
+  void plan();
   void check_outputs(size_t n) const;
   std::vector<Tensor> op_by_op(const std::vector<Tensor>& inputs) const;
   template <typename T>
-  std::vector<Tensor> fused(const std::vector<Tensor>& inputs) const;
+  std::vector<Tensor> fused(const std::vector<Tensor>& inputs, IntArrayRef sizes) const;
 
-  // The numbers of each step's two operands in the dtype T (2 per step).
   template <typename T>
   const T* numbers_of() const {
-    if constexpr (sizeof(T) == sizeof(float)) return numbers32_.data();
-    else return numbers64_.data();
+    if constexpr (sizeof(T) == sizeof(float)) return plan_.numbers32.data();
+    else return plan_.numbers64.data();
   }
 
   std::vector<std::string> input_names_;
   std::vector<Step> steps_;
-  std::vector<int> outputs_;    // the statement of each output
-  std::vector<int> output_of_;  // per statement: its place among the outputs (-1: none)
-  std::vector<int> last_use_;   // per statement: the last statement that reads it (-1: none)
-  std::vector<float> numbers32_;
-  std::vector<double> numbers64_;
+  std::vector<int> outputs_;  // the statement of each output
+  Plan plan_;
 };
 
 }  // namespace fg
