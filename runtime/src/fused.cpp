@@ -167,7 +167,10 @@ void Fused::plan() {
     if (st.shape != Shape::None) {
       if (st.a.kind == Operand::Input) p.role[st.a.index] |= st.shape == Shape::ExpandAs ? Broadcast : Data;
       if (st.b.kind == Operand::Input) p.role[st.b.index] |= ShapeOnly;
-      as[i] = {resolved(st.a), st.shape == Shape::ExpandAs || (st.a.kind == Operand::Value && as[st.a.index].view)};
+      const bool of_value = st.a.kind == Operand::Value;
+      // The tensor it is: an expand_as a view of its own, a sum_to_as its operand's tensor.
+      const int handle = st.shape == Shape::ExpandAs ? static_cast<int>(i) : of_value ? as[st.a.index].handle : -1 - st.a.index;
+      as[i] = {resolved(st.a), st.shape == Shape::ExpandAs || (of_value && as[st.a.index].view), handle};
       continue;
     }
     Step c = st;
@@ -176,14 +179,11 @@ void Fused::plan() {
     for (const Operand* o : {&st.a, &st.b})
       if (o->kind == Operand::Input && (o == &st.a || st.binary)) p.role[o->index] |= Data;
     compact[i] = static_cast<int>(p.steps.size());
-    as[i] = {Operand{Operand::Value, compact[i]}, false};
+    as[i] = {Operand{Operand::Value, compact[i]}, false, static_cast<int>(i)};
     p.steps.push_back(c);
   }
-  // An input read as data and through expand_as has the run's shape; one read both for its
-  // values and its shape too.
-  for (int& r : p.role)
-    if (r & Data) r = Data;
-    else if (r & Broadcast) r = Broadcast;
+  const auto lead = std::find_if(p.role.begin(), p.role.end(), [](int r) { return (r & Data) != 0; });
+  p.lead = lead == p.role.end() ? -1 : static_cast<int>(lead - p.role.begin());
   p.allocated.assign(p.steps.size(), -1);
   for (int o : outputs_) {
     const Plan::Source src = as[o];
@@ -206,44 +206,82 @@ void Fused::check_outputs(size_t n) const {
 }
 
 std::vector<Tensor> Fused::operator()(std::initializer_list<Tensor> inputs) const {
-  const std::vector<Tensor> in(inputs);
-  if (in.size() != input_names_.size())
-    fail("Fused", "the program reads ", input_names_.size(), " inputs, but ", in.size(), " were given");
-  // The run's shape and dtype: its first input read as data.
-  const auto first = std::find(plan_.role.begin(), plan_.role.end(), Data);
-  if (first == plan_.role.end()) return op_by_op(in);
-  const Tensor& lead = in[static_cast<size_t>(first - plan_.role.begin())];
-  if (!lead.defined() || !lead.is_cpu() || !isFloatingType(lead.dtype()) || lead.numel() == 0) return op_by_op(in);
+  std::vector<Tensor> out(outputs_.size());
+  run_into(inputs, out.data());
+  return out;
+}
+
+namespace {
+// A call's bookkeeping, per thread and kept between calls: a small function runs its programs
+// every time it is called, and their vectors would otherwise cost as many allocations as their
+// values. (fused<T> calls nothing that runs a program; its threads only read the caller's.)
+struct Workspace {
+  std::vector<Tensor> ready;  // the inputs as the fused path reads them
+  std::vector<Tensor> values;
+  std::vector<char> uniform, input_uniform;
+  std::vector<int> slot, free, allocated_step;
+  std::vector<const void*> in_ptr;
+  std::vector<void*> out_ptr;
+};
+Workspace& workspace() {
+  thread_local Workspace w;
+  return w;
+}
+// Drops the tensors a call held (the vectors keep their capacity), also when it throws.
+struct Release {
+  Workspace& w;
+  ~Release() {
+    w.ready.clear();
+    w.values.clear();
+  }
+};
+}  // namespace
+
+void Fused::run_into(std::initializer_list<Tensor> inputs, Tensor* out) const {
+  if (inputs.size() != input_names_.size())
+    fail("Fused", "the program reads ", input_names_.size(), " inputs, but ", inputs.size(), " were given");
+  const Tensor* in = inputs.begin();
+  if (plan_.lead < 0) return op_by_op(in, out);
+  const Tensor& lead = in[plan_.lead];
+  if (!lead.defined() || !lead.is_cpu() || !isFloatingType(lead.dtype()) || lead.numel() == 0) return op_by_op(in, out);
   const IntArrayRef sizes = lead.sizes();
-  std::vector<Tensor> ready(in.size());
-  for (size_t i = 0; i < in.size(); ++i) {
+  Workspace& w = workspace();
+  const Release release{w};
+  w.ready.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& t = in[i];
-    if (!t.defined() || !t.is_cpu()) return op_by_op(in);
-    if (plan_.role[i] == ShapeOnly) {
-      if (t.sizes() != sizes) return op_by_op(in);
-      continue;  // (its values are never read)
-    }
-    if (t.dtype() != lead.dtype()) return op_by_op(in);
-    if (plan_.role[i] == Broadcast && t.sizes() != sizes) {
-      if (!broadcasts_to(t.sizes(), sizes)) return op_by_op(in);
+    const int role = plan_.role[i];
+    if (!t.defined() || !t.is_cpu()) return op_by_op(in, out);
+    if ((role & (Data | ShapeOnly)) != 0 && t.sizes() != sizes) return op_by_op(in, out);
+    if (role == ShapeOnly) continue;  // (its values are never read)
+    if (t.dtype() != lead.dtype()) return op_by_op(in, out);
+    if (role == Broadcast && t.sizes() != sizes) {
+      if (!broadcasts_to(t.sizes(), sizes)) return op_by_op(in, out);
       const Tensor expanded = t.expand(sizes);
-      ready[i] = streamable(expanded) ? expanded : expanded.contiguous();
+      w.ready[i] = streamable(expanded) ? expanded : expanded.contiguous();
       continue;
     }
-    if (t.sizes() != sizes || !streamable(t)) return op_by_op(in);
-    ready[i] = t;
+    if (!streamable(t)) return op_by_op(in, out);
+    w.ready[i] = t;
   }
-  std::vector<Tensor> out = lead.dtype() == kFloat ? fused<float>(ready, sizes) : fused<double>(ready, sizes);
-  std::vector<Tensor> result;
-  for (const Plan::Source& src : plan_.outputs) {
-    const Tensor& t = src.from.kind == Operand::Input ? in[src.from.index] : out[plan_.allocated[src.from.index]];
-    result.push_back(src.view ? t.expand(sizes) : t);
+  w.values.resize(static_cast<size_t>(plan_.tensors));
+  if (lead.dtype() == kFloat) fused<float>(w.ready.data(), sizes, w.values.data());
+  else fused<double>(w.ready.data(), sizes, w.values.data());
+  for (size_t k = 0; k < plan_.outputs.size(); ++k) {
+    const Plan::Source& src = plan_.outputs[k];
+    size_t same = 0;
+    while (same < k && plan_.outputs[same].handle != src.handle) ++same;
+    if (same < k) {
+      out[k] = out[same];
+      continue;
+    }
+    const Tensor& t = src.from.kind == Operand::Input ? in[src.from.index] : w.values[plan_.allocated[src.from.index]];
+    out[k] = src.view ? t.expand(sizes) : t;
   }
-  return result;
 }
 
 // The program through the runtime's ops: what the unfused code computes, errors included.
-std::vector<Tensor> Fused::op_by_op(const std::vector<Tensor>& inputs) const {
+void Fused::op_by_op(const Tensor* inputs, Tensor* out) const {
   std::vector<Tensor> v(steps_.size());
   auto operand = [&](const Operand& o) -> detail::Operand {
     if (o.kind == Operand::Number) return detail::wrap(o.integral ? Scalar(o.integer) : Scalar(o.number));
@@ -261,21 +299,23 @@ std::vector<Tensor> Fused::op_by_op(const std::vector<Tensor>& inputs) const {
                                                  s.op.c_str())
                     : detail::elementwise_unary(static_cast<UnaryKind>(s.kind), operand(s.a).tensor, s.op.c_str());
   }
-  std::vector<Tensor> out;
-  for (int o : outputs_) out.push_back(v[o]);
-  return out;
+  for (size_t k = 0; k < outputs_.size(); ++k) out[k] = v[outputs_[k]];
 }
 
 template <typename T>
-std::vector<Tensor> Fused::fused(const std::vector<Tensor>& inputs, IntArrayRef sizes) const {
+void Fused::fused(const Tensor* inputs, IntArrayRef sizes, Tensor* values) const {
   const std::vector<Step>& steps = plan_.steps;
   int64_t n = 1;
   for (int64_t d : sizes) n *= d;
-  const size_t count = steps.size();
+  const size_t count = steps.size(), ninputs = input_names_.size();
+  Workspace& w = workspace();
   // A value is uniform (one number for every element) when all it reads is: expanded inputs and
   // numbers. It is computed once, on one element.
-  std::vector<char> uniform(count, 0), input_uniform(inputs.size(), 0);
-  for (size_t i = 0; i < inputs.size(); ++i)
+  std::vector<char>& uniform = w.uniform;
+  std::vector<char>& input_uniform = w.input_uniform;
+  uniform.assign(count, 0);
+  input_uniform.assign(ninputs, 0);
+  for (size_t i = 0; i < ninputs; ++i)
     input_uniform[i] = inputs[i].defined() && inputs[i].numel() > 1 && !inputs[i].is_contiguous();
   auto is_uniform = [&](const Operand& o) {
     return o.kind == Operand::Number || (o.kind == Operand::Input ? input_uniform[o.index] : uniform[o.index]) != 0;
@@ -286,10 +326,12 @@ std::vector<Tensor> Fused::fused(const std::vector<Tensor>& inputs, IntArrayRef 
   const std::vector<int>& output_of = plan_.allocated;
   // Scratch slots for the values that are neither uniform nor outputs: a slot is free again after
   // its value's last reader (never the slot of the step's own operands).
-  std::vector<int> slot(count, -1);
+  std::vector<int>& slot = w.slot;
+  slot.assign(count, -1);
   int slots = 0;
   {
-    std::vector<int> free;
+    std::vector<int>& free = w.free;
+    free.clear();
     for (size_t i = 0; i < count; ++i) {
       if (!uniform[i] && output_of[i] < 0) {
         if (free.empty()) {
@@ -307,18 +349,22 @@ std::vector<Tensor> Fused::fused(const std::vector<Tensor>& inputs, IntArrayRef 
           free.push_back(slot[v]);  // slot[v] keeps naming where v is until the step has read it
     }
   }
-  std::vector<Tensor> out;
-  std::vector<T*> out_ptr;
   const TensorOptions options = TensorOptions().dtype(sizeof(T) == sizeof(float) ? kFloat : kDouble);
-  for (int k = 0; k < plan_.tensors; ++k) {
-    out.push_back(empty(sizes, options));
-    out_ptr.push_back(out.back().template data_ptr<T>());
+  std::vector<void*>& out_ptr = w.out_ptr;
+  out_ptr.resize(static_cast<size_t>(plan_.tensors));
+  for (size_t k = 0; k < out_ptr.size(); ++k) {
+    values[k] = empty(sizes, options);
+    out_ptr[k] = values[k].template data_ptr<T>();
   }
-  std::vector<int> allocated_step(static_cast<size_t>(plan_.tensors));  // the step each tensor holds
+  std::vector<int>& allocated_step = w.allocated_step;  // the step each tensor holds
+  allocated_step.resize(static_cast<size_t>(plan_.tensors));
   for (size_t i = 0; i < count; ++i)
     if (output_of[i] >= 0) allocated_step[static_cast<size_t>(output_of[i])] = static_cast<int>(i);
-  std::vector<const T*> in_ptr;
-  for (const Tensor& t : inputs) in_ptr.push_back(t.defined() ? t.template data_ptr<T>() : nullptr);
+  std::vector<const void*>& in_ptr = w.in_ptr;
+  in_ptr.resize(ninputs);
+  for (size_t i = 0; i < ninputs; ++i) in_ptr[i] = inputs[i].defined() ? inputs[i].template data_ptr<T>() : nullptr;
+  auto input = [&](int i) { return static_cast<const T*>(in_ptr[static_cast<size_t>(i)]); };
+  auto output = [&](int k) { return static_cast<T*>(out_ptr[static_cast<size_t>(k)]); };
 
   // Tiles [first, last) with this thread's scratch.
   auto run_tiles = [&](int64_t first, int64_t last) {
@@ -335,16 +381,16 @@ std::vector<Tensor> Fused::fused(const std::vector<Tensor>& inputs, IntArrayRef 
       auto source = [&](size_t i, const Operand& o, bool second, int64_t& stride) -> const T* {
         stride = is_uniform(o) ? 0 : 1;
         if (o.kind == Operand::Number) return &numbers[2 * i + (second ? 1 : 0)];
-        if (o.kind == Operand::Input) return input_uniform[o.index] ? in_ptr[o.index] : in_ptr[o.index] + at;
+        if (o.kind == Operand::Input) return input_uniform[o.index] ? input(o.index) : input(o.index) + at;
         if (uniform[o.index]) return &once[o.index];
-        if (output_of[o.index] >= 0) return out_ptr[output_of[o.index]] + at;
+        if (output_of[o.index] >= 0) return output(output_of[o.index]) + at;
         return scratch + slot[o.index] * kTile;
       };
       for (size_t i = 0; i < count; ++i) {
         const Step& s = steps[i];
         if (uniform[i] && tile != first) continue;  // computed on the first tile
         T* dst = uniform[i]                ? &once[i]
-                 : output_of[i] >= 0 ? out_ptr[output_of[i]] + at
+                 : output_of[i] >= 0 ? output(output_of[i]) + at
                                      : scratch + slot[i] * kTile;
         const int64_t len = uniform[i] ? 1 : m;
         int64_t sa = 0, sb = 0;
@@ -357,7 +403,10 @@ std::vector<Tensor> Fused::fused(const std::vector<Tensor>& inputs, IntArrayRef 
         }
       }
       for (size_t k = 0; k < allocated_step.size(); ++k)  // a uniform output still fills its tensor
-        if (uniform[allocated_step[k]]) std::fill(out_ptr[k] + at, out_ptr[k] + at + m, once[allocated_step[k]]);
+        if (uniform[allocated_step[k]]) {
+          T* const o = output(static_cast<int>(k)) + at;
+          std::fill(o, o + m, once[allocated_step[k]]);
+        }
     }
   };
   const int64_t tiles = (n + kTile - 1) / kTile;
@@ -371,7 +420,6 @@ std::vector<Tensor> Fused::fused(const std::vector<Tensor>& inputs, IntArrayRef 
   } else {
     run_tiles(0, tiles);
   }
-  return out;
 }
 
 }  // namespace fg

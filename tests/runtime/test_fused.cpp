@@ -1,7 +1,8 @@
 // fg::Fused (fused.h) against the ops it stands for, run one by one: every unary and binary op,
 // float32 and float64, sizes across tile boundaries, expanded (one-value) inputs, values that
 // leave the SIMD kernels' domains, many live values, threads; where the fused path does not apply
-// (broadcasting, mixed dtypes, integers, bad shapes) the same results and the same errors as the ops.
+// (broadcasting, mixed dtypes, integers, bad shapes) the same results and the same errors as the ops;
+// shape steps (expand_as, sum_to_as) and random programs against the ops one by one.
 #include <gtest/gtest.h>
 
 #include <funcgen/funcgen.h>
@@ -9,6 +10,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <random>
+#include <sstream>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -138,7 +142,12 @@ TEST(Fused, ShapeStepsCarryBroadcastingThroughARun) {
   EXPECT_EQ(same.data_ptr(), s.data_ptr()) << "expand_as of a value is a view of it";
   const fg::Fused alias({"x", "y"}, "c = sum_to_as(x, y); d = sin(c); e = cos(d)", {"c", "e"});
   auto [c, e2] = alias.run<2>({x, v});
-  EXPECT_EQ(c.data_ptr(), x.data_ptr()) << "sum_to_as to its own shape is the tensor itself";
+  EXPECT_TRUE(c.is_same(x)) << "sum_to_as to its own shape is the tensor itself";
+  const fg::Fused chain({"x", "y"}, "e = expand_as(x, y); f = sum_to_as(e, y); g = sin(f); h = cos(g)", {"e", "f", "h"});
+  auto [e3, f3, h3] = chain.run<3>({x, v});
+  EXPECT_TRUE(f3.is_same(e3)) << "sum_to_as of an expand_as is that view";
+  EXPECT_FALSE(e3.is_same(x));
+  EXPECT_EQ(e3.data_ptr(), x.data_ptr());
   EXPECT_TRUE(same_bits(e2, x.sin().cos()));
 }
 
@@ -154,8 +163,112 @@ TEST(Fused, ShapeStepsThatReshapeRunAsTheOps) {
   auto [q2, r2] = grow.run<2>({b, a});
   EXPECT_TRUE(same_bits(q2, b.sin().expand({3, 4})));
   EXPECT_TRUE(same_bits(r2, b.sin().expand({3, 4}) * 3));
+  // b broadcast into the run and the shape its gradient sums back to: not the run's shape.
+  const fg::Fused both({"b", "a"}, "p = expand_as(b, a); q = mul(p, a); r = sum_to_as(q, b); s = exp(r)", {"r", "s"});
+  auto [r3, s3] = both.run<2>({b, a});
+  EXPECT_TRUE(same_bits(r3, fg::ad::sum_to(b * a, {4})));
+  EXPECT_TRUE(same_bits(s3, fg::ad::sum_to(b * a, {4}).exp()));
   EXPECT_THROW(grow.run<2>({a, b}), fg::Error);  // [3, 4] does not expand to [4]
   EXPECT_THROW(reduce.run<2>({b, a}), fg::Error);
+}
+
+// Random programs of element-wise and shape steps on inputs of random shapes (broadcast rows and
+// columns, 0-d, empty, an expanded seed, non-contiguous, another dtype), against the ops run one
+// by one: the same values, shapes and errors, and the same sharing of memory and of tensors.
+TEST(Fused, RandomProgramsEqualTheOpsOneByOne) {
+  std::mt19937 rng(2026);
+  auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+  const char* unary[] = {"neg", "abs", "sin", "cos", "tanh", "sigmoid", "relu", "exp"};
+  Tensor (*unary_op[])(const Tensor&) = {fg::neg, fg::abs, fg::sin, fg::cos, fg::tanh, fg::sigmoid, fg::relu, fg::exp};
+  const char* binary[] = {"add", "sub", "mul"};
+  for (int program = 0; program < 3000; ++program) {
+    const int64_t rows = pick(15) == 0 ? 0 : pick(6) == 0 ? 300 + pick(50) : 1 + pick(5), cols = 1 + pick(40);
+    const fg::ScalarType dtype = pick(2) ? fg::kDouble : fg::kFloat;
+    std::vector<Tensor> env;
+    for (int i = 0; i < 3; ++i) {
+      const int kind = pick(9);
+      const std::vector<int64_t> shape = kind == 0 ? std::vector<int64_t>{cols}
+                                         : kind == 1 ? std::vector<int64_t>{1, cols}
+                                         : kind == 2 ? std::vector<int64_t>{rows, 1}
+                                         : kind == 3 ? std::vector<int64_t>{}
+                                         : kind == 4 ? std::vector<int64_t>{1}
+                                                     : std::vector<int64_t>{rows, cols};
+      int64_t n = 1;
+      for (int64_t d : shape) n *= d;
+      Tensor t = values(n, dtype, 1, 0.1 * i).reshape(shape);
+      if (kind >= 5 && pick(5) == 0) t = fg::full({}, 0.5 + i, dtype).expand(shape);
+      if (kind >= 5 && pick(8) == 0) t = t.t().contiguous().t();
+      if (pick(12) == 0) t = t.to(dtype == fg::kFloat ? fg::kDouble : fg::kFloat);
+      env.push_back(t);
+    }
+    std::vector<std::string> names = {"i0", "i1", "i2"};
+    std::string text;
+    std::string error;
+    const int steps = 3 + pick(5);
+    for (int k = 0; k < steps; ++k) {
+      const int a = pick(static_cast<int>(names.size())), b = pick(static_cast<int>(names.size())), kind = pick(10);
+      const std::string name = "v" + std::to_string(k);
+      Tensor v;
+      try {
+        if (kind < 3) {
+          const int u = pick(8);
+          text += name + " = " + unary[u] + "(" + names[a] + "); ";
+          if (error.empty()) v = unary_op[u](env[a]);
+        } else if (kind < 6) {
+          const int op = pick(3);
+          const bool number = pick(5) == 0;
+          text += name + " = " + binary[op] + "(" + names[a] + ", " + (number ? "1.5" : names[b]) + "); ";
+          const Tensor& y = env[b];
+          if (error.empty())
+            v = number ? (op == 0 ? env[a] + 1.5 : op == 1 ? env[a] - 1.5 : env[a] * 1.5)
+                       : (op == 0 ? env[a] + y : op == 1 ? env[a] - y : env[a] * y);
+        } else {
+          const bool expand = kind < 8;
+          text += name + (expand ? " = expand_as(" : " = sum_to_as(") + names[a] + ", " + names[b] + "); ";
+          if (error.empty()) v = expand ? env[a].expand(env[b].sizes()) : fg::ad::sum_to(env[a], env[b].sizes());
+        }
+      } catch (const fg::Error& e) {
+        error = e.what();
+      }
+      env.push_back(v);
+      names.push_back(name);
+    }
+    std::ostringstream inputs;
+    for (int i = 0; i < 3; ++i) inputs << " " << env[i].sizes() << " " << env[i].dtype() << (env[i].is_contiguous() ? "" : " strided");
+    SCOPED_TRACE(text + "inputs" + inputs.str());
+    const size_t last = names.size() - 1;
+    const fg::Fused fused({"i0", "i1", "i2"}, text.c_str(),
+                          {names[last - 2].c_str(), names[last - 1].c_str(), names[last].c_str()});
+    std::array<Tensor, 3> got;
+    try {
+      got = fused.run<3>({env[0], env[1], env[2]});
+    } catch (const fg::Error& e) {
+      EXPECT_EQ(std::string(e.what()), error);
+      continue;
+    }
+    ASSERT_EQ(error, "");
+    const Tensor want[3] = {env[last - 2], env[last - 1], env[last]};
+    for (int k = 0; k < 3; ++k) {
+      ASSERT_EQ(got[k].sizes(), want[k].sizes()) << "output " << k;
+      ASSERT_EQ(got[k].dtype(), want[k].dtype()) << "output " << k;
+      EXPECT_TRUE(fg::allclose(got[k], want[k], 1e-6, 1e-7, /*equal_nan=*/true)) << "output " << k;
+      for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(got[k].is_same(env[i]), want[k].is_same(env[i])) << "output " << k << ", input " << i;
+        if (want[k].numel() > 0) {
+          EXPECT_EQ(got[k].data_ptr() == env[i].data_ptr(), want[k].data_ptr() == env[i].data_ptr())
+              << "output " << k << " shares input " << i;
+        }
+      }
+      for (int j = 0; j < k; ++j) {
+        EXPECT_EQ(got[k].is_same(got[j]), want[k].is_same(want[j])) << "outputs " << j << ", " << k;
+        if (want[k].numel() > 0) {
+          EXPECT_EQ(got[k].data_ptr() == got[j].data_ptr(), want[k].data_ptr() == want[j].data_ptr())
+              << "outputs " << j << ", " << k << " share memory";
+        }
+      }
+    }
+    if (HasFailure()) break;  // one program's report
+  }
 }
 
 TEST(Fused, ValuesOutsideTheKernelsDomains) {

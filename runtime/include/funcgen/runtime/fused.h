@@ -41,10 +41,9 @@ class Fused {
   std::vector<Tensor> operator()(std::initializer_list<Tensor> inputs) const;
   template <size_t N>
   std::array<Tensor, N> run(std::initializer_list<Tensor> inputs) const {
-    std::vector<Tensor> all = (*this)(inputs);
     check_outputs(N);
     std::array<Tensor, N> out;
-    for (size_t i = 0; i < N; ++i) out[i] = std::move(all[i]);
+    run_into(inputs, out.data());
     return out;
   }
 
@@ -76,11 +75,13 @@ class Fused {
     struct Source {
       Operand from;         // Input, or Value of `steps`
       bool view = false;    // through an expand_as: a view, as Tensor::expand returns
+      int handle = 0;       // outputs of one handle are one tensor (sum_to_as returns its operand)
     };
     std::vector<Source> outputs;
-    // Per input: read as data by a computing step (1), only through expand_as (2), only for its
-    // shape (4).
+    // Per input, a mask of Role: read as data by a computing step, through expand_as, for its
+    // shape (Data and ShapeOnly ask for the run's shape, Broadcast alone for one that expands to it).
     std::vector<int> role;
+    int lead = -1;  // the first input read as data: the run's shape and dtype
     std::vector<float> numbers32;  // each step's two operands in float and double (2 per step)
     std::vector<double> numbers64;
   };
@@ -88,9 +89,12 @@ class Fused {
 
   void plan();
   void check_outputs(size_t n) const;
-  std::vector<Tensor> op_by_op(const std::vector<Tensor>& inputs) const;
+  // The outputs into out[0, outputs).
+  void run_into(std::initializer_list<Tensor> inputs, Tensor* out) const;
+  void op_by_op(const Tensor* inputs, Tensor* out) const;
+  // The fused path over inputs of one shape (`sizes`); the plan's allocated tensors into `values`.
   template <typename T>
-  std::vector<Tensor> fused(const std::vector<Tensor>& inputs, IntArrayRef sizes) const;
+  void fused(const Tensor* inputs, IntArrayRef sizes, Tensor* values) const;
 
   template <typename T>
   const T* numbers_of() const {
