@@ -2,11 +2,13 @@
 // operands' keys; locals are assigned once), then a backward liveness walk.
 #include "transforms/simplify.h"
 
+#include <algorithm>
 #include <cctype>
 #include <functional>
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "ir/build.h"
 #include "ops/batching_rules.h"
@@ -98,12 +100,16 @@ std::string key(const Expr& e) {
     default:
       return "";
   }
-  k += "(";
+  std::vector<std::string> args;
   for (const auto& a : e.args) {
-    const std::string ak = key(*a);
-    if (ak.empty()) return "";
-    k += ak + ",";
+    args.push_back(key(*a));
+    if (args.back().empty()) return "";
   }
+  // a + b and b + a, a * b and b * a: one value (IEEE addition and multiplication commute, and so
+  // do broadcasting and type promotion); the product rule of x * x makes both.
+  if (e.kind == ExprKind::Call && (e.op == "add" || e.op == "mul") && args.size() == 2) std::sort(args.begin(), args.end());
+  k += "(";
+  for (const std::string& a : args) k += a + ",";
   return k + ")";
 }
 
