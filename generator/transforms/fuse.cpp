@@ -313,7 +313,7 @@ class Fuser {
     std::vector<int> inputs;
     std::vector<std::string> steps;
     std::map<std::string, std::string> known;  // "op(a, b)" -> the value that holds it
-    int internal = 0, shape_steps = 0;
+    int internal = 0;
     std::map<std::string, std::string> member_like;  // a member's expression -> its name
     for (size_t i : r.members) member_like.emplace(structure(*fn_.body[i]->expr), fn_.var(fn_.body[i]->var).name);
     std::set<std::string> early;  // members computed where an earlier member needed their value
@@ -327,7 +327,6 @@ class Fuser {
       std::string call;
       if (const std::string step = shape_step(fn_, e); !step.empty()) {  // (y of y.sizes() is read for its shape)
         call = step + "(" + value(e.arg(0), nullptr) + ", " + value(e.arg(1).arg(0), nullptr) + ")";
-        ++shape_steps;
       } else {
         call = e.op + "(";
         for (size_t k = 0; k < e.args.size(); ++k) call += (k ? ", " : "") + value(e.arg(k), nullptr);
@@ -372,7 +371,10 @@ class Fuser {
     kernel_stmt->kind = StmtKind::Opaque;
     kernel_stmt->text = "static const fg::Fused " + kernel + "(" + quoted(in_names) + ", " + program + ", " +
                         quoted(out_names) + ");";
-    kernel_stmt->comment = std::to_string(steps.size() - static_cast<size_t>(shape_steps)) + " element-wise ops" +
+    const auto shape_steps = std::count_if(steps.begin(), steps.end(), [](const std::string& st) {
+      return st.find(" = expand_as(") != std::string::npos || st.find(" = sum_to_as(") != std::string::npos;
+    });
+    kernel_stmt->comment = std::to_string(static_cast<long>(steps.size()) - shape_steps) + " element-wise ops" +
                            (shape_steps > 0 ? " and " + std::to_string(shape_steps) + " shape steps" : "") +
                            " in one pass";
 

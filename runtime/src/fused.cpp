@@ -122,10 +122,7 @@ Fused::Fused(std::initializer_list<const char*> inputs, const char* program, std
     s.op = op;
     if ((op == "expand_as" || op == "sum_to_as") && args.size() == 2) {
       s.shape = op == "expand_as" ? Shape::ExpandAs : Shape::SumToAs;
-      s.binary = true;
       s.b = operand(args[1], stmt);
-      if (s.b.kind == Operand::Number || operand(args[0], stmt).kind == Operand::Number)
-        fail("Fused", "statement '", stmt, "' reshapes a number");
     } else if (auto u = unary_ops().find(op); u != unary_ops().end() && args.size() == 1) {
       s.kind = static_cast<int>(u->second);
     } else if (auto b = binary_ops().find(op); b != binary_ops().end() && args.size() == 2) {
@@ -136,6 +133,8 @@ Fused::Fused(std::initializer_list<const char*> inputs, const char* program, std
       fail("Fused", "'", op, "' with ", args.size(), " operand(s) in '", stmt, "' is not an element-wise op it runs");
     }
     s.a = operand(args[0], stmt);
+    if (s.shape != Shape::None && (s.a.kind == Operand::Number || s.b.kind == Operand::Number))
+      fail("Fused", "statement '", stmt, "' reshapes a number");
     if (s.a.kind == Operand::Number && (!s.binary || s.b.kind == Operand::Number))
       fail("Fused", "statement '", stmt, "' reads no tensor");
     if (name.empty() || values.count(name) != 0 ||
@@ -159,7 +158,6 @@ Fused::Fused(std::initializer_list<const char*> inputs, const char* program, std
 void Fused::plan() {
   Plan& p = plan_;
   std::vector<Plan::Source> as(steps_.size());  // what each statement stands for in the plan
-  std::vector<int> compact(steps_.size(), -1);
   auto resolved = [&](const Operand& o) { return o.kind == Operand::Value ? as[o.index].from : o; };
   p.role.assign(input_names_.size(), 0);
   for (size_t i = 0; i < steps_.size(); ++i) {
@@ -178,8 +176,7 @@ void Fused::plan() {
     if (st.binary) c.b = resolved(st.b);
     for (const Operand* o : {&st.a, &st.b})
       if (o->kind == Operand::Input && (o == &st.a || st.binary)) p.role[o->index] |= Data;
-    compact[i] = static_cast<int>(p.steps.size());
-    as[i] = {Operand{Operand::Value, compact[i]}, false, static_cast<int>(i)};
+    as[i] = {Operand{Operand::Value, static_cast<int>(p.steps.size())}, false, static_cast<int>(i)};
     p.steps.push_back(c);
   }
   const auto lead = std::find_if(p.role.begin(), p.role.end(), [](int r) { return (r & Data) != 0; });

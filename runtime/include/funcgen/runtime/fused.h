@@ -59,7 +59,7 @@ class Fused {
   struct Step {
     bool binary = false;
     int kind = 0;  // cpu kernels' UnaryKind or BinaryKind
-    Shape shape = Shape::None;  // a shape step: a to b's shape (b is read for its sizes only)
+    Shape shape = Shape::None;  // a shape step: a to b's shape (b is read for its sizes only; not `binary`)
     std::string op;
     Operand a, b;
   };
