@@ -72,6 +72,10 @@ struct DeviceBackend {
   void (*random)(ScalarType dtype, kernels::Dist dist, int64_t n, void* out, uint64_t seed, uint64_t base);
   // The batched product a plan describes (x, y in the plan's operand order, c its output).
   void (*gemm)(ScalarType dtype, const cuda::detail::GemmPlan& plan, const void* x, const void* y, void* c);
+  // Opens the libraries that the backend loads at first use (cuBLAS) with every function it calls
+  // there, as the first product does, and says where they were found; needs no device. An
+  // fg::Error when one cannot be opened. nullptr: the backend loads none.
+  std::string (*load_libraries)();
 };
 
 // The backend of `device`'s type; throws naming `op` when this build has none or no kernel can

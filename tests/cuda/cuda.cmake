@@ -7,7 +7,7 @@
 #     skip naming the CUDA error where no GPU can be used; tests/gpu/run.sh runs them without skips;
 #  3. the build itself where nvcc exists: the .cu files compile with warnings, spills and local
 #     memory as errors (runtime/CMakeLists.txt), the PTX assembles for the next architecture
-#     (cuda.ptxas_next_arch), and test_cuda_gpu links against cuBLAS.
+#     (cuda.ptxas_next_arch), and test_cuda_gpu opens cuBLAS and finds every function the backend calls.
 set(FG_RUNTIME_SRC ${PROJECT_SOURCE_DIR}/runtime/src)
 
 function(fg_cuda_test name)
@@ -22,7 +22,7 @@ function(fg_cuda_test name)
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 TEST_PREFIX "${ARG_PREFIX}" PROPERTIES LABELS ${ARG_LABEL})
 endfunction()
 
-fg_cuda_test(test_cuda_logic SOURCES cuda/test_caching_allocator.cpp cuda/test_gemm_plan.cpp)
+fg_cuda_test(test_cuda_logic SOURCES cuda/test_caching_allocator.cpp cuda/test_gemm_plan.cpp cuda/test_shared_library.cpp)
 fg_cuda_test(test_cuda_kernels SOURCES cuda/test_kernels.cpp)
 # The op tests and the generated code of cuda/transforms_functions.cpp, on each backend.
 set(FG_DEVICE_TESTS cuda/test_device_ops.cpp cuda/test_transforms.cpp)

@@ -7,12 +7,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "device_test.h"
+#if !defined(FG_TEST_HOST_RUN)
+#include "device.h"
+#endif
 
 namespace {
 
@@ -20,6 +24,35 @@ using fg::Tensor;
 using fg::testing::Cuda;
 using fg::testing::cuda;
 using fg::testing::expect_close;
+
+#if !defined(FG_TEST_HOST_RUN)
+// Whether a library whose file name contains `name` is mapped into this process.
+bool mapped(const std::string& name) {
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);)
+    if (line.find(name) != std::string::npos) return true;
+  return false;
+}
+const bool cublas_mapped_at_start = mapped("libcublas");  // before main, so before any test
+
+// cuBLAS is opened at the first product on a device, not linked: a program that runs nothing on a
+// GPU never maps it (libcublas and libcublasLt cost every process 64 ms at start), and the library
+// the backend opens has every function the backend calls (that needs no device to check).
+TEST(CudaLibraries, CublasIsOpenedAtTheFirstProductNotAtStart) {
+  EXPECT_FALSE(cublas_mapped_at_start);
+  const bool before = mapped("libcublas");  // (an earlier test of this process may have run a product on a GPU)
+  const Tensor a = fg::ones({4, 3}), b = fg::ones({3, 2});
+  EXPECT_EQ(fg::matmul(a, b).sum().item<float>(), 12.0F * 2);  // on the CPU: no cuBLAS
+  EXPECT_EQ(mapped("libcublas"), before);
+  const fg::detail::DeviceBackend* backend = fg::detail::builtin_cuda_backend();
+  ASSERT_NE(backend, nullptr);
+  ASSERT_NE(backend->load_libraries, nullptr);
+  const std::string path = backend->load_libraries();
+  EXPECT_NE(path.find("libcublas.so."), std::string::npos) << path;
+  EXPECT_TRUE(mapped("libcublas"));
+  EXPECT_EQ(backend->load_libraries(), path);  // opened once
+}
+#endif
 
 TEST_F(Cuda, MovesBetweenDevicesExactly) {
   fg::manual_seed(1);

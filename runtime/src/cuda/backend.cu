@@ -1,7 +1,8 @@
 // The CUDA backend: device memory from the caching allocator over cudaMalloc, copies through
-// cudaMemcpy, products through cuBLAS as cuda/gemm_plan.h maps them, and the kernel table of
-// cuda/kernel_table.h compiled for the GPU. Without a driver or a device every entry point says
-// why (the CUDA runtime's error name and text) instead of failing inside CUDA.
+// cudaMemcpy, products through cuBLAS as cuda/gemm_plan.h maps them (the library opened at the
+// first product: cuda/shared_library.h), and the kernel table of cuda/kernel_table.h compiled for
+// the GPU. Without a driver or a device every entry point says why (the CUDA runtime's error name
+// and text) instead of failing inside CUDA.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -12,6 +13,7 @@
 #include "cuda/caching_allocator.h"
 #include "cuda/gemm_plan.h"
 #include "cuda/kernel_table.h"
+#include "cuda/shared_library.h"
 #include "device.h"
 
 namespace fg::cuda {
@@ -94,11 +96,39 @@ void copy(void* dst, const void* src, size_t bytes, fg::detail::CopyKind kind) {
   check(cudaMemcpy(dst, src, bytes, k), "copy_");
 }
 
+// The functions of cuBLAS the backend calls, from the library opened at the first product: the
+// soname of the major version built against, as the dynamic loader finds it, else the toolkit's
+// library directory of the build. (FG_NAME: the symbol behind cublas_v2.h's macros, as
+// cublasCreate -> cublasCreate_v2.)
+#define FG_NAME_(f) #f
+#define FG_NAME(f) FG_NAME_(f)
+#define FG_SONAME_(v) "libcublas.so." #v
+#define FG_SONAME(v) FG_SONAME_(v)
+#if defined(FUNCGEN_CUBLAS_DIR)
+#define FG_CUBLAS_CANDIDATES FG_SONAME(CUBLAS_VER_MAJOR), FUNCGEN_CUBLAS_DIR "/" FG_SONAME(CUBLAS_VER_MAJOR)
+#else
+#define FG_CUBLAS_CANDIDATES FG_SONAME(CUBLAS_VER_MAJOR)
+#endif
+struct Cublas {
+  detail::SharedLibrary library{"matmul", "cuBLAS", {FG_CUBLAS_CANDIDATES}};
+  decltype(&cublasCreate) create = library.function<decltype(&cublasCreate)>(FG_NAME(cublasCreate));
+  decltype(&cublasGetStatusName) status_name =
+      library.function<decltype(&cublasGetStatusName)>(FG_NAME(cublasGetStatusName));
+  decltype(&cublasSgemmStridedBatched) sgemm =
+      library.function<decltype(&cublasSgemmStridedBatched)>(FG_NAME(cublasSgemmStridedBatched));
+  decltype(&cublasDgemmStridedBatched) dgemm =
+      library.function<decltype(&cublasDgemmStridedBatched)>(FG_NAME(cublasDgemmStridedBatched));
+};
+const Cublas& cublas() {
+  static const auto* api = new Cublas();  // never closed: handles made from it live to the end
+  return *api;
+}
+
 cublasHandle_t blas() {
   static cublasHandle_t handle = [] {
     cublasHandle_t h = nullptr;
-    const cublasStatus_t s = cublasCreate(&h);
-    if (s != CUBLAS_STATUS_SUCCESS) fg::detail::fail("matmul", "cuBLAS failed to start: ", cublasGetStatusName(s));
+    const cublasStatus_t s = cublas().create(&h);
+    if (s != CUBLAS_STATUS_SUCCESS) fg::detail::fail("matmul", "cuBLAS failed to start: ", cublas().status_name(s));
     return h;
   }();
   return handle;
@@ -110,20 +140,18 @@ void gemm(ScalarType dtype, const detail::GemmPlan& p, const void* x, const void
   cublasStatus_t s;
   if (dtype == kDouble) {
     const double one = 1, zero = 0;
-    s = cublasDgemmStridedBatched(blas(), op_of(p.transa), op_of(p.transb), static_cast<int>(p.m),
-                                  static_cast<int>(p.n), static_cast<int>(p.k), &one, static_cast<const double*>(x),
-                                  static_cast<int>(p.lda), p.stride_a, static_cast<const double*>(y),
-                                  static_cast<int>(p.ldb), p.stride_b, &zero, static_cast<double*>(c),
-                                  static_cast<int>(p.ldc), p.stride_c, static_cast<int>(p.batch));
+    s = cublas().dgemm(blas(), op_of(p.transa), op_of(p.transb), static_cast<int>(p.m), static_cast<int>(p.n),
+                       static_cast<int>(p.k), &one, static_cast<const double*>(x), static_cast<int>(p.lda), p.stride_a,
+                       static_cast<const double*>(y), static_cast<int>(p.ldb), p.stride_b, &zero,
+                       static_cast<double*>(c), static_cast<int>(p.ldc), p.stride_c, static_cast<int>(p.batch));
   } else {
     const float one = 1, zero = 0;
-    s = cublasSgemmStridedBatched(blas(), op_of(p.transa), op_of(p.transb), static_cast<int>(p.m),
-                                  static_cast<int>(p.n), static_cast<int>(p.k), &one, static_cast<const float*>(x),
-                                  static_cast<int>(p.lda), p.stride_a, static_cast<const float*>(y),
-                                  static_cast<int>(p.ldb), p.stride_b, &zero, static_cast<float*>(c),
-                                  static_cast<int>(p.ldc), p.stride_c, static_cast<int>(p.batch));
+    s = cublas().sgemm(blas(), op_of(p.transa), op_of(p.transb), static_cast<int>(p.m), static_cast<int>(p.n),
+                       static_cast<int>(p.k), &one, static_cast<const float*>(x), static_cast<int>(p.lda), p.stride_a,
+                       static_cast<const float*>(y), static_cast<int>(p.ldb), p.stride_b, &zero, static_cast<float*>(c),
+                       static_cast<int>(p.ldc), p.stride_c, static_cast<int>(p.batch));
   }
-  if (s != CUBLAS_STATUS_SUCCESS) fg::detail::fail("matmul", "cuBLAS failed: ", cublasGetStatusName(s));
+  if (s != CUBLAS_STATUS_SUCCESS) fg::detail::fail("matmul", "cuBLAS failed: ", cublas().status_name(s));
 }
 
 fg::detail::DeviceBackend make_backend() {
@@ -136,6 +164,7 @@ fg::detail::DeviceBackend make_backend() {
   be.allocate = allocate;
   be.memcpy = copy;
   be.gemm = gemm;
+  be.load_libraries = [] { return cublas().library.path(); };
   set_kernel_entries(be);
   return be;
 }
