@@ -19,7 +19,7 @@ function(fg_cuda_test name)
   target_include_directories(${name} PRIVATE ${FG_RUNTIME_SRC} ${CMAKE_CURRENT_SOURCE_DIR}/cuda)
   target_link_libraries(${name} PRIVATE funcgen::runtime GTest::gtest GTest::gtest_main)
   target_compile_options(${name} PRIVATE -Wall -Wextra)
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 TEST_PREFIX "${ARG_PREFIX}" PROPERTIES LABELS ${ARG_LABEL})
+  funcgen_discover(${name} ${ARG_LABEL} DISCOVERY_TIMEOUT 60 TEST_PREFIX "${ARG_PREFIX}")
 endfunction()
 
 fg_cuda_test(test_cuda_logic SOURCES cuda/test_caching_allocator.cpp cuda/test_gemm_plan.cpp cuda/test_shared_library.cpp)
@@ -45,15 +45,17 @@ if(NOT FUNCGEN_SANITIZE)
   target_link_options(test_cuda_kernels_tsan PRIVATE -fsanitize=thread)
   target_link_libraries(test_cuda_kernels_tsan PRIVATE GTest::gtest GTest::gtest_main)
   add_test(NAME cuda.kernels_under_tsan COMMAND test_cuda_kernels_tsan)
-  set_tests_properties(cuda.kernels_under_tsan PROPERTIES LABELS cuda ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1")
+  set_tests_properties(cuda.kernels_under_tsan PROPERTIES ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1")
+  funcgen_label_test(cuda.kernels_under_tsan cuda)
   # ... and TSan does see a kernel's missing __syncthreads: this one must be reported.
   add_executable(cuda_tsan_missing_sync cuda/tsan_missing_sync.cpp)
   target_include_directories(cuda_tsan_missing_sync PRIVATE ${FG_RUNTIME_SRC} ${PROJECT_SOURCE_DIR}/runtime/include)
   target_compile_options(cuda_tsan_missing_sync PRIVATE -fsanitize=thread -O1 -g)
   target_link_options(cuda_tsan_missing_sync PRIVATE -fsanitize=thread)
   add_test(NAME cuda.tsan_sees_a_missing_syncthreads COMMAND cuda_tsan_missing_sync)
-  set_tests_properties(cuda.tsan_sees_a_missing_syncthreads PROPERTIES LABELS cuda
+  set_tests_properties(cuda.tsan_sees_a_missing_syncthreads PROPERTIES
                        PASS_REGULAR_EXPRESSION "ThreadSanitizer: data race.*reverse_without_barrier")
+  funcgen_label_test(cuda.tsan_sees_a_missing_syncthreads cuda)
 endif()
 
 # (sm_100 needs CUDA 12.8 or later; older toolkits skip this part of tier 3.)
@@ -69,6 +71,6 @@ if(FUNCGEN_HAVE_CUDA AND CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.8)
              COMMAND ${CMAKE_COMMAND} -DNVCC=${CMAKE_CUDA_COMPILER} -DSOURCE=${FG_RUNTIME_SRC}/cuda/${unit}.cu
                      -DINCLUDES=${FG_RUNTIME_SRC}$<SEMICOLON>${PROJECT_SOURCE_DIR}/runtime/include -DLMEM_IS_ERROR=${lmem}
                      -DWORK=${CMAKE_CURRENT_BINARY_DIR}/ptxas_next_arch/${unit} -P ${CMAKE_CURRENT_SOURCE_DIR}/cuda/ptxas_next_arch.cmake)
-    set_tests_properties(cuda.ptxas_next_arch.${unit} PROPERTIES LABELS cuda)
+    funcgen_label_test(cuda.ptxas_next_arch.${unit} cuda)
   endforeach()
 endif()

@@ -5,7 +5,7 @@ target_link_libraries(test_spec PRIVATE funcgen_spec GTest::gtest GTest::gtest_m
 # RTTI here UBSan's vptr check finds no type info in the library's control-block vtables (GoogleTest's
 # headers need no RTTI).
 target_compile_options(test_spec PRIVATE -fno-rtti)
-gtest_discover_tests(test_spec PROPERTIES LABELS generator)
+funcgen_discover(test_spec generator)
 
 # The tool's diagnostics, checked with FileCheck against the inputs' CHECK lines.
 find_program(FUNCGEN_FILECHECK NAMES FileCheck-16 FileCheck HINTS /usr/lib/llvm-16/bin REQUIRED)
@@ -22,7 +22,7 @@ foreach(input IN LISTS FUNCGEN_TOOL_TESTS)
   add_test(NAME funcgen.${name}
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/tool/run_check.sh $<TARGET_FILE:funcgen> ${FUNCGEN_FILECHECK}
                    ${input} ${PROJECT_SOURCE_DIR}/runtime/include)
-  set_tests_properties(funcgen.${name} PROPERTIES LABELS generator)
+  funcgen_label_test(funcgen.${name} generator DEPENDS funcgen)
 endforeach()
 
 # The test targets that compile generated code: its files are large (the op database's 140,000
@@ -43,20 +43,20 @@ target_link_libraries(test_vmap PRIVATE GTest::gtest GTest::gtest_main)
 target_compile_options(test_vmap PRIVATE -Wall -Wextra -Wno-init-list-lifetime)
 funcgen_generate(test_vmap SOURCES ${CMAKE_CURRENT_LIST_DIR}/vmap/vmap_functions.cpp)
 funcgen_generated_test(test_vmap)
-gtest_discover_tests(test_vmap DISCOVERY_TIMEOUT 60 PROPERTIES LABELS generator)
+funcgen_discover(test_vmap generator DISCOVERY_TIMEOUT 60)
 
 # The limitations gallery's fixed versions, generated at build time and checked for numbers.
 add_executable(test_limitations_fixed ${CMAKE_CURRENT_LIST_DIR}/limitations/test_fixed.cpp)
 funcgen_generate(test_limitations_fixed SOURCES ${PROJECT_SOURCE_DIR}/samples/limitations/fixed.cpp)
 funcgen_generated_test(test_limitations_fixed)
 target_link_libraries(test_limitations_fixed PRIVATE GTest::gtest GTest::gtest_main)
-gtest_discover_tests(test_limitations_fixed PROPERTIES LABELS generator)
+funcgen_discover(test_limitations_fixed generator)
 
 # --fix and --export-fixes on the gallery.
 add_test(NAME funcgen.fixes
          COMMAND ${CMAKE_CURRENT_LIST_DIR}/fixes/run_fixes.sh $<TARGET_FILE:funcgen>
                  ${PROJECT_SOURCE_DIR}/samples/limitations ${PROJECT_SOURCE_DIR}/runtime/include)
-set_tests_properties(funcgen.fixes PROPERTIES LABELS generator)
+funcgen_label_test(funcgen.fixes generator DEPENDS funcgen)
 
 # Output files, depfile, atomic writes, exit statuses; the compiler checks that the generated source
 # finds the annotated one.
@@ -64,13 +64,13 @@ add_test(NAME funcgen.output
          COMMAND ${CMAKE_CURRENT_LIST_DIR}/output/run_output.sh $<TARGET_FILE:funcgen>
                  ${PROJECT_SOURCE_DIR}/samples/limitations ${PROJECT_SOURCE_DIR}/runtime/include
                  ${CMAKE_CXX_COMPILER})
-set_tests_properties(funcgen.output PROPERTIES LABELS generator)
+funcgen_label_test(funcgen.output generator DEPENDS funcgen)
 
 # What the optimizations leave in generated code (common subexpressions, structured bases).
 add_test(NAME funcgen.optimized
          COMMAND ${CMAKE_CURRENT_LIST_DIR}/output/run_optimized.sh $<TARGET_FILE:funcgen>
                  ${PROJECT_SOURCE_DIR}/runtime/include)
-set_tests_properties(funcgen.optimized PROPERTIES LABELS generator)
+funcgen_label_test(funcgen.optimized generator DEPENDS funcgen)
 
 # --format=json and --sarif: the JSON against the inputs' CHECK lines, the SARIF against what the
 # SARIF 2.1.0 schema requires and against funcgen's checks (Debian: nlohmann-json3-dev).
@@ -81,7 +81,7 @@ target_compile_definitions(test_formats PRIVATE FUNCGEN_EXE="$<TARGET_FILE:funcg
                                                 FUNCGEN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 target_compile_options(test_formats PRIVATE -Wall -Wextra)
 add_dependencies(test_formats funcgen)  # the tests run it
-gtest_discover_tests(test_formats TEST_PREFIX funcgen.formats. PROPERTIES LABELS generator)
+funcgen_discover(test_formats generator TEST_PREFIX funcgen.formats.)
 
 # grad / grad_and_value against central finite differences in float64.
 add_executable(test_ad ${CMAKE_CURRENT_LIST_DIR}/ad/test_ad.cpp)
@@ -89,7 +89,7 @@ target_include_directories(test_ad PRIVATE ${CMAKE_CURRENT_LIST_DIR}/ad)
 target_link_libraries(test_ad PRIVATE GTest::gtest GTest::gtest_main)
 funcgen_generate(test_ad SOURCES ${CMAKE_CURRENT_LIST_DIR}/ad/ad_functions.cpp)
 funcgen_generated_test(test_ad)
-gtest_discover_tests(test_ad PROPERTIES LABELS generator)
+funcgen_discover(test_ad generator)
 
 # The workloads of torch.func's tutorials against the values torch.func computed
 # (tests/golden/make_golden.py; the stored JSON means the suite needs no Python).
@@ -99,7 +99,7 @@ target_link_libraries(test_golden PRIVATE GTest::gtest GTest::gtest_main nlohman
 target_compile_definitions(test_golden PRIVATE FUNCGEN_GOLDEN_JSON="${PROJECT_SOURCE_DIR}/tests/golden/torch_func_golden.json")
 funcgen_generate(test_golden SOURCES ${CMAKE_CURRENT_LIST_DIR}/ad/golden_functions.cpp)
 funcgen_generated_test(test_golden)
-gtest_discover_tests(test_golden TEST_PREFIX golden. PROPERTIES LABELS generator)
+funcgen_discover(test_golden generator TEST_PREFIX golden.)
 
 # The op database: every differentiable op through jvp, vjp, jacrev/jacfwd, vmap(jvp), the batched
 # vjp and hessian, against finite differences in float64 and against each other.
@@ -110,7 +110,7 @@ function(funcgen_ad_test name)
   target_link_libraries(test_${name} PRIVATE GTest::gtest GTest::gtest_main)
   funcgen_generate(test_${name} SOURCES ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/ad/${name}_functions.cpp)
   funcgen_generated_test(test_${name})
-  gtest_discover_tests(test_${name} TEST_PREFIX ad. PROPERTIES LABELS generator)
+  funcgen_discover(test_${name} generator TEST_PREFIX ad.)
 endfunction()
 # The heaviest translation unit by far; the sanitized build leaves it out (the normal build runs it).
 if(NOT FUNCGEN_SANITIZE)
@@ -145,7 +145,8 @@ add_test(NAME funcgen.mutation
          COMMAND ${CMAKE_CURRENT_LIST_DIR}/mutation/run_mutation.sh $<TARGET_FILE:funcgen> ${CMAKE_CXX_COMPILER}
                  ${PROJECT_SOURCE_DIR}/runtime/include $<TARGET_FILE:mutation_runner>
                  ${CMAKE_CURRENT_LIST_DIR}/mutation/cases)
-set_tests_properties(funcgen.mutation PROPERTIES LABELS generator TIMEOUT 600)
+set_tests_properties(funcgen.mutation PROPERTIES TIMEOUT 600)
+funcgen_label_test(funcgen.mutation generator)
 
 # Structured parameters and results (torch.func's pytrees): the tutorials' ports with parameters in
 # structs and maps, against torch.func's values and finite differences.
@@ -156,7 +157,7 @@ target_compile_definitions(test_structures PRIVATE FUNCGEN_GOLDEN_JSON="${PROJEC
 target_compile_options(test_structures PRIVATE -Wall -Wextra)
 funcgen_generate(test_structures SOURCES ${CMAKE_CURRENT_LIST_DIR}/structures/structures_functions.cpp)
 funcgen_generated_test(test_structures)
-gtest_discover_tests(test_structures PROPERTIES LABELS generator)
+funcgen_discover(test_structures generator)
 
 # The constructs users write (jumps out of loops, ...), each through every transform against finite
 # differences in float64 and the loop of unbatched calls. Its 182,000 generated lines are the
@@ -168,11 +169,11 @@ if(NOT FUNCGEN_SANITIZE)
   target_compile_options(test_constructs PRIVATE -Wall -Wextra)
   funcgen_generate(test_constructs SOURCES ${CMAKE_CURRENT_LIST_DIR}/constructs/constructs_functions.cpp)
   funcgen_generated_test(test_constructs)
-  gtest_discover_tests(test_constructs PROPERTIES LABELS generator)
+  funcgen_discover(test_constructs generator)
 endif()
 add_executable(test_list_parameters ${CMAKE_CURRENT_LIST_DIR}/constructs/test_list_parameters.cpp)
 target_link_libraries(test_list_parameters PRIVATE GTest::gtest GTest::gtest_main)
 target_compile_options(test_list_parameters PRIVATE -Wall -Wextra)
 funcgen_generate(test_list_parameters SOURCES ${CMAKE_CURRENT_LIST_DIR}/constructs/list_parameters.cpp)
 funcgen_generated_test(test_list_parameters)
-gtest_discover_tests(test_list_parameters PROPERTIES LABELS generator)
+funcgen_discover(test_list_parameters generator)

@@ -6,4 +6,4 @@ target_include_directories(test_linalg PRIVATE ${CMAKE_CURRENT_LIST_DIR}/../../r
 find_package(OpenMP REQUIRED)
 target_link_libraries(test_linalg PRIVATE funcgen::runtime GTest::gtest GTest::gtest_main OpenMP::OpenMP_CXX)
 target_compile_options(test_linalg PRIVATE -Wall -Wextra -Wno-init-list-lifetime)
-gtest_discover_tests(test_linalg DISCOVERY_TIMEOUT 60 PROPERTIES LABELS runtime)
+funcgen_discover(test_linalg runtime DISCOVERY_TIMEOUT 60)
