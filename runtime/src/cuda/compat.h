@@ -1,10 +1,10 @@
 // CUDA kernels compile with nvcc for the GPU and, through this header, with the host compiler for
-// the CPU: a launch then runs every block in turn with one std::thread per CUDA thread,
-// `__syncthreads` is a barrier of the block's threads, warp shuffles exchange through a per-warp
-// barrier, and `__shared__` variables are statics that the block's threads share (launches are
-// serialized, so blocks never share them concurrently). Machines without a GPU run each kernel
-// this way at small sizes against the CPU backend, and under ThreadSanitizer a missing
-// `__syncthreads` is a reported race.
+// the CPU: a launch then runs every block in turn with one OS thread per CUDA thread (threads kept
+// between launches), `__syncthreads` is a barrier of the block's threads, warp shuffles exchange
+// through a per-warp barrier, and `__shared__` variables are statics that the block's threads
+// share (launches are serialized, so blocks never share them concurrently). Machines without a GPU
+// run each kernel this way at small sizes against the CPU backend, and under ThreadSanitizer a
+// missing `__syncthreads` is a reported race.
 //
 // Kernel sources use only: __global__/__device__/__host__/__forceinline__, threadIdx/blockIdx/
 // blockDim/gridDim, __syncthreads, __shfl_down_sync/__shfl_xor_sync/__shfl_sync, __syncwarp,
@@ -53,7 +53,11 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_byte
 
 #else  // the host compiler: the CPU run of the same kernels
 
-#include <condition_variable>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -83,8 +87,22 @@ struct Dim3 {
   constexpr Dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}  // NOLINT
 };
 
+// Sleeping on a 32-bit word until it changes (a Linux futex), and waking every sleeper. Waking
+// needs no mutex, so n threads released at once make n wake-ups, not n turns at a lock.
+inline void wait_while_equal(std::atomic<uint32_t>& word, uint32_t seen) {
+  static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t), "the futex word is the atomic itself");
+  while (word.load(std::memory_order_acquire) == seen)
+    syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, seen, nullptr, nullptr, 0);
+}
+inline void wake_all(std::atomic<uint32_t>& word) {
+  syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr, nullptr, 0);
+}
+
 // A reusable barrier whose participants may leave (a thread that returns from the kernel no
-// longer holds the others at __syncthreads, as on the GPU).
+// longer holds the others at __syncthreads, as on the GPU). Arrivals are counted under a mutex;
+// waiters sleep on the phase word and leave without taking the mutex again. The phase's
+// release/acquire orders each thread's writes before the barrier with the reads after it, as
+// ThreadSanitizer sees.
 class Barrier {
  public:
   void reset(int count) {
@@ -93,13 +111,16 @@ class Barrier {
     arrived_ = 0;
   }
   void arrive_and_wait() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    const uint64_t phase = phase_;
-    if (++arrived_ == expected_) {
-      advance();
-      return;
+    uint32_t phase;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      phase = phase_.load(std::memory_order_relaxed);
+      if (++arrived_ == expected_) {
+        advance();
+        return;
+      }
     }
-    cv_.wait(lock, [&] { return phase_ != phase; });
+    wait_while_equal(phase_, phase);
   }
   void arrive_and_drop() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -108,15 +129,53 @@ class Barrier {
   }
 
  private:
-  void advance() {
+  void advance() {  // under mutex_
     arrived_ = 0;
-    ++phase_;
-    cv_.notify_all();
+    phase_.fetch_add(1, std::memory_order_release);
+    wake_all(phase_);
   }
   std::mutex mutex_;
-  std::condition_variable cv_;
+  std::atomic<uint32_t> phase_{0};
   int expected_ = 0, arrived_ = 0;
-  uint64_t phase_ = 0;
+};
+
+// The OS threads that run a launch's CUDA threads, started once and kept: a launch used to start
+// and join one std::thread per CUDA thread (a clone, a fresh stack and its TLS each time: half of
+// the CPU run's time). Every kept thread takes part in every launch, those past its block size
+// only by saying they saw it, so that none can still be reading one launch's job when the next
+// is set up. Never joined: parked threads end with the process.
+class Workers {
+ public:
+  static Workers& get() {
+    static auto* workers = new Workers();
+    return *workers;
+  }
+  // job(context, t) on n threads at once, t in [0, n); returns when all are done. One launch at a time.
+  void run(int n, void (*job)(void*, int), void* context) {
+    for (; count_ < n; ++count_) std::thread(&Workers::loop, this, count_, generation_.load()).detach();
+    job_ = job;
+    context_ = context;
+    n_ = n;
+    remaining_.store(static_cast<uint32_t>(count_), std::memory_order_relaxed);
+    generation_.fetch_add(1, std::memory_order_release);
+    wake_all(generation_);
+    for (uint32_t left; (left = remaining_.load(std::memory_order_acquire)) != 0;) wait_while_equal(remaining_, left);
+  }
+
+ private:
+  void loop(int t, uint32_t seen) {
+    for (;;) {
+      wait_while_equal(generation_, seen);
+      seen = generation_.load(std::memory_order_acquire);
+      if (t < n_) job_(context_, t);
+      if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) wake_all(remaining_);
+    }
+  }
+  int count_ = 0;  // threads started (only run() touches it)
+  void (*job_)(void*, int) = nullptr;
+  void* context_ = nullptr;
+  int n_ = 0;
+  std::atomic<uint32_t> generation_{0}, remaining_{0};
 };
 
 struct Warp {
@@ -155,7 +214,7 @@ T shuffle(T value, int source_lane) {
 // The start of a width-sized segment of the warp, which shuffles stay within.
 inline int segment_start(int width) { return current.lane / width * width; }
 
-// Runs kernel(params) for every block of the grid, one thread per CUDA thread of a block.
+// Runs kernel(params) for every block of the grid, one OS thread per CUDA thread of a block.
 template <typename Params>
 void run_grid(void (*kernel_entry)(Params&), Params& params, Dim3 grid, Dim3 block, size_t shared_bytes) {
   const long threads = static_cast<long>(block.x) * block.y * block.z;
@@ -199,10 +258,8 @@ void run_grid(void (*kernel_entry)(Params&), Params& params, Dim3 grid, Dim3 blo
           end_of_block.arrive_and_wait();  // ... and the next one starts with fresh barriers
         }
   };
-  std::vector<std::thread> pool;
-  pool.reserve(n);
-  for (int t = 0; t < n; ++t) pool.emplace_back(body, t);
-  for (std::thread& t : pool) t.join();
+  auto job = [](void* b, int tid) { (*static_cast<decltype(body)*>(b))(tid); };
+  Workers::get().run(n, job, &body);
 }
 
 }  // namespace fg::cuda::sim
