@@ -37,7 +37,7 @@ for dir in "${dirs[@]}"; do
     steps=$(awk -F'\t' 'NR > 1 && !seen[$5]++ { printf "%.1f\t%s\n", ($2 - $1) / 1000, $4 }' "$dir/.ninja_log")
     echo "--- build steps: $(wc -l <<<"$steps") run, $(awk -F'\t' '{ s += $1 } END { printf "%d", s }' <<<"$steps") s of compiler and tool time in all"
     echo "--- the $top slowest translation units (s)"
-    grep -F '.o' <<<"$steps" | grep -E '\.(o|obj)$' | sort -t$'\t' -k1,1 -rn | head -n "$top" |
+    grep -E '\.(o|obj)$' <<<"$steps" | sort -t$'\t' -k1,1 -rn | head -n "$top" |
       awk -F'\t' '{ printf "%8.1f  %s\n", $1, $2 }'
     echo "--- the $top slowest funcgen runs (s)"
     grep -E '\.funcgen\.(cpp|h)$' <<<"$steps" | sort -t$'\t' -k1,1 -rn | head -n "$top" |

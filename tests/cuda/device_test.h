@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 #include "funcgen/funcgen.h"
 #if defined(FG_TEST_HOST_RUN)
@@ -25,6 +26,17 @@ class Cuda : public ::testing::Test {
   fg::testing::HostRunDevice device_;
 #endif
 };
+
+// The message of the fg::Error `f` throws ("" when it throws none).
+template <typename F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const fg::Error& e) {
+    return e.what();
+  }
+  return "";
+}
 
 // device_result (on cuda) equals cpu_result to |d - c| <= atol + rtol |c|, NaN and infinities
 // where they are; shape, dtype and device checked first.

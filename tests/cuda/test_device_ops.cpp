@@ -23,6 +23,7 @@ namespace {
 using fg::Tensor;
 using fg::testing::Cuda;
 using fg::testing::cuda;
+using fg::testing::error_of;
 using fg::testing::expect_close;
 
 #if !defined(FG_TEST_HOST_RUN)
@@ -50,7 +51,7 @@ TEST(CudaLibraries, CublasIsOpenedAtTheFirstProductNotAtStart) {
   const std::string path = backend->load_libraries();
   EXPECT_NE(path.find("libcublas.so."), std::string::npos) << path;
   EXPECT_TRUE(mapped("libcublas"));
-  EXPECT_EQ(backend->load_libraries(), path);  // opened once
+  EXPECT_EQ(backend->load_libraries(), path);  // the same library every time
 }
 #endif
 
@@ -262,17 +263,6 @@ TEST_F(Cuda, RandomStreamsMatchTheCpuGenerator) {
     // Box-Muller goes through the device's log/cos/sin, which may differ in the last bit.
     expect_close(n_cuda, n_cpu, t == fg::kFloat ? 1e-6 : 1e-14, 1e-14);
   }
-}
-
-// The message of the fg::Error `f` throws ("" when it throws none).
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const fg::Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST_F(Cuda, WhereClampAndComparisonsMatchTheCpu) {

@@ -2,24 +2,16 @@
 // opens, its functions found by name, and fg::Errors that say what was tried when either fails.
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <string>
 
 #include "cuda/shared_library.h"
-#include "funcgen/runtime/error.h"
+#include "device_test.h"
 
 namespace {
 
 using fg::cuda::detail::SharedLibrary;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const fg::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using fg::testing::error_of;
 
 TEST(SharedLibrary, OpensTheFirstCandidateThatOpensAndFindsItsFunctions) {
   const SharedLibrary m("matmul", "libm", {"libfuncgen-no-such-library.so.1", "libm.so.6"});

@@ -109,15 +109,13 @@ void copy(void* dst, const void* src, size_t bytes, fg::detail::CopyKind kind) {
 #else
 #define FG_CUBLAS_CANDIDATES FG_SONAME(CUBLAS_VER_MAJOR)
 #endif
+#define FG_CUBLAS_FUNCTION(member, f) decltype(&f) member = library.function<decltype(&f)>(FG_NAME(f))
 struct Cublas {
   detail::SharedLibrary library{"matmul", "cuBLAS", {FG_CUBLAS_CANDIDATES}};
-  decltype(&cublasCreate) create = library.function<decltype(&cublasCreate)>(FG_NAME(cublasCreate));
-  decltype(&cublasGetStatusName) status_name =
-      library.function<decltype(&cublasGetStatusName)>(FG_NAME(cublasGetStatusName));
-  decltype(&cublasSgemmStridedBatched) sgemm =
-      library.function<decltype(&cublasSgemmStridedBatched)>(FG_NAME(cublasSgemmStridedBatched));
-  decltype(&cublasDgemmStridedBatched) dgemm =
-      library.function<decltype(&cublasDgemmStridedBatched)>(FG_NAME(cublasDgemmStridedBatched));
+  FG_CUBLAS_FUNCTION(create, cublasCreate);
+  FG_CUBLAS_FUNCTION(status_name, cublasGetStatusName);
+  FG_CUBLAS_FUNCTION(sgemm, cublasSgemmStridedBatched);
+  FG_CUBLAS_FUNCTION(dgemm, cublasDgemmStridedBatched);
 };
 const Cublas& cublas() {
   static const auto* api = new Cublas();  // never closed: handles made from it live to the end
