@@ -153,7 +153,13 @@ std::shared_ptr<void> allocate_small(size_t nbytes) {
 
 }  // namespace
 
+// Above the 47 bits of user address space of x86-64 and AArch64 (4-level page tables): no such
+// block can be mapped. Refused here, not asked of the C library, as sanitizer runtimes abort on
+// requests that large instead of returning null.
+constexpr size_t kMaxBytes = size_t{1} << 47;
+
 std::shared_ptr<void> allocate_cpu(size_t nbytes) {
+  if (nbytes > kMaxBytes) return nullptr;
   if (nbytes < kCachedAbove) return allocate_small(nbytes);
   const size_t bytes = (nbytes + kGranule - 1) / kGranule * kGranule;
   void* p = cache().take(bytes);

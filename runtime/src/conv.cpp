@@ -70,9 +70,10 @@ ConvGeometry geometry(IntArrayRef input, IntArrayRef weight, IntArrayRef stride,
   g.groups = groups;
   if (g.o % groups != 0)
     fail(op, "the weight's out_channels (", g.o, ", shape ", weight, ") must be divisible by groups (", groups, ")");
-  if (weight[1] * groups != g.c)
-    fail(op, "given groups=", groups, " and a weight of shape ", weight, ", expected an input with ",
-         weight[1] * groups, " channels, got shape ", input, " (", g.c, " channels)");
+  const int64_t channels = detail::checked_mul(weight[1], groups, op);
+  if (channels != g.c)
+    fail(op, "given groups=", groups, " and a weight of shape ", weight, ", expected an input with ", channels,
+         " channels, got shape ", input, " (", g.c, " channels)");
   g.stride = detail::spatial_arg(stride, g.spatial, 1, "stride", op);
   g.dilation = detail::spatial_arg(dilation, g.spatial, 1, "dilation", op);
   for (size_t d = 0; d < 2; ++d) {
@@ -87,7 +88,7 @@ ConvGeometry geometry(IntArrayRef input, IntArrayRef weight, IntArrayRef stride,
       if (g.stride[0] != 1 || g.stride[1] != 1)
         fail(op, "padding=\"same\" is not supported for strided convolutions (stride ", stride, ")");
       for (size_t d = 0; d < 2; ++d) {
-        total[d] = g.dilation[d] * (g.kernel[d] - 1);
+        total[d] = detail::checked_mul(g.dilation[d], g.kernel[d] - 1, op);
         g.pad[d] = total[d] / 2;  // as torch: the odd element of the padding goes after
       }
     } else if (mode->str() != "valid") {
@@ -98,16 +99,22 @@ ConvGeometry geometry(IntArrayRef input, IntArrayRef weight, IntArrayRef stride,
     for (size_t d = 0; d < 2; ++d) {
       if (p[d] < 0) fail(op, "padding must be non-negative, got ", padding);
       g.pad[d] = p[d];
-      total[d] = 2 * p[d];
+      total[d] = detail::checked_mul(2, p[d], op);
     }
   }
   for (size_t d = 0; d < 2; ++d) {
-    const int64_t span = g.dilation[d] * (g.kernel[d] - 1) + 1;
-    if (g.in[d] + total[d] < span)
+    // Checked: huge dilations and paddings must not wrap around into a plausible size.
+    const int64_t span = detail::checked_add(detail::checked_mul(g.dilation[d], g.kernel[d] - 1, op), 1, op);
+    const int64_t padded = detail::checked_add(g.in[d], total[d], op);
+    if (padded < span)
       fail(op, "the padded input (shape ", input, ", padding ", total[d], " in spatial dim ", d + 2 - g.spatial,
            ") is smaller than the dilated kernel (", span, " elements, weight of shape ", weight, ")");
-    g.out[d] = (g.in[d] + total[d] - span) / g.stride[d] + 1;
+    g.out[d] = (padded - span) / g.stride[d] + 1;
   }
+  detail::checked_numel(g.output_sizes(), op);
+  // The columns of all images (made a chunk at a time, but all at once on other devices).
+  const int64_t rows = detail::checked_mul(detail::checked_mul(g.c, g.kernel[0], op), g.kernel[1], op);
+  detail::checked_mul(g.n, detail::checked_mul(rows, g.positions(), op), op);
   return g;
 }
 
@@ -374,7 +381,7 @@ Tensor device_weight_adjoint(const Tensor& dy, const Tensor& x, const ConvGeomet
 template <typename Kernel>
 Tensor run_kernel(const Tensor& a_in, const Tensor& b_in, IntArrayRef sizes, const ConvGeometry& g, Kernel kernel) {
   const Tensor a = a_in.contiguous(), b = b_in.contiguous();
-  Tensor out = empty(sizes, a.options());
+  Tensor out = detail::empty(sizes, a.options(), g.op);
   detail::dispatch_floating(a.scalar_type(), g.op, [&](auto tag) {
     using T = decltype(tag);
     kernel(tag, static_cast<const T*>(a.data_ptr()), static_cast<const T*>(b.data_ptr()),
@@ -448,15 +455,17 @@ Tensor conv_transpose(const Tensor& input, const Tensor& weight, const std::opti
                                op_ = detail::spatial_arg(output_padding, spatial, 0, "output_padding", op);
   std::vector<int64_t> out_sizes = input.sizes().vec();
   const int64_t at = input.dim() - spatial - 1;
-  out_sizes[static_cast<size_t>(at)] = weight.size(1) * groups;
+  out_sizes[static_cast<size_t>(at)] = detail::checked_mul(weight.size(1), groups, op);
   for (int64_t k = 0; k < spatial; ++k) {
     const size_t i = static_cast<size_t>(2 - spatial + k);
     if (s[i] <= 0 || d[i] <= 0 || p[i] < 0) fail(op, "stride and dilation must be positive and padding non-negative");
     if (op_[i] < 0 || op_[i] >= s[i])
       fail(op, "output_padding must be non-negative and smaller than stride, got output_padding ", output_padding,
            " and stride ", stride);
-    out_sizes[static_cast<size_t>(at + 1 + k)] =
-        (input.size(at + 1 + k) - 1) * s[i] - 2 * p[i] + d[i] * (weight.size(2 + k) - 1) + op_[i] + 1;
+    using detail::checked_add, detail::checked_mul;  // huge strides, paddings, dilations must not wrap
+    out_sizes[static_cast<size_t>(at + 1 + k)] = checked_add(
+        checked_add(checked_mul(input.size(at + 1 + k) - 1, s[i], op), -checked_mul(2, p[i], op), op),
+        checked_add(checked_mul(d[i], weight.size(2 + k) - 1, op), op_[i] + 1, op), op);
     if (out_sizes[static_cast<size_t>(at + 1 + k)] <= 0)
       fail(op, "the output would have no elements in spatial dim ", k, " (input ", input.sizes(), ", weight ",
            weight.sizes(), ", stride ", stride, ", padding ", padding, ")");

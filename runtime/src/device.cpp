@@ -97,7 +97,7 @@ Device common_device(const std::vector<const Tensor*>& operands, const char* op)
 Tensor device_empty(IntArrayRef size, TensorOptions options, const char* op) {
   const Device device(options.device().type(), options.device().index() < 0 ? 0 : options.device().index());
   const DeviceBackend& be = device_backend(device, op);
-  const size_t bytes = static_cast<size_t>(product(size)) * elementSize(options.dtype());
+  const size_t bytes = checked_nbytes(size, options.dtype(), op);
   std::shared_ptr<void> block = be.allocate(bytes, device.index());
   if (!block) fail(op, "out of memory on ", device, " allocating ", bytes, " bytes for shape ", size);
   auto storage = std::make_shared<Storage>();

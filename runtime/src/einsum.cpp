@@ -366,6 +366,12 @@ Tensor einsum(const std::string& equation_in, const std::vector<Tensor>& tensors
       if (count[l] == 1) out_labels.push_back(l);
   }
 
+  {  // the result's size, checked before any product is formed (so that its error is einsum's)
+    std::vector<int64_t> out_sizes;
+    for (int l : out_labels) out_sizes.push_back(std::max<int64_t>(size_of[static_cast<size_t>(l)], 1));
+    detail::checked_numel(out_sizes, "einsum");
+  }
+
   // ---- per operand: diagonals of repeated labels, then labels used nowhere else summed out
   for (int i = 0; i < nops; ++i) {
     Labeled& x = ops[i];

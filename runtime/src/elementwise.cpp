@@ -227,6 +227,7 @@ std::vector<int64_t> infer_size(IntArrayRef a, IntArrayRef b, const char* op) {
     if (da != db && da != 1 && db != 1) fail(op, "shapes ", a, " and ", b, " cannot be broadcast");
     out[i] = da == 1 ? db : da;
   }
+  detail::checked_numel(out, op);
   return out;
 }
 

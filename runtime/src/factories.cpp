@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "allocator.h"
 #include "device.h"
@@ -13,29 +14,33 @@ using namespace detail;
 
 namespace {
 
-void check_sizes(IntArrayRef size, const char* op) {
-  for (int64_t s : size)
-    if (s < 0) fail(op, "sizes must be non-negative, got ", size);
-}
-
 void check_device(const TensorOptions& options, const char* op) {
   if (!options.device().is_cpu())
     fail(op, "cannot wrap memory of ", options.device(), ": from_blob takes cpu memory only so far");
 }
 
+// The CPU block, or null when memory is exhausted (the allocator's own bookkeeping may throw).
+std::shared_ptr<void> try_allocate(size_t nbytes) {
+  try {
+    return allocate_cpu(nbytes);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+
 }  // namespace
 
-Tensor empty(IntArrayRef size, TensorOptions options) {
-  check_sizes(size, "empty");
+namespace detail {
+
+Tensor empty(IntArrayRef size, TensorOptions options, const char* op) {
+  const size_t nbytes = checked_nbytes(size, options.dtype(), op);  // on every device
   if (!options.device().is_cpu()) {
     if (!cuda::is_available())
-      fail("empty", "cannot create a tensor on ", options.device(), ": ", cuda::unavailable_reason());
-    return device_empty(size, options, "empty");
+      fail(op, "cannot create a tensor on ", options.device(), ": ", cuda::unavailable_reason());
+    return device_empty(size, options, op);
   }
-  const ScalarType dtype = options.dtype();
-  const size_t nbytes = static_cast<size_t>(product(size)) * elementSize(dtype);
-  std::shared_ptr<void> block = allocate_cpu(nbytes);
-  if (!block) fail("empty", "out of memory allocating ", nbytes, " bytes for shape ", size);
+  std::shared_ptr<void> block = try_allocate(nbytes);
+  if (!block) fail(op, "out of memory allocating ", nbytes, " bytes for shape ", size);
   auto storage = std::make_shared<Storage>();
   storage->data = block.get();
   storage->owner = std::move(block);
@@ -44,31 +49,40 @@ Tensor empty(IntArrayRef size, TensorOptions options) {
   impl->storage = std::move(storage);
   impl->sizes = size.vec();
   impl->strides = contiguous_strides(size);
-  impl->dtype = dtype;
+  impl->dtype = options.dtype();
   return Tensor(std::move(impl));
 }
 
-Tensor zeros(IntArrayRef size, TensorOptions options) {
-  Tensor t = empty(size, options);
+Tensor zeros(IntArrayRef size, TensorOptions options, const char* op) {
+  Tensor t = empty(size, options, op);
   if (!t.is_cpu()) return t.zero_();
   std::memset(t.data_ptr(), 0, static_cast<size_t>(t.numel()) * t.element_size());
   return t;
 }
 
-Tensor ones(IntArrayRef size, TensorOptions options) {
-  // Unlike full, ones keeps the default float dtype rather than inferring int64 from the 1.
-  return full(size, 1, options.has_dtype() ? options : options.dtype(kFloat));
-}
-
-Tensor full(IntArrayRef size, const Scalar& value, TensorOptions options) {
+Tensor full(IntArrayRef size, const Scalar& value, TensorOptions options, const char* op) {
   // torch.full infers the dtype from the value when none is given.
   if (!options.has_dtype()) {
     if (value.isBoolean()) options = options.dtype(kBool);
     else if (value.isIntegral(false)) options = options.dtype(kLong);
   }
-  Tensor t = empty(size, options);
+  Tensor t = empty(size, options, op);
   t.fill_(value);
   return t;
+}
+
+}  // namespace detail
+
+Tensor empty(IntArrayRef size, TensorOptions options) { return detail::empty(size, options, "empty"); }
+Tensor zeros(IntArrayRef size, TensorOptions options) { return detail::zeros(size, options, "zeros"); }
+
+Tensor ones(IntArrayRef size, TensorOptions options) {
+  // Unlike full, ones keeps the default float dtype rather than inferring int64 from the 1.
+  return detail::full(size, 1, options.has_dtype() ? options : options.dtype(kFloat), "ones");
+}
+
+Tensor full(IntArrayRef size, const Scalar& value, TensorOptions options) {
+  return detail::full(size, value, options, "full");
 }
 
 namespace {
@@ -82,16 +96,16 @@ TensorOptions like_options(const Tensor& self, const std::optional<TensorOptions
 }  // namespace
 
 Tensor empty_like(const Tensor& self, std::optional<TensorOptions> options) {
-  return empty(self.sizes(), like_options(self, options));
+  return empty(self.sizes(), like_options(self, options), "empty_like");
 }
 Tensor zeros_like(const Tensor& self, std::optional<TensorOptions> options) {
-  return zeros(self.sizes(), like_options(self, options));
+  return zeros(self.sizes(), like_options(self, options), "zeros_like");
 }
 Tensor ones_like(const Tensor& self, std::optional<TensorOptions> options) {
-  return full(self.sizes(), 1, like_options(self, options));
+  return full(self.sizes(), 1, like_options(self, options), "ones_like");
 }
 Tensor full_like(const Tensor& self, const Scalar& value, std::optional<TensorOptions> options) {
-  return full(self.sizes(), value, like_options(self, options));
+  return full(self.sizes(), value, like_options(self, options), "full_like");
 }
 
 Tensor arange(const Scalar& end, TensorOptions options) { return arange(0, end, 1, options); }
@@ -128,29 +142,32 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, Tensor
 Tensor eye(int64_t n, TensorOptions options) { return eye(n, n, options); }
 Tensor eye(int64_t n, int64_t m, TensorOptions options) {
   if (n < 0 || m < 0) fail("eye", "n and m must be non-negative, got ", n, " and ", m);
-  Tensor t = zeros({n, m}, options);
+  Tensor t = zeros({n, m}, options, "eye");
   t.diagonal().fill_(1);
   return t;
 }
 
 Tensor from_blob(void* data, IntArrayRef sizes, TensorOptions options) {
+  checked_numel(sizes, "from_blob");  // (before the strides are computed)
   return from_blob(data, sizes, contiguous_strides(sizes), options);
 }
 
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, TensorOptions options) {
-  check_sizes(sizes, "from_blob");
+  const int64_t numel = checked_numel(sizes, "from_blob");
   check_device(options, "from_blob");
   if (sizes.size() != strides.size())
     fail("from_blob", "sizes ", sizes, " and strides ", strides, " differ in length");
-  if (data == nullptr && product(sizes) != 0) fail("from_blob", "data is null for shape ", sizes);
-  int64_t extent = 0;
+  if (data == nullptr && numel != 0) fail("from_blob", "data is null for shape ", sizes);
+  int64_t extent = 0;  // the last element's index
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (strides[i] < 0) fail("from_blob", "negative strides are not supported, got ", strides);
-    if (sizes[i] > 0) extent += (sizes[i] - 1) * strides[i];
+    if (sizes[i] > 0) extent = checked_add(extent, checked_mul(sizes[i] - 1, strides[i], "from_blob"), "from_blob");
   }
+  const int64_t nbytes = checked_mul(checked_add(extent, 1, "from_blob"),
+                                     static_cast<int64_t>(elementSize(options.dtype())), "from_blob");
   auto storage = std::make_shared<Storage>();
   storage->data = data;  // borrowed: no owner
-  storage->nbytes = static_cast<size_t>(extent + 1) * elementSize(options.dtype());
+  storage->nbytes = static_cast<size_t>(nbytes);
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = std::move(storage);
   impl->sizes = sizes.vec();

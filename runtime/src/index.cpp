@@ -65,7 +65,7 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   const int64_t size = self.dim() == 0 ? 1 : self.size(d);
   std::vector<int64_t> shape = self.sizes().vec();
   if (self.dim() > 0) shape[d] = index.numel();
-  Tensor out = empty(shape, self.options());
+  Tensor out = empty(shape, self.options(), "index_select");
   if (!device.is_cpu()) {
     const Tensor idx = index.to(device).reshape({-1});
     device_check_index(idx, size, d, "index_select");

@@ -16,7 +16,25 @@ namespace fg::detail {
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
 // Contiguous (row-major) strides for sizes.
 std::vector<int64_t> contiguous_strides(IntArrayRef sizes);
+// The product of sizes, unchecked: for the sizes of an existing tensor (checked when it was made).
 int64_t product(IntArrayRef sizes);
+
+// Overflow-checked size arithmetic, the one place sizes, strides, offsets and element counts that
+// come from arguments are multiplied and added: the exact int64 result, or an fg::Error naming
+// `op` when it does not fit (as torch's checks, so that no op wraps around into a wrong size).
+int64_t checked_mul(int64_t a, int64_t b, const char* op);
+int64_t checked_add(int64_t a, int64_t b, const char* op);
+// The element count of new sizes, after checking them: non-negative, and their product (zeros
+// counted as ones, which the contiguous strides need too) within int64.
+int64_t checked_numel(IntArrayRef sizes, const char* op);
+// Whether checked_numel rejects sizes for their product (for ops that word the error themselves).
+bool numel_overflows(IntArrayRef sizes);
+// The bytes of a contiguous tensor of sizes and dtype (checked_numel, and the bytes within int64).
+size_t checked_nbytes(IntArrayRef sizes, ScalarType dtype, const char* op);
+// fg::empty, zeros and full, with failures (bad sizes, out of memory) reported as `op`'s.
+Tensor empty(IntArrayRef size, TensorOptions options, const char* op);
+Tensor zeros(IntArrayRef size, TensorOptions options, const char* op);
+Tensor full(IntArrayRef size, const Scalar& value, TensorOptions options, const char* op);
 // "[3, 4]"
 std::string shape_str(IntArrayRef sizes);
 void check_defined(const Tensor& t, const char* op, const char* arg = "input");

@@ -333,12 +333,34 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
   return weights.matmul(value);
 }
 
+namespace {
+// The smallest and largest of int64 values ((0, -1) when there are none), read back from a device.
+std::pair<int64_t, int64_t> value_range(const Tensor& self) {
+  if (self.numel() == 0) return {0, -1};
+  if (!self.is_cpu()) return detail::device_index_range(self);
+  const Tensor c = self.contiguous();
+  const int64_t* p = c.data_ptr<int64_t>();
+  int64_t lo = p[0], hi = p[0];
+  for (int64_t i = 1; i < c.numel(); ++i) {
+    lo = std::min(lo, p[i]);
+    hi = std::max(hi, p[i]);
+  }
+  return {lo, hi};
+}
+}  // namespace
+
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx) {
   detail::check_defined(weight, "embedding", "weight");
   detail::check_defined(indices, "embedding", "indices");
   const std::vector<int64_t> shape = ad::embedding_shape(indices.sizes(), weight.sizes());
   if (indices.dtype() != kLong) fail("embedding", "expected int64 indices, got ", indices.dtype());
   ad::check_padding_idx(padding_idx, weight.size(0));
+  detail::checked_numel(shape, "embedding");
+  // Checked here, so that a bad index is embedding's error rather than index_select's.
+  const auto [lo, hi] = value_range(indices);
+  if (lo < 0 || hi >= weight.size(0))
+    fail("embedding", "index ", lo < 0 ? lo : hi, " is out of range for ", weight.size(0),
+         " embeddings (weight of shape ", weight.sizes(), ")");
   return weight.index_select(0, indices.reshape({-1})).reshape(shape);
 }
 
@@ -359,22 +381,15 @@ int64_t one_hot_classes(int64_t lo, int64_t hi, int64_t numel, int64_t num_class
 Tensor one_hot(const Tensor& self, int64_t num_classes) {
   detail::check_defined(self, "one_hot");
   if (self.dtype() != kLong) fail("one_hot", "expected an int64 tensor of class indices, got ", self.dtype());
-  if (!self.is_cpu()) {  // the range read back from the device, then a comparison there
-    const auto [lo, hi] = self.numel() > 0 ? detail::device_index_range(self) : std::pair<int64_t, int64_t>(0, -1);
-    num_classes = one_hot_classes(lo, hi, self.numel(), num_classes);
-    return eq(self.unsqueeze(-1), arange(num_classes, self.options())).to(kLong);
-  }
-  const Tensor c = self.contiguous();
-  const int64_t* p = c.data_ptr<int64_t>();
-  int64_t lo = 0, hi = -1;
-  for (int64_t i = 0; i < c.numel(); ++i) {
-    lo = std::min(lo, p[i]);
-    hi = std::max(hi, p[i]);
-  }
-  num_classes = one_hot_classes(lo, hi, c.numel(), num_classes);
+  const auto [lo, hi] = value_range(self);
+  num_classes = one_hot_classes(lo, hi, self.numel(), num_classes);
   std::vector<int64_t> sizes(self.sizes().begin(), self.sizes().end());
   sizes.push_back(num_classes);
-  Tensor out = zeros(sizes, TensorOptions().dtype(kLong));
+  detail::checked_numel(sizes, "one_hot");
+  if (!self.is_cpu()) return eq(self.unsqueeze(-1), arange(num_classes, self.options())).to(kLong);
+  const Tensor c = self.contiguous();
+  const int64_t* p = c.data_ptr<int64_t>();
+  Tensor out = detail::zeros(sizes, TensorOptions().dtype(kLong), "one_hot");
   int64_t* o = out.data_ptr<int64_t>();
   for (int64_t i = 0; i < c.numel(); ++i) o[i * num_classes + p[i]] = 1;
   return out;
@@ -626,12 +641,14 @@ std::vector<int64_t> repeat_view(IntArrayRef sizes, IntArrayRef repeats) {
          sizes);
   for (int64_t r : repeats)
     if (r < 0) fail("repeat", "expected non-negative repeats, got ", repeats);
-  std::vector<int64_t> view;
+  std::vector<int64_t> view, result;
   const size_t lead = repeats.size() - sizes.size();
   for (size_t i = 0; i < repeats.size(); ++i) {
     view.push_back(1);
     view.push_back(i < lead ? 1 : sizes[i - lead]);
+    result.push_back(detail::checked_mul(repeats[i], view.back(), "repeat"));
   }
+  detail::checked_numel(result, "repeat");  // (the expanded [r0, s0, r1, s1, ...] has as many elements)
   return view;
 }
 

@@ -874,6 +874,7 @@ Tensor outer(const Tensor& self, const Tensor& vec2) {
   check_operands(self, vec2, op);
   if (self.dim() != 1 || vec2.dim() != 1)
     fail(op, "expected 1-D tensors, got ", self.sizes(), " and ", vec2.sizes());
+  detail::checked_numel({self.size(0), vec2.size(0)}, op);
   // As torch: an element-wise product with broadcasting, so dtypes promote and bool works.
   return mul(unsqueeze_view(self, 1), unsqueeze_view(vec2, 0));
 }

@@ -32,13 +32,13 @@ namespace {
 // nll_loss of [M, C] log-probabilities on a device, from the device's ops: the picked entries by
 // gather, the class weights by index_select, ignored targets masked to a weight and loss of 0.
 Tensor nll_loss_on_device(const Tensor& rows, const Tensor& target, const Tensor& weight, Reduction reduction,
-                          int64_t ignore_index) {
+                          int64_t ignore_index, const char* op) {
   const int64_t C = rows.size(1);
   const Tensor t = target.to(rows.device()).reshape({-1});
   const Tensor keep = t.ne(ignore_index);
   const Tensor safe = where(keep, t, int64_t{0});
   if (const auto bad = device_first_out_of_range(t, C, keep))
-    fail("nll_loss", "target ", *bad, " is out of bounds for ", C, " classes");
+    fail(op, "target ", *bad, " is out of bounds for ", C, " classes");
   const Tensor picked = gather(rows, 1, safe.unsqueeze(1)).squeeze(1);
   const Tensor w = where(keep, weight.defined() ? weight.to(rows.device()).index_select(0, safe) : ones_like(picked),
                          zeros({}, rows.options()));
@@ -53,16 +53,16 @@ Tensor nll_loss_on_device(const Tensor& rows, const Tensor& target, const Tensor
   }
   return losses;
 }
-}  // namespace
 
-Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight, Reduction reduction,
-                int64_t ignore_index) {
-  check_defined(input, "nll_loss");
-  check_defined(target, "nll_loss", "target");
-  const Device device = common_device({&input, &target, weight ? &*weight : &input}, "nll_loss");
-  if (!isFloatingType(input.dtype())) fail("nll_loss", "expected a floating-point input, got ", input.dtype());
-  if (target.dtype() != kLong) fail("nll_loss", "expected an int64 target of class indices, got ", target.dtype());
-  if (input.dim() < 1) fail("nll_loss", "expected an input of at least 1 dimension, got a 0-d tensor");
+// nll_loss, its errors named `op` (cross_entropy's are its own).
+Tensor nll_loss_as(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight, Reduction reduction,
+                   int64_t ignore_index, const char* op) {
+  check_defined(input, op);
+  check_defined(target, op, "target");
+  const Device device = common_device({&input, &target, weight ? &*weight : &input}, op);
+  if (!isFloatingType(input.dtype())) fail(op, "expected a floating-point input, got ", input.dtype());
+  if (target.dtype() != kLong) fail(op, "expected an int64 target of class indices, got ", target.dtype());
+  if (input.dim() < 1) fail(op, "expected an input of at least 1 dimension, got a 0-d tensor");
   // Bring the class dim last: [C] -> [1, C]; [N, C, d...] -> [N * d..., C].
   const bool batched = input.dim() >= 2;
   const int64_t C = batched ? input.size(1) : input.size(0);
@@ -72,21 +72,21 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<T
     for (int64_t i = 2; i < input.dim(); ++i) expected_target.push_back(input.size(i));
   }
   if (target.sizes() != IntArrayRef(expected_target))
-    fail("nll_loss", "expected a target of shape ", IntArrayRef(expected_target), " for an input of shape ",
+    fail(op, "expected a target of shape ", IntArrayRef(expected_target), " for an input of shape ",
          input.sizes(), ", got ", target.sizes());
   if (weight) {
-    check_defined(*weight, "nll_loss", "weight");
+    check_defined(*weight, op, "weight");
     if (weight->dim() != 1 || weight->size(0) != C)
-      fail("nll_loss", "expected a weight of shape [", C, "], got ", weight->sizes());
+      fail(op, "expected a weight of shape [", C, "], got ", weight->sizes());
   }
   const Tensor rows = (batched ? input.movedim(1, -1) : input).reshape({-1, C}).contiguous();
   if (!device.is_cpu())
-    return nll_loss_on_device(rows, target, weight ? weight->to(input.dtype()) : Tensor(), reduction, ignore_index);
+    return nll_loss_on_device(rows, target, weight ? weight->to(input.dtype()) : Tensor(), reduction, ignore_index, op);
   const Tensor t = target.reshape({-1}).contiguous();
   const Tensor w = weight ? weight->to(input.dtype()).contiguous() : Tensor();
   Tensor losses = empty({t.numel()}, input.options());
   double total = 0, weight_sum = 0;
-  dispatch_floating(input.dtype(), "nll_loss", [&](auto tag) {
+  dispatch_floating(input.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     const T* x = static_cast<const T*>(rows.data_ptr());
     const int64_t* tp = t.data_ptr<int64_t>();
@@ -98,7 +98,7 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<T
         lp[i] = T(0);
         continue;
       }
-      if (c < 0 || c >= C) fail("nll_loss", "target ", c, " is out of bounds for ", C, " classes");
+      if (c < 0 || c >= C) fail(op, "target ", c, " is out of bounds for ", C, " classes");
       const T wi = wp ? wp[c] : T(1);
       lp[i] = -wi * x[i * C + c];
       total += static_cast<double>(lp[i]);
@@ -115,13 +115,19 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<T
   }
   return losses;
 }
+}  // namespace
+
+Tensor nll_loss(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight, Reduction reduction,
+                int64_t ignore_index) {
+  return nll_loss_as(input, target, weight, reduction, ignore_index, "nll_loss");
+}
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const std::optional<Tensor>& weight,
                      Reduction reduction, int64_t ignore_index) {
   check_defined(input, "cross_entropy");
   if (input.dim() < 1) fail("cross_entropy", "expected an input of at least 1 dimension, got a 0-d tensor");
   const int64_t class_dim = input.dim() == 1 ? 0 : 1;
-  return nll_loss(log_softmax(input, class_dim), target, weight, reduction, ignore_index);
+  return nll_loss_as(log_softmax(input, class_dim), target, weight, reduction, ignore_index, "cross_entropy");
 }
 
 }  // namespace fg

@@ -6,7 +6,9 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <new>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "funcgen/runtime/ad.h"
@@ -53,9 +55,11 @@ PoolGeometry planes_of(IntArrayRef sizes, int64_t spatial, const char* op) {
   return g;
 }
 
-// torch's pooling_output_shape.
-int64_t pooled_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
-  const int64_t span = in + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+// torch's pooling_output_shape, checked: huge arguments must not wrap around into a plausible size.
+int64_t pooled_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode, const char* op) {
+  using detail::checked_add, detail::checked_mul;
+  const int64_t padded = checked_add(in, checked_mul(2, p, op), op);
+  const int64_t span = checked_add(padded - checked_mul(d, k - 1, op) - 1, ceil_mode ? s - 1 : 0, op);
   int64_t out = (span >= 0 ? span / s : -((-span + s - 1) / s)) + 1;
   if (ceil_mode && (out - 1) * s >= in + p) --out;
   return out;
@@ -72,14 +76,16 @@ PoolGeometry window_geometry(IntArrayRef sizes, IntArrayRef kernel, IntArrayRef 
     if (g.k[i] <= 0 || g.s[i] <= 0 || g.d[i] <= 0)
       fail(op, "kernel_size, stride and dilation must be positive, got kernel_size ", kernel, ", stride ", stride,
            ", dilation ", dilation);
-    if (g.p[i] < 0 || 2 * g.p[i] > g.d[i] * (g.k[i] - 1) + 1)
+    if (g.p[i] < 0 || detail::checked_mul(2, g.p[i], op) >
+                          detail::checked_add(detail::checked_mul(g.d[i], g.k[i] - 1, op), 1, op))
       fail(op, "padding must be non-negative and at most half of the dilated kernel (dilation * (kernel_size - 1) + ",
            "1), got padding ", padding, ", kernel_size ", kernel, " and dilation ", dilation);
-    g.out[i] = pooled_size(g.in[i], g.k[i], g.s[i], g.p[i], g.d[i], ceil_mode);
+    g.out[i] = pooled_size(g.in[i], g.k[i], g.s[i], g.p[i], g.d[i], ceil_mode, op);
     if (g.out[i] <= 0)
       fail(op, "the output would be empty: input of shape ", sizes, " with kernel_size ", kernel, ", stride ", stride,
            ", padding ", padding, " and dilation ", dilation);
   }
+  detail::checked_numel(g.sizes(g.out), op);
   return g;
 }
 
@@ -90,17 +96,25 @@ PoolGeometry window_geometry(IntArrayRef sizes, IntArrayRef kernel, IntArrayRef 
 template <typename T, typename F>
 void for_each_maximum(const T* x, const PoolGeometry& g, F&& f) {
   const int64_t H = g.in[0], W = g.in[1], last_y = (g.k[0] - 1) * g.d[0], last_x = (g.k[1] - 1) * g.d[1];
-  std::vector<int64_t> window;  // the window's in-plane offsets from its first element
-  for (int64_t ky = 0; ky < g.k[0]; ++ky)
-    for (int64_t kx = 0; kx < g.k[1]; ++kx) window.push_back(ky * g.d[0] * W + kx * g.d[1]);
+  // The window's in-plane offsets from its first element, when a window fits inside the plane (else
+  // no window takes the fast path below, and a kernel far larger than the input costs nothing).
+  std::vector<int64_t> window;
+  if (last_y < H && last_x < W)
+    for (int64_t ky = 0; ky < g.k[0]; ++ky)
+      for (int64_t kx = 0; kx < g.k[1]; ++kx) window.push_back(ky * g.d[0] * W + kx * g.d[1]);
   const int64_t* offsets = window.data();
   const int64_t kk = static_cast<int64_t>(window.size());
+  // The taps iy = i0 + j * d (j = 0 .. n - 1) of a window starting at y0 that lie in [0, size).
+  const auto taps = [](int64_t y0, int64_t last, int64_t d, int64_t size) -> std::array<int64_t, 2> {
+    const int64_t i0 = y0 >= 0 ? y0 : ((y0 % d) + d) % d, hi = std::min(y0 + last, size - 1);
+    return {i0, i0 > hi ? 0 : (hi - i0) / d + 1};
+  };
   auto better = [](T v, T best) { return (v > best) | (v != v); };  // NaN wins, the last one as in torch
   // The output columns whose windows lie inside the input's columns.
   const int64_t x_lo = std::min(g.out[1], (g.p[1] + g.s[1] - 1) / g.s[1]);
   const int64_t x_hi =
       std::clamp(W - 1 - last_x + g.p[1] < 0 ? 0 : (W - 1 - last_x + g.p[1]) / g.s[1] + 1, x_lo, g.out[1]);
-#pragma omp parallel for if (g.planes * g.out_plane() * kk > (int64_t{1} << 16))
+#pragma omp parallel for if (static_cast<double>(g.planes * g.out_plane()) * std::max<int64_t>(kk, 1) > (1 << 16))
   for (int64_t pl = 0; pl < g.planes; ++pl) {
     const T* plane = x + pl * g.in_plane();
     for (int64_t oy = 0; oy < g.out[0]; ++oy) {
@@ -109,7 +123,7 @@ void for_each_maximum(const T* x, const PoolGeometry& g, F&& f) {
       for (int64_t ox = 0; ox < g.out[1]; ++ox) {
         const int64_t x0 = ox * g.s[1] - g.p[1];
         int64_t at = -1;
-        if (rows_inside && ox >= x_lo && ox < x_hi) {
+        if (rows_inside && kk > 0 && ox >= x_lo && ox < x_hi) {
           // Branch-free (masks, not jumps): which element wins is data, and unpredictable.
           const T* w0 = plane + y0 * W + x0;
           T best = w0[0];
@@ -122,10 +136,13 @@ void for_each_maximum(const T* x, const PoolGeometry& g, F&& f) {
           }
           at = y0 * W + x0 + best_at;
         } else {
-          for (int64_t iy = y0; iy <= y0 + last_y; iy += g.d[0]) {
-            if (iy < 0 || iy >= H) continue;
-            for (int64_t ix = x0; ix <= x0 + last_x; ix += g.d[1])
-              if (ix >= 0 && ix < W && (at < 0 || better(plane[iy * W + ix], plane[at]))) at = iy * W + ix;
+          const std::array<int64_t, 2> ys = taps(y0, last_y, g.d[0], H), xs = taps(x0, last_x, g.d[1], W);
+          for (int64_t jy = 0; jy < ys[1]; ++jy) {
+            const int64_t iy = ys[0] + jy * g.d[0];
+            for (int64_t jx = 0; jx < xs[1]; ++jx) {
+              const int64_t ix = xs[0] + jx * g.d[1];
+              if (at < 0 || better(plane[iy * W + ix], plane[at])) at = iy * W + ix;
+            }
           }
         }
         f(pl, oy * g.out[1] + ox, at);
@@ -284,7 +301,7 @@ Tensor device_average(const Tensor& t, const PoolGeometry& g, const AxisBoxes& a
 Tensor gather_maxima(const Tensor& src, const Tensor& self, const PoolGeometry& g) {
   if (!self.is_cpu()) return device_gather_maxima(src, self, g);
   const Tensor x = self.contiguous(), v = src.contiguous();
-  Tensor out = empty(g.sizes(g.out), src.options());
+  Tensor out = detail::empty(g.sizes(g.out), src.options(), g.op);
   detail::dispatch_floating(self.scalar_type(), g.op, [&](auto t) {
     using T = decltype(t);
     const T* pv = static_cast<const T*>(v.data_ptr());
@@ -331,27 +348,41 @@ struct AvgWindows {
   std::vector<double> divisors;
 };
 
-AvgWindows avg_windows(const PoolGeometry& g, bool count_include_pad, std::optional<int64_t> divisor_override) {
+// Room for a window per output position of a plane; no room is the op's error, not std::bad_alloc.
+AvgWindows reserved_windows(const PoolGeometry& g) {
   AvgWindows w;
+  try {
+    w.boxes.reserve(static_cast<size_t>(g.out_plane()));
+    w.divisors.reserve(static_cast<size_t>(g.out_plane()));
+  } catch (const std::bad_alloc&) {
+    fail(g.op, "out of memory for the ", g.out_plane(), " windows of an output of shape ", IntArrayRef(g.sizes(g.out)));
+  } catch (const std::length_error&) {
+    fail(g.op, "out of memory for the ", g.out_plane(), " windows of an output of shape ", IntArrayRef(g.sizes(g.out)));
+  }
+  return w;
+}
+
+AvgWindows avg_windows(const PoolGeometry& g, bool count_include_pad, std::optional<int64_t> divisor_override) {
+  AvgWindows w = reserved_windows(g);
   for (int64_t oy = 0; oy < g.out[0]; ++oy)
     for (int64_t ox = 0; ox < g.out[1]; ++ox) {
       int64_t y0 = oy * g.s[0] - g.p[0], x0 = ox * g.s[1] - g.p[1];
       int64_t y1 = std::min(y0 + g.k[0], g.in[0] + g.p[0]), x1 = std::min(x0 + g.k[1], g.in[1] + g.p[1]);
-      const int64_t padded = (y1 - y0) * (x1 - x0);
+      const double padded = static_cast<double>(y1 - y0) * static_cast<double>(x1 - x0);  // (may pass int64)
       y0 = std::max<int64_t>(y0, 0);
       x0 = std::max<int64_t>(x0, 0);
       y1 = std::min(y1, g.in[0]);
       x1 = std::min(x1, g.in[1]);
       w.boxes.push_back({y0, y1, x0, x1});
-      w.divisors.push_back(static_cast<double>(divisor_override    ? *divisor_override
-                                               : count_include_pad ? padded
-                                                                   : (y1 - y0) * (x1 - x0)));
+      w.divisors.push_back(divisor_override    ? static_cast<double>(*divisor_override)
+                           : count_include_pad ? padded
+                                               : static_cast<double>((y1 - y0) * (x1 - x0)));
     }
   return w;
 }
 
 AvgWindows adaptive_windows(const PoolGeometry& g) {
-  AvgWindows w;
+  AvgWindows w = reserved_windows(g);
   const auto start = [](int64_t i, int64_t in, int64_t out) { return (i * in) / out; };
   const auto end = [](int64_t i, int64_t in, int64_t out) { return ((i + 1) * in + out - 1) / out; };
   for (int64_t oy = 0; oy < g.out[0]; ++oy)
@@ -367,7 +398,7 @@ AvgWindows adaptive_windows(const PoolGeometry& g) {
 // forward: out[l] = sum of x over box l / divisor; adjoint: dx[box l] += g[l] / divisor.
 Tensor average(const Tensor& x_in, const PoolGeometry& g, const AvgWindows& w) {
   const Tensor x = x_in.contiguous();
-  Tensor out = empty(g.sizes(g.out), x.options());
+  Tensor out = detail::empty(g.sizes(g.out), x.options(), g.op);
   detail::dispatch_floating(x.scalar_type(), g.op, [&](auto t) {
     using T = decltype(t);
     const T* px = static_cast<const T*>(x.data_ptr());
@@ -409,6 +440,8 @@ PoolGeometry adaptive_geometry(IntArrayRef sizes, IntArrayRef output_size, const
   PoolGeometry g = planes_of(sizes, 2, op);
   g.out = detail::spatial_arg(output_size, 2, 1, "output_size", op);
   if (g.out[0] <= 0 || g.out[1] <= 0) fail(op, "output_size must be positive, got ", output_size);
+  detail::checked_numel(g.sizes(g.out), op);
+  for (size_t d = 0; d < 2; ++d) detail::checked_mul(g.out[d] + 1, g.in[d], op);  // (the windows' bounds)
   return g;
 }
 

@@ -29,11 +29,10 @@ void fill(Dist dist, T* out, int64_t n, uint64_t seed, uint64_t base) {
 Tensor draw(Dist dist, IntArrayRef size, Generator& gen, TensorOptions options, const char* op) {
   const ScalarType t = options.dtype();
   if (!isFloatingType(t)) fail(op, "expected a floating dtype, got ", t);
-  for (int64_t s : size)
-    if (s < 0) fail(op, "sizes must be non-negative, got ", size);
+  checked_nbytes(size, t, op);  // on every device
   // The same counters on every device: the same seed gives the same numbers on the GPU.
   if (!options.device().is_cpu()) return device_random(dist, size, options, gen);
-  Tensor out = empty(size, options);
+  Tensor out = empty(size, options, op);
   const int64_t n = out.numel();
   uint64_t seed, base;
   {

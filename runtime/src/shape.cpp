@@ -1,5 +1,6 @@
 // Shape and view ops. Views share storage with their base (make_view); the rest copy.
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "device.h"
@@ -21,9 +22,13 @@ std::vector<int64_t> infer_shape(IntArrayRef shape, int64_t numel, IntArrayRef f
       infer = i;
     } else if (out[i] < 0) {
       fail(op, "invalid shape dimension ", out[i], " in ", shape);
-    } else {
-      known *= out[i];
     }
+  }
+  {
+    std::vector<int64_t> given = out;  // the inferred dim counted as 1 (its size is at most numel)
+    if (infer) given[*infer] = 1;
+    if (numel_overflows(given)) fail(op, "storage size calculation overflowed with sizes=", shape);
+    known = product(given);
   }
   if (infer) {
     if (known == 0 || numel % known != 0)
@@ -217,6 +222,7 @@ Tensor expand(const Tensor& self, IntArrayRef size) {
     sizes[i] = want;
     strides[i] = have == want ? self.stride(i - lead) : 0;
   }
+  checked_numel(sizes, "expand");
   return make_view(self, sizes, strides, self.storage_offset());
 }
 
@@ -250,8 +256,8 @@ Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std:
   auto sizes = self.sizes().vec();
   auto strides = self.strides().vec();
   const int64_t offset = self.storage_offset() + s * strides[d];
-  sizes[d] = (e - s + step - 1) / step;
-  strides[d] *= step;
+  sizes[d] = e > s ? (e - s - 1) / step + 1 : 0;  // (e - s + step - 1 overflows for a huge step)
+  if (sizes[d] > 1) strides[d] = checked_mul(strides[d], step, "slice");  // (a single element's is unused)
   return make_view(self, sizes, strides, offset);
 }
 
@@ -262,7 +268,7 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   const int64_t n = self.size(d);
   if (start < -n || start > n) fail("narrow", "start ", start, " is out of range for dimension ", d, " of size ", n);
   const int64_t s = start < 0 ? start + n : start;
-  if (length < 0 || s + length > n)
+  if (length < 0 || length > n - s)
     fail("narrow", "start (", s, ") + length (", length, ") exceeds dimension ", d, " of size ", n, " (shape ",
          self.sizes(), ")");
   return slice(self, d, s, s + length, 1);
@@ -301,13 +307,14 @@ Tensor diag_embed(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2
   const int64_t a = wrap_dim(dim1, nd, "diag_embed");
   const int64_t b = wrap_dim(dim2, nd, "diag_embed");
   if (a == b) fail("diag_embed", "dim1 and dim2 cannot be the same dimension (", a, ")");
-  const int64_t n = self.size(-1) + std::abs(offset);
+  if (offset == std::numeric_limits<int64_t>::min()) fail("diag_embed", "offset ", offset, " is out of range");
+  const int64_t n = checked_add(self.size(-1), std::abs(offset), "diag_embed");
   std::vector<int64_t> sizes(self.sizes().begin(), self.sizes().end() - 1);
   // Insert the two new dims in increasing order so each lands at its final index.
   const int64_t lo = std::min(a, b), hi = std::max(a, b);
   sizes.insert(sizes.begin() + lo, n);
   sizes.insert(sizes.begin() + hi, n);
-  Tensor out = zeros(sizes, self.options());
+  Tensor out = zeros(sizes, self.options(), "diag_embed");
   out.diagonal(offset, a, b).copy_(self);
   return out;
 }
@@ -320,9 +327,11 @@ ScalarType promoted(const std::vector<Tensor>& tensors) {
 }
 }  // namespace
 
-Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
-  if (tensors.empty()) fail("cat", "expected a non-empty list of tensors");
-  for (const Tensor& x : tensors) check_defined(x, "cat");
+namespace {
+// cat, its errors named `op` (stack's are its own).
+Tensor cat_as(const std::vector<Tensor>& tensors, int64_t dim, const char* op) {
+  if (tensors.empty()) fail(op, "expected a non-empty list of tensors");
+  for (const Tensor& x : tensors) check_defined(x, op);
   // As torch, 1-D empty tensors are skipped (legacy behaviour that code relies on).
   std::vector<Tensor> parts;
   for (const Tensor& x : tensors)
@@ -331,9 +340,9 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   const Tensor& first = parts[0];
   std::vector<const Tensor*> operands;
   for (const Tensor& x : parts) operands.push_back(&x);
-  const Device device = common_device(operands, "cat");
-  if (first.dim() == 0) fail("cat", "zero-dimensional tensor (at position 0) cannot be concatenated");
-  const int64_t d = wrap_dim(dim, first.dim(), "cat");
+  const Device device = common_device(operands, op);
+  if (first.dim() == 0) fail(op, "zero-dimensional tensor (at position 0) cannot be concatenated");
+  const int64_t d = wrap_dim(dim, first.dim(), op);
   std::vector<int64_t> sizes = first.sizes().vec();
   sizes[d] = 0;
   for (size_t i = 0; i < parts.size(); ++i) {
@@ -342,11 +351,11 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     for (int64_t k = 0; ok && k < x.dim(); ++k)
       if (k != d && x.size(k) != first.size(k)) ok = false;
     if (!ok)
-      fail("cat", "sizes of tensors must match except in dimension ", d, "; got ", first.sizes(), " at position 0 and ",
+      fail(op, "sizes of tensors must match except in dimension ", d, "; got ", first.sizes(), " at position 0 and ",
            x.sizes(), " at position ", i);
-    sizes[d] += x.size(d);
+    sizes[d] = checked_add(sizes[d], x.size(d), op);
   }
-  Tensor out = empty(sizes, TensorOptions(promoted(parts)).device(device));
+  Tensor out = empty(sizes, TensorOptions(promoted(parts)).device(device), op);
   int64_t at = 0;
   for (const Tensor& x : parts) {
     out.narrow(d, at, x.size(d)).copy_(x);
@@ -354,6 +363,9 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   }
   return out;
 }
+}  // namespace
+
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) { return cat_as(tensors, dim, "cat"); }
 
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
   if (tensors.empty()) fail("stack", "expected a non-empty list of tensors");
@@ -366,7 +378,7 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
            tensors[i].sizes(), " at entry ", i);
     parts.push_back(tensors[i].unsqueeze(d));
   }
-  return cat(parts, d);
+  return cat_as(parts, d, "stack");
 }
 
 std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {

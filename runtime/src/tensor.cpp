@@ -34,6 +34,41 @@ int64_t product(IntArrayRef sizes) {
   return p;
 }
 
+int64_t checked_mul(int64_t a, int64_t b, const char* op) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r))
+    fail(op, "size calculation overflowed: ", a, " * ", b, " does not fit in int64");
+  return r;
+}
+
+int64_t checked_add(int64_t a, int64_t b, const char* op) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r))
+    fail(op, "size calculation overflowed: ", a, " + ", b, " does not fit in int64");
+  return r;
+}
+
+bool numel_overflows(IntArrayRef sizes) {
+  int64_t extent = 1;
+  bool overflowed = false;
+  for (int64_t s : sizes) overflowed |= __builtin_mul_overflow(extent, s > 1 ? s : 1, &extent);
+  return overflowed;
+}
+
+int64_t checked_numel(IntArrayRef sizes, const char* op) {
+  for (int64_t s : sizes)
+    if (s < 0) fail(op, "sizes must be non-negative, got ", sizes);
+  if (numel_overflows(sizes)) fail(op, "storage size calculation overflowed with sizes=", sizes);
+  return product(sizes);  // at most the product of the sizes counted as one when zero
+}
+
+size_t checked_nbytes(IntArrayRef sizes, ScalarType dtype, const char* op) {
+  int64_t bytes;
+  if (__builtin_mul_overflow(checked_numel(sizes, op), static_cast<int64_t>(elementSize(dtype)), &bytes))
+    fail(op, "storage size calculation overflowed with sizes=", sizes);
+  return static_cast<size_t>(bytes);
+}
+
 std::string shape_str(IntArrayRef sizes) {
   std::ostringstream os;
   os << sizes;

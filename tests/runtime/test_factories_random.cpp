@@ -192,7 +192,7 @@ TEST(Factories, Errors) {
     EXPECT_FG_ERROR(fg::empty({2}, fg::kCUDA), "fg::empty: cannot create a tensor on cuda:0: " + why);
     EXPECT_FG_ERROR(fg::empty({2}, fg::TensorOptions(fg::kFloat).device(fg::Device("cuda:1"))),
                     "fg::empty: cannot create a tensor on cuda:1: " + why);
-    EXPECT_FG_ERROR(fg::zeros({2}, fg::kCUDA), "fg::empty: cannot create a tensor on cuda:0: " + why);
+    EXPECT_FG_ERROR(fg::zeros({2}, fg::kCUDA), "fg::zeros: cannot create a tensor on cuda:0: " + why);
     EXPECT_EQ(fg::cuda::device_count(), 0);
     EXPECT_ANY_FG_ERROR(fg::cuda::synchronize());
   }

@@ -173,6 +173,11 @@ TEST(Layers, Errors) {
   expect_error([&] { fg::embedding(values({5, 2}, 0.1), fg::arange(3).to(fg::kDouble)); }, "fg::embedding: expected int64 indices");
   expect_error([&] { fg::embedding(values({5}, 0.1), fg::arange(3)); }, "fg::embedding: expected a weight of shape [num_embeddings, embedding_dim], got [5]");
   expect_error([&] { fg::one_hot(fg::arange(4), 3); }, "fg::one_hot: class index 3 is out of range for 3 classes");
+  // A bad index is embedding's error, not that of the index_select it runs on.
+  expect_error([&] { fg::embedding(values({3, 2}, 0.1), fg::tensor({0, 5, 1})); },
+               "fg::embedding: index 5 is out of range for 3 embeddings (weight of shape [3, 2])");
+  expect_error([&] { fg::embedding(values({3, 2}, 0.1), fg::tensor({2, -1})); },
+               "fg::embedding: index -1 is out of range for 3 embeddings (weight of shape [3, 2])");
   expect_error([&] { fg::scaled_dot_product_attention(x, values({2, 5, 3}, 0.2), x); },
                "fg::scaled_dot_product_attention: expected query [..., L, E], key [..., S, E] and value [..., S, Ev]");
   {  // a float mask of another dtype than the query: refused by the op and by its decomposition's helper

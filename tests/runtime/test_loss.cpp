@@ -174,7 +174,7 @@ TEST(LossErrors, Targets) {
   Tensor logp = fg::zeros({2, 3});
   EXPECT_FG_ERROR(fg::nll_loss(logp, fg::tensor({0, 3})), "fg::nll_loss: target 3 is out of bounds for 3 classes");
   EXPECT_FG_ERROR(fg::nll_loss(logp, fg::tensor({-1, 0})), "fg::nll_loss: target -1 is out of bounds for 3 classes");
-  EXPECT_FG_ERROR(fg::cross_entropy(logp, fg::tensor({5, 0})), "fg::nll_loss: target 5 is out of bounds for 3 classes");
+  EXPECT_FG_ERROR(fg::cross_entropy(logp, fg::tensor({5, 0})), "fg::cross_entropy: target 5 is out of bounds for 3 classes");
   EXPECT_FG_ERROR(fg::nll_loss(logp, fg::tensor({0.0, 1.0})),
                   "fg::nll_loss: expected an int64 target of class indices, got float32");
   EXPECT_FG_ERROR(fg::nll_loss(logp, fg::tensor({0, 1, 2})),
