@@ -112,20 +112,40 @@ Tensor arange(const Scalar& end, TensorOptions options) { return arange(0, end, 
 Tensor arange(const Scalar& start, const Scalar& end, TensorOptions options) {
   return arange(start, end, 1, options);
 }
-Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions options) {
+namespace {
+// arange's element count, after torch's checks of the range; exact for integer arguments.
+int64_t arange_length(const Scalar& start, const Scalar& end, const Scalar& step) {
   const double s = start.toDouble(), e = end.toDouble(), st = step.toDouble();
+  if (!std::isfinite(s) || !std::isfinite(e)) fail("arange", "unsupported range: ", start, " -> ", end);
+  if (!std::isfinite(st)) fail("arange", "unsupported step: ", step);
   if (st == 0) fail("arange", "step must be nonzero");
   if ((st > 0 && e < s) || (st < 0 && e > s))
     fail("arange", "upper bound and larger bound inconsistent with step sign (start ", start,
          ", end ", end, ", step ", step, ")");
+  constexpr double kLimit = 9223372036854775808.0;  // 2^63: the first count int64 cannot hold
+  if (!start.isFloatingPoint() && !end.isFloatingPoint() && !step.isFloatingPoint()) {
+    // In 128 bits: end - start may not fit in int64. The span and step have one sign (or span is 0).
+    const __int128 span = static_cast<__int128>(end.toLong()) - start.toLong(), by = step.toLong();
+    const __int128 n = span / by + (span % by != 0 ? 1 : 0);
+    if (n < static_cast<__int128>(kLimit)) return static_cast<int64_t>(n);
+  } else {
+    const double n = std::ceil((e - s) / st);
+    if (n < kLimit) return static_cast<int64_t>(n);
+  }
+  fail("arange", "the range ", start, " -> ", end, " with step ", step, " has more elements than int64 can count");
+}
+}  // namespace
+
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions options) {
+  const int64_t n = arange_length(start, end, step);
+  const double s = start.toDouble(), st = step.toDouble();
   if (!options.has_dtype()) {
     const bool integral = !start.isFloatingPoint() && !end.isFloatingPoint() && !step.isFloatingPoint();
     options = options.dtype(integral ? kLong : kFloat);
   }
   // Other devices get the values computed here.
   if (!options.device().is_cpu()) return arange(start, end, step, options.device(kCPU)).to(options.device());
-  const auto n = static_cast<int64_t>(std::ceil((e - s) / st));
-  Tensor t = empty({n}, options);
+  Tensor t = empty({n}, options, "arange");
   dispatch_all(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* p = static_cast<T*>(t.data_ptr());

@@ -84,6 +84,37 @@ TEST(Sizes, HugeAllocationIsAnError) {
   EXPECT_FG_ERROR(fg::empty({kBig}), "fg::empty: out of memory allocating 4398046511104 bytes for shape [1099511627776]");
 }
 
+// ============================================================================ arange
+
+TEST(Sizes, ArangeRejectsBadRanges) {
+  EXPECT_FG_ERROR(fg::arange(0, NAN), "fg::arange: unsupported range: 0 -> nan");
+  EXPECT_FG_ERROR(fg::arange(NAN, 1), "fg::arange: unsupported range: nan -> 1");
+  EXPECT_FG_ERROR(fg::arange(0, INFINITY), "fg::arange: unsupported range: 0 -> inf");
+  EXPECT_FG_ERROR(fg::arange(-INFINITY, 0.0), "fg::arange: unsupported range: -inf -> 0");
+  EXPECT_FG_ERROR(fg::arange(0, 1, NAN), "fg::arange: unsupported step: nan");
+  EXPECT_FG_ERROR(fg::arange(0, 1, INFINITY), "fg::arange: unsupported step: inf");
+  EXPECT_FG_ERROR(fg::arange(0, 10, 0), "fg::arange: step must be nonzero");
+  EXPECT_FG_ERROR(fg::arange(0.0, 1.0, 0.0), "fg::arange: step must be nonzero");
+  EXPECT_FG_ERROR(fg::arange(0, 10, -1),
+                  "fg::arange: upper bound and larger bound inconsistent with step sign (start 0, end 10, step -1)");
+  EXPECT_FG_ERROR(fg::arange(10, 0, 1),
+                  "fg::arange: upper bound and larger bound inconsistent with step sign (start 10, end 0, step 1)");
+}
+
+TEST(Sizes, ArangeRejectsLengthsBeyondInt64) {
+  EXPECT_FG_ERROR(fg::arange(0.0, 1e300, 1e-300),
+                  "fg::arange: the range 0 -> 1e+300 with step 1e-300 has more elements than int64 can count");
+  EXPECT_FG_ERROR(fg::arange(-kMax, kMax),
+                  "fg::arange: the range -9223372036854775807 -> 9223372036854775807 with step 1 has more elements "
+                  "than int64 can count");
+  // The count fits, its bytes do not.
+  EXPECT_FG_ERROR(fg::arange(0, kMax), "fg::arange: storage size calculation overflowed with sizes=[9223372036854775807]");
+  // Integer ranges are counted exactly, even where doubles would round.
+  EXPECT_EQ(fg::arange(kMax - 3, kMax).numel(), 3);
+  EXPECT_EQ(fg::arange(-kMax, -kMax + 10, 3).numel(), 4);
+  EXPECT_EQ(fg::arange(kMax, kMax - 10, -4).numel(), 3);
+}
+
 // ============================================================================ views and shapes
 
 TEST(Sizes, ViewsRejectOverflowingSizes) {
