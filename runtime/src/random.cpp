@@ -105,21 +105,25 @@ Tensor bernoulli(const Tensor& self, double p) {
 }
 
 namespace {
-void check_dropout(const Tensor& input, double p) {
-  check_defined(input, "dropout");
-  if (!(p >= 0 && p <= 1)) fail("dropout", "dropout probability has to be between 0 and 1, but got ", p);
+void check_dropout(const Tensor& input, double p, bool train, const char* op) {
+  check_defined(input, op);
+  if (!(p >= 0 && p <= 1)) fail(op, "dropout probability has to be between 0 and 1, but got ", p);
+  // As torch: in training the kept elements are scaled by 1 / (1 - p), which only a floating
+  // tensor holds (evaluation, p = 0 and p = 1 scale nothing).
+  if (train && p > 0 && p < 1 && !input.is_floating_point())
+    fail(op, "expected a floating-point input (the kept elements are scaled by 1 / (1 - p)), got ", input.dtype());
 }
 }  // namespace
 
 Tensor dropout_mask(const Tensor& input, double p, bool train) {
-  check_dropout(input, p);
+  check_dropout(input, p, train, "dropout");
   if (!train || p == 0) return ones_like(input);
   if (p == 1) return zeros_like(input);
   return bernoulli(input, 1 - p) * (1.0 / (1.0 - p));
 }
 
 Tensor feature_dropout_mask(const Tensor& input, double p, bool train) {
-  check_dropout(input, p);
+  check_dropout(input, p, train, "feature_dropout");
   if (input.dim() < 2) fail("feature_dropout", "expected an input of shape [N, C, *] or [C, *], got ", input.sizes());
   // [N, C, *] keeps N and C; an unbatched [C, *] (torch: 2-D for dropout1d) keeps C only.
   std::vector<int64_t> shape(input.sizes().begin(), input.sizes().end());
@@ -133,7 +137,7 @@ Tensor feature_dropout(const Tensor& input, double p, bool train) {
 }
 
 Tensor dropout(const Tensor& input, double p, bool train) {
-  check_dropout(input, p);
+  check_dropout(input, p, train, "dropout");
   if (!train || p == 0) return input;  // (no mask to allocate in evaluation)
   return input * dropout_mask(input, p, train);
 }

@@ -431,4 +431,20 @@ TEST(Random, Dropout) {
                   "fg::dropout: dropout probability has to be between 0 and 1, but got -0.1");
 }
 
+// As torch: training dropout scales the kept elements by 1 / (1 - p), which an integer tensor cannot
+// hold; evaluation, p = 0 and p = 1 scale nothing and keep any dtype.
+TEST(Random, DropoutNeedsAFloatingInput) {
+  const std::string want =
+      "fg::dropout: expected a floating-point input (the kept elements are scaled by 1 / (1 - p)), got ";
+  EXPECT_FG_ERROR(fg::dropout(fg::ones({3}, fg::kLong), 0.5, true), want + "int64");
+  EXPECT_FG_ERROR(fg::dropout(fg::ones({3}, fg::kBool), 0.5, true), want + "bool");
+  EXPECT_FG_ERROR(fg::dropout_mask(fg::ones({3}, fg::kLong), 0.5, true), want + "int64");
+  EXPECT_FG_ERROR(fg::feature_dropout(fg::ones({2, 3}, fg::kLong), 0.5, true),
+                  "fg::feature_dropout: expected a floating-point input (the kept elements are scaled by 1 / (1 - p)), "
+                  "got int64");
+  EXPECT_TENSOR_EQ(fg::dropout(fg::ones({3}, fg::kLong), 0.5, false), Array({3}, 1.0), fg::kLong);
+  EXPECT_TENSOR_EQ(fg::dropout(fg::ones({3}, fg::kLong), 0.0, true), Array({3}, 1.0), fg::kLong);
+  EXPECT_TENSOR_EQ(fg::dropout(fg::ones({3}, fg::kLong), 1.0, true), Array({3}, 0.0), fg::kLong);
+}
+
 }  // namespace
