@@ -45,6 +45,10 @@ Tensor make_view(const Tensor& self, std::vector<int64_t> sizes, std::vector<int
 inline char* byte_ptr(const Tensor& t) { return static_cast<char*>(t.data_ptr()); }
 // Whether two tensors' storage is the same allocation.
 bool shares_storage(const Tensor& a, const Tensor& b);
+// How the memory of two tensors overlaps, as torch's get_overlap_status: not at all; fully (the
+// same elements in the same layout); partially; or TooHard when either is not a dense layout.
+enum class Overlap { None, Full, Partial, TooHard };
+Overlap overlap(const Tensor& a, const Tensor& b);
 // Throws when several elements of `self` share one memory location (an expanded tensor), which
 // an in-place op named `op` cannot write consistently.
 void check_no_internal_overlap(const Tensor& self, const char* op);

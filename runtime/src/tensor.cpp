@@ -95,6 +95,35 @@ bool shares_storage(const Tensor& a, const Tensor& b) {
          a.unsafeGetTensorImpl()->storage->data == b.unsafeGetTensorImpl()->storage->data;
 }
 
+namespace {
+// Whether t's elements cover one block of memory without gaps or repeats, in some order of its
+// dims (torch's is_non_overlapping_and_dense).
+bool non_overlapping_and_dense(const Tensor& t) {
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.size(d) > 1) dims.push_back(d);
+  std::sort(dims.begin(), dims.end(), [&](int64_t a, int64_t b) { return t.stride(a) < t.stride(b); });
+  int64_t expected = 1;
+  for (int64_t d : dims) {
+    if (t.stride(d) != expected) return false;
+    expected *= t.size(d);
+  }
+  return true;
+}
+}  // namespace
+
+Overlap overlap(const Tensor& a, const Tensor& b) {
+  if (a.is_same(b)) return Overlap::Full;
+  if (a.numel() == 0 || b.numel() == 0 || !shares_storage(a, b)) return Overlap::None;
+  if (!non_overlapping_and_dense(a) || !non_overlapping_and_dense(b)) return Overlap::TooHard;
+  const char* a0 = byte_ptr(a);
+  const char* b0 = byte_ptr(b);
+  const char* a1 = a0 + a.numel() * static_cast<int64_t>(a.element_size());
+  const char* b1 = b0 + b.numel() * static_cast<int64_t>(b.element_size());
+  if (a0 == b0 && a1 == b1) return a.strides() == b.strides() ? Overlap::Full : Overlap::Partial;
+  return a0 < b1 && b0 < a1 ? Overlap::Partial : Overlap::None;
+}
+
 void check_no_internal_overlap(const Tensor& self, const char* op) {
   for (int64_t i = 0; i < self.dim(); ++i)
     if (self.stride(i) == 0 && self.size(i) > 1)
@@ -311,9 +340,23 @@ const Tensor& Tensor::copy_(const Tensor& src) const {
   if (IntArrayRef(shape) != sizes())
     fail("copy_", "source of shape ", src.sizes(), " cannot be copied into a tensor of shape ",
          sizes());
-  // Overlapping source and destination (e.g. x.copy_(x.t())) must read before writing.
-  const Tensor source = shares_storage(*this, src) ? src.clone() : src;
-  copy_strided(*this, source);
+  // As torch: a copy onto the same elements in the same layout is a no-op, and a partial overlap
+  // (x.copy_(x.t()), a shifted slice) an error. Other sharing (layouts torch does not judge, such
+  // as strided slices) reads from a clone, so that nothing is read after it was written.
+  switch (overlap(*this, src)) {
+    case Overlap::Full:
+      if (sizes() == src.sizes()) return *this;
+      break;
+    case Overlap::Partial:
+      fail("copy_", "unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+                    "single memory location; clone() the input before copying");
+    case Overlap::None:
+      copy_strided(*this, src);
+      return *this;
+    case Overlap::TooHard:
+      break;
+  }
+  copy_strided(*this, src.clone());
   return *this;
 }
 
