@@ -66,6 +66,16 @@ add_test(NAME funcgen.output
                  ${CMAKE_CXX_COMPILER})
 funcgen_label_test(funcgen.output generator DEPENDS funcgen)
 
+# Two funcgen processes on one output directory (parallel builds), and runs killed at random
+# moments: outputs are one run's, whole. Not sanitized: it tests the file protocol, and takes long
+# under ASan.
+if(NOT FUNCGEN_SANITIZE)
+  add_test(NAME funcgen.concurrent_outputs
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/output/run_concurrent.sh $<TARGET_FILE:funcgen>
+                   ${PROJECT_SOURCE_DIR}/samples/limitations ${PROJECT_SOURCE_DIR}/runtime/include)
+  funcgen_label_test(funcgen.concurrent_outputs generator DEPENDS funcgen)
+endif()
+
 # What the optimizations leave in generated code (common subexpressions, structured bases).
 add_test(NAME funcgen.optimized
          COMMAND ${CMAKE_CURRENT_LIST_DIR}/output/run_optimized.sh $<TARGET_FILE:funcgen>
