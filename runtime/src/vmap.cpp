@@ -558,15 +558,15 @@ Batched bmm(const Batched& a, const Batched& b) {
 }
 
 Batched detail::add_aligned(const Batched& a, const Batched& b, const char* fn) {
-  const auto [x, y] = align({a, b});
+  const auto aligned = align({a, b});  // (C++17 lambdas capture no structured binding)
   return with_context(fn, [&] { return describe({{"output", &a}, {"bias", &b}}); },
-                      [&]() -> Batched { return {fg::add(x, y), a.levels | b.levels}; });
+                      [&]() -> Batched { return {fg::add(aligned[0], aligned[1]), a.levels | b.levels}; });
 }
 
 Batched detail::mul_aligned(const Batched& a, const Batched& b, const char* fn) {
-  const auto [x, y] = align({a, b});
+  const auto aligned = align({a, b});  // (C++17 lambdas capture no structured binding)
   return with_context(fn, [&] { return describe({{"output", &a}, {"weight", &b}}); },
-                      [&]() -> Batched { return {fg::mul(x, y), a.levels | b.levels}; });
+                      [&]() -> Batched { return {fg::mul(aligned[0], aligned[1]), a.levels | b.levels}; });
 }
 
 Batched linear(const Batched& x, const Batched& w, const Batched& bias) {

@@ -130,9 +130,9 @@ Batched conv_rule(const Batched& x, const Batched& w, int64_t groups, const char
 Batched add_bias(const Batched& r, const Batched& bias, int64_t spatial, const char* fn) {
   if (!bias.value.defined()) return r;
   const Batched b = ad::conv_bias_expand(bias, lshape(r), spatial);
-  const auto [x, y] = align({r, b});
+  const auto aligned = align({r, b});  // (C++17 lambdas capture no structured binding)
   return with_context(fn, [&] { return describe({{"output", &r}, {"bias", &bias}}); },
-                      [&]() -> Batched { return {fg::add(x, y), r.levels | bias.levels}; });
+                      [&]() -> Batched { return {fg::add(aligned[0], aligned[1]), r.levels | bias.levels}; });
 }
 
 Batched conv(const Batched& x, const Batched& w, const Batched& bias, IntArrayRef stride, const Padding& p,
