@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   llvm-16-dev libclang-16-dev libclang-cpp16-dev clang-16 llvm-16-tools
+  libclang-rt-16-dev libomp-16-dev
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libhwy-dev libopenblas-dev
 )
