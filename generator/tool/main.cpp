@@ -20,11 +20,8 @@
 #include <set>
 
 #include "checks/checks.h"
-#include "diag/reporter.h"
 #include "emitter/output.h"
-#include "frontend/annotations.h"
-#include "frontend/lower.h"
-#include "pipeline/pipeline.h"
+#include "pipeline/translation_unit.h"
 #include "tool/fixes.h"
 #include "tool/report_formats.h"
 
@@ -83,41 +80,14 @@ llvm::cl::opt<std::string> sarif_file("sarif", llvm::cl::desc("Also write the di
 std::vector<clang::tooling::Diagnostic> recorded;
 std::vector<funcgen::LogDiagnostic> logged;  // every diagnostic, for --format=json and --sarif
 
-// What one translation unit produced.
-struct SourceResult {
-  std::vector<funcgen::OutputFunction> functions;
-  std::vector<std::string> dependencies;
-  bool ok = true;
-};
-
-std::map<std::string, SourceResult> results;
+std::map<std::string, funcgen::TranslationUnitResult> results;
 
 class Consumer : public clang::ASTConsumer {
  public:
   void HandleTranslationUnit(clang::ASTContext& context) override {
-    using namespace funcgen;
+    const funcgen::ToolOptions options{checks, warnings_as_errors, !no_optimize};
+    funcgen::TranslationUnitResult result = funcgen::generate_translation_unit(context, options);
     const clang::SourceManager& sm = context.getSourceManager();
-    Reporter reporter(context.getDiagnostics(), sm);
-    reporter.set_check_globs(checks);
-    reporter.set_warnings_as_errors(warnings_as_errors);
-    std::vector<CustomRule> custom_rules;
-    const std::vector<AnnotatedSpec> specs = collect_specs(context, &custom_rules);
-    Lowering lowering(context, reporter);
-    funcgen::ad::OpResolver resolver(context);
-    for (const CustomRule& r : custom_rules) resolver.add_custom_rule(r.vjp, r.primal, r.rule);
-    for (const AnnotatedSpec& spec : specs) resolver.add_generated(spec.name, spec.name + " = " + spec::nesting_of(*spec.transform));
-    SourceResult result;
-    Pipeline pipeline(context, reporter, lowering, resolver, specs, !no_optimize);
-    for (const AnnotatedSpec& spec : specs)
-      if (std::optional<OutputFunction> g = pipeline.generate(spec)) result.functions.push_back(std::move(*g));
-    for (auto it = sm.fileinfo_begin(); it != sm.fileinfo_end(); ++it) {
-      llvm::SmallString<256> path(it->first->getName());
-      llvm::sys::fs::make_absolute(path);
-      llvm::sys::path::remove_dots(path, true);
-      result.dependencies.push_back(path.str().str());
-    }
-    std::sort(result.dependencies.begin(), result.dependencies.end());
-    result.dependencies.erase(std::unique(result.dependencies.begin(), result.dependencies.end()), result.dependencies.end());
     const clang::FileEntry* main = sm.getFileEntryForID(sm.getMainFileID());
     llvm::SmallString<256> key(main != nullptr ? main->getName() : "");
     llvm::sys::fs::make_absolute(key);

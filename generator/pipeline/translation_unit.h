@@ -1,0 +1,30 @@
+// What funcgen makes of one parsed translation unit: its specs collected, checked and generated
+// in order, and the files it read. Shared by the tool (tool/main.cpp) and its fuzz target
+// (tests/fuzz/fuzz_tool.cpp), which run the same code on a file and on an in-memory input.
+#pragma once
+
+#include <clang/AST/ASTContext.h>
+
+#include <string>
+#include <vector>
+
+#include "emitter/output.h"
+
+namespace funcgen {
+
+struct ToolOptions {
+  std::string checks;              // --checks globs
+  std::string warnings_as_errors;  // --warnings-as-errors globs
+  bool optimize = true;            // false: --no-optimize
+};
+
+struct TranslationUnitResult {
+  size_t specs = 0;  // named specs found; each generates one function unless it reported an error
+  std::vector<OutputFunction> functions;
+  std::vector<std::string> dependencies;  // absolute, sorted, unique
+};
+
+// Reports through the context's diagnostics engine; a spec that reported an error generates nothing.
+TranslationUnitResult generate_translation_unit(clang::ASTContext& context, const ToolOptions& options);
+
+}  // namespace funcgen
