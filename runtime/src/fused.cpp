@@ -88,8 +88,8 @@ bool broadcasts_to(IntArrayRef from, IntArrayRef to) {
 
 using detail::fail;
 
-Fused::Fused(std::initializer_list<const char*> inputs, const char* program, std::initializer_list<const char*> outputs) {
-  for (const char* n : inputs) input_names_.emplace_back(n);
+Fused::Fused(std::vector<std::string> inputs, const std::string& program, const std::vector<std::string>& outputs)
+    : input_names_(std::move(inputs)) {
   std::map<std::string, int> values;
   auto operand = [&](const std::string& text, const std::string& stmt) {
     Operand o;
@@ -143,7 +143,7 @@ Fused::Fused(std::initializer_list<const char*> inputs, const char* program, std
     values[name] = static_cast<int>(steps_.size());
     steps_.push_back(s);
   }
-  for (const char* n : outputs) {
+  for (const std::string& n : outputs) {
     auto v = values.find(n);
     if (v == values.end()) fail("Fused", "output '", n, "' is not a value of the program");
     if (std::find(outputs_.begin(), outputs_.end(), v->second) != outputs_.end())
@@ -202,9 +202,9 @@ void Fused::check_outputs(size_t n) const {
   if (n != outputs_.size()) fail("Fused", "the program has ", outputs_.size(), " outputs, not ", n);
 }
 
-std::vector<Tensor> Fused::operator()(std::initializer_list<Tensor> inputs) const {
+std::vector<Tensor> Fused::run_vector(const Tensor* inputs, size_t count) const {
   std::vector<Tensor> out(outputs_.size());
-  run_into(inputs, out.data());
+  run_into(inputs, count, out.data());
   return out;
 }
 
@@ -234,18 +234,17 @@ struct Release {
 };
 }  // namespace
 
-void Fused::run_into(std::initializer_list<Tensor> inputs, Tensor* out) const {
-  if (inputs.size() != input_names_.size())
-    fail("Fused", "the program reads ", input_names_.size(), " inputs, but ", inputs.size(), " were given");
-  const Tensor* in = inputs.begin();
+void Fused::run_into(const Tensor* in, size_t count, Tensor* out) const {
+  if (count != input_names_.size())
+    fail("Fused", "the program reads ", input_names_.size(), " inputs, but ", count, " were given");
   if (plan_.lead < 0) return op_by_op(in, out);
   const Tensor& lead = in[plan_.lead];
   if (!lead.defined() || !lead.is_cpu() || !isFloatingType(lead.dtype()) || lead.numel() == 0) return op_by_op(in, out);
   const IntArrayRef sizes = lead.sizes();
   Workspace& w = workspace();
   const Release release{w};
-  w.ready.resize(inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
+  w.ready.resize(count);
+  for (size_t i = 0; i < count; ++i) {
     const Tensor& t = in[i];
     const int role = plan_.role[i];
     if (!t.defined() || !t.is_cpu()) return op_by_op(in, out);

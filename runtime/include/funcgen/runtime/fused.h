@@ -35,15 +35,24 @@ class Fused {
   // returned, in order. Unary ops: neg abs exp log log1p sqrt rsqrt sin cos tan tanh sigmoid relu
   // erf silu log_sigmoid; binary: add sub mul div; shape steps: expand_as sum_to_as (two tensors).
   // A malformed program is an fg::Error.
-  Fused(std::initializer_list<const char*> inputs, const char* program, std::initializer_list<const char*> outputs);
+  Fused(std::initializer_list<const char*> inputs, const char* program, std::initializer_list<const char*> outputs)
+      : Fused(std::vector<std::string>(inputs.begin(), inputs.end()), program,
+              std::vector<std::string>(outputs.begin(), outputs.end())) {}
+  // The same from names and a program built at run time (the fuzz target's random programs).
+  Fused(std::vector<std::string> inputs, const std::string& program, const std::vector<std::string>& outputs);
 
   // The outputs for these inputs (as many as the constructor named, in its order).
-  std::vector<Tensor> operator()(std::initializer_list<Tensor> inputs) const;
+  std::vector<Tensor> operator()(std::initializer_list<Tensor> inputs) const {
+    return run_vector(inputs.begin(), inputs.size());
+  }
+  std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) const {
+    return run_vector(inputs.data(), inputs.size());
+  }
   template <size_t N>
   std::array<Tensor, N> run(std::initializer_list<Tensor> inputs) const {
     check_outputs(N);
     std::array<Tensor, N> out;
-    run_into(inputs, out.data());
+    run_into(inputs.begin(), inputs.size(), out.data());
     return out;
   }
 
@@ -89,8 +98,9 @@ class Fused {
 
   void plan();
   void check_outputs(size_t n) const;
-  // The outputs into out[0, outputs).
-  void run_into(std::initializer_list<Tensor> inputs, Tensor* out) const;
+  std::vector<Tensor> run_vector(const Tensor* inputs, size_t count) const;
+  // The outputs for inputs[0, count) into out[0, outputs).
+  void run_into(const Tensor* inputs, size_t count, Tensor* out) const;
   void op_by_op(const Tensor* inputs, Tensor* out) const;
   // The fused path over inputs of one shape (`sizes`); the plan's allocated tensors into `values`.
   template <typename T>
