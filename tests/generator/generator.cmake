@@ -40,7 +40,7 @@ add_executable(test_vmap ${CMAKE_CURRENT_LIST_DIR}/vmap/test_vmap.cpp ${CMAKE_CU
 target_include_directories(test_vmap PRIVATE ${CMAKE_CURRENT_LIST_DIR}/vmap)
 target_link_libraries(test_vmap PRIVATE GTest::gtest GTest::gtest_main)
 # The generated code compiles without warnings.
-target_compile_options(test_vmap PRIVATE -Wall -Wextra -Wno-init-list-lifetime)
+target_compile_options(test_vmap PRIVATE -Wall -Wextra $<$<CXX_COMPILER_ID:GNU>:-Wno-init-list-lifetime>)
 funcgen_generate(test_vmap SOURCES ${CMAKE_CURRENT_LIST_DIR}/vmap/vmap_functions.cpp)
 funcgen_generated_test(test_vmap)
 funcgen_discover(test_vmap generator DISCOVERY_TIMEOUT 60)
