@@ -29,6 +29,8 @@ endfunction()
 
 funcgen_fuzzer(spec SOURCES ${FUNCGEN_FUZZ_DIR}/fuzz_spec.cpp LIBRARIES funcgen_spec
                OPTIONS -max_len=512 -timeout=10)
+# Without RTTI, as funcgen_spec: UBSan's vptr check would find its exceptions' type info missing.
+target_compile_options(fuzz_spec PRIVATE -fno-rtti)
 # Clang's own caches are kept until exit: leak checks are for the runtime's targets.
 # Its seeds are ten small annotated sources (a run takes 1 to 3 s under ASan, and libFuzzer runs
 # every seed before it mutates); run_fuzzer.sh's long run adds the mutation corpus.
