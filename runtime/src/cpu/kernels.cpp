@@ -25,22 +25,32 @@ constexpr size_t kMaxLanes = 64;
 struct AlwaysInDomain {};
 
 // Runs `vec(d, v)` over full vectors and, for the tail, over one padded vector, so that every
-// element goes through the same arithmetic whatever the length. Where `in_domain` says a vector
+// element goes through the same arithmetic whatever the length. Where `in_domain` says a lane
 // holds a value outside the fast approximation's valid range (infinities, NaN, huge arguments),
-// that vector is computed lane by lane with the C library's `scalar` instead.
+// that lane alone takes the C library's `scalar`: an element's result never depends on its
+// neighbours, so a batch and each of its examples agree bit for bit (vmap and the loop of calls).
 template <class D, class T, class Vec, class Scalar, class Domain>
 HWY_INLINE void MapUnary(D d, const T* HWY_RESTRICT x, T* HWY_RESTRICT out, int64_t n, Vec vec,
                          Scalar scalar, Domain in_domain) {
   const size_t N = hn::Lanes(d);
   auto one_vector = [&](const T* src, T* dst, size_t lanes) {
     const auto v = hn::LoadU(d, src);
-    bool fast = true;
-    if constexpr (!std::is_same_v<Domain, AlwaysInDomain>) fast = hn::AllTrue(d, in_domain(d, v));
-    if (fast) {
-      hn::StoreU(vec(d, v), d, dst);
-    } else {
-      for (size_t i = 0; i < lanes; ++i) dst[i] = scalar(src[i]);
+    if constexpr (!std::is_same_v<Domain, AlwaysInDomain>) {
+      const auto ok = in_domain(d, v);
+      if (!hn::AllTrue(d, ok)) {
+        HWY_ALIGN T values[kMaxLanes];  // (src may be dst: an in-place op)
+        hn::Store(v, d, values);
+        uint8_t bits[(kMaxLanes + 7) / 8] = {};
+        hn::StoreMaskBits(d, ok, bits);
+        // The other lanes hold a value in every op's domain meanwhile (Highway's emulated targets
+        // convert NaN to int on the way, which is undefined).
+        hn::StoreU(vec(d, hn::IfThenElse(ok, v, hn::Set(d, T(0.5)))), d, dst);
+        for (size_t i = 0; i < lanes; ++i)
+          if (((bits[i / 8] >> (i % 8)) & 1) == 0) dst[i] = scalar(values[i]);
+        return;
+      }
     }
+    hn::StoreU(vec(d, v), d, dst);
   };
   size_t i = 0;
   const size_t count = static_cast<size_t>(n);
