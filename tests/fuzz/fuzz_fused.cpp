@@ -1,7 +1,8 @@
 // Fuzz target 3: fused element-wise programs (fg::Fused, what funcgen's optimizer emits for a run
 // of element-wise ops) against the same program run op by op through the runtime's public ops,
-// the code funcgen emits under --no-optimize. Fused promises the ops' results bit for bit, so the
-// comparison is exact; where the program raises, both must raise. Random programs over random
+// the code funcgen emits under --no-optimize, and against the loop of the program over the
+// examples of a batch. Fused promises the ops' results bit for bit, so the comparisons are exact;
+// where the program raises, both must raise. Random programs over random
 // inputs (shapes, float and double, contiguous, strided and expanded), and sometimes the input as
 // raw program text, which must build or raise an fg::Error.
 #include <fuzzer/FuzzedDataProvider.h>
@@ -200,6 +201,26 @@ bool same_bits(const Tensor& a, const Tensor& b) {
   return true;
 }
 
+// vmap's definition, for programs whose inputs all have the run's shape: the program over the
+// batch (dim 0) is the program over each example, bit for bit (the examples' runs are shorter, so
+// their SIMD tails fall elsewhere).
+void check_per_example(const Program& p, const std::vector<std::string>& names, const std::vector<Tensor>& xs,
+                       const std::vector<Tensor>& batched) {
+  const fg::IntArrayRef sizes = xs[0].sizes();
+  if (sizes.empty() || sizes[0] == 0) return;
+  for (const Tensor& x : xs)
+    if (x.sizes() != sizes) return;
+  const fg::Fused fused(names, p.text, p.output_names);
+  for (int64_t b = 0; b < sizes[0]; ++b) {
+    std::vector<Tensor> examples;
+    for (const Tensor& x : xs) examples.push_back(x.select(0, b));
+    const std::vector<Tensor> out = fused(examples);
+    for (size_t k = 0; k < out.size(); ++k)
+      if (!same_bits(out[k], batched[k].select(0, b)))
+        fail(p.text, "output " + p.output_names[k] + " of example " + std::to_string(b) + " differs from the batch's");
+  }
+}
+
 void fuzz_program(FuzzedDataProvider& in) {
   const int inputs = in.ConsumeIntegralInRange(1, 3);
   std::vector<int64_t> sizes(in.ConsumeIntegralInRange<size_t>(0, 3));
@@ -229,6 +250,7 @@ void fuzz_program(FuzzedDataProvider& in) {
     fail(p.text, expected_error.empty() ? "fused raised: " + actual_error : "op by op raised: " + expected_error);
   for (size_t k = 0; k < expected.size(); ++k)
     if (!same_bits(actual[k], expected[k])) fail(p.text, "output " + p.output_names[k] + " differs from op by op");
+  if (expected_error.empty()) check_per_example(p, names, xs, actual);
 }
 
 // Arbitrary text as a program over two inputs: it builds or raises an fg::Error, and runs or
