@@ -178,6 +178,7 @@ class FunctionLowerer {
                                           "function that calls the instance it needs (" + f_.name + "<...>(x))");
       return false;
     }
+    if (!user_names_free_of_generated_form(decl)) return false;
     if (is_lambda(decl)) {
       if (!capture_parameters(decl)) return false;
     } else if (!object_parameter(decl)) {
@@ -569,6 +570,28 @@ class FunctionLowerer {
       for (const clang::ValueDecl* v : captured(decl)) out.emplace_back(v, v->getNameAsString());
     for (const clang::ParmVarDecl* p : decl->parameters()) out.emplace_back(p, p->getNameAsString());
     return out;
+  }
+
+  // Every name the generated code introduces has "__" in it (vmap's batch_name): a form that C++
+  // reserves, so that no user's variable can be hidden by one or hide one. A variable of that form
+  // is reported at its declaration, once; any other name (`_`, `_1`, `d_x`) is fine.
+  bool user_names_free_of_generated_form(const clang::FunctionDecl* decl) {
+    struct Reserved : clang::RecursiveASTVisitor<Reserved> {
+      std::vector<const clang::NamedDecl*> found;
+      bool shouldVisitLambdaBody() const { return true; }
+      bool VisitVarDecl(clang::VarDecl* d) { return check(d); }
+      bool VisitBindingDecl(clang::BindingDecl* d) { return check(d); }
+      bool check(const clang::NamedDecl* d) {
+        if (d->getIdentifier() != nullptr && d->getName().contains("__")) found.push_back(d);
+        return true;
+      }
+    } reserved;
+    for (const clang::ParmVarDecl* p : decl->parameters()) reserved.check(p);
+    reserved.TraverseStmt(decl->getBody());
+    for (const clang::NamedDecl* d : reserved.found)
+      unsupported_at(d->getLocation(), "the name '" + d->getNameAsString() + "' has '__' in it, which C++ reserves "
+                                       "and funcgen's generated names use; rename the variable");
+    return reserved.found.empty();
   }
 
   // The names the function's text declares: a leaf's variable must not hide one.

@@ -19,7 +19,18 @@ std::string identifier_of(const std::string& path) {
     else if (!name.empty() && name.back() != '_') name += '_';
   }
   while (!name.empty() && name.back() == '_') name.pop_back();
-  return name;
+  return is_identifier(name) ? name : name_stem(name);  // (`_`: nothing but underscores)
+}
+
+std::string name_stem(const std::string& base) {
+  std::string stem;
+  for (char c : base) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    if (c != '_' || (!stem.empty() && stem.back() != '_')) stem += c;
+  }
+  while (!stem.empty() && stem.back() == '_') stem.pop_back();
+  if (stem.empty() || std::isdigit(static_cast<unsigned char>(stem[0]))) stem = "v" + stem;
+  return stem;
 }
 
 // Wraps an expression in parentheses unless it is a name, a literal or a call.

@@ -20,6 +20,10 @@ std::string join_args(const std::vector<std::string>& args);
 // An identifier made of the words of `path` (`p.layer["w"]` -> p_layer_w): other characters become
 // one '_' between words.
 std::string identifier_of(const std::string& path);
+// The stem of a name derived from `base` (a user's name or a generated one): a valid identifier
+// without "__" and without '_' at either end, so that generated names made of it and a "__" end
+// are valid whatever the user's name was (`_`, `__2`, `_X`); "v" where nothing of it is left.
+std::string name_stem(const std::string& base);
 // A C++ string literal of `s` (quotes and backslashes escaped).
 std::string string_literal(const std::string& s);
 // `text` with the identifiers that `names` maps replaced (not those after `.`, `->` or `::`).

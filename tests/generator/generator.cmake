@@ -187,3 +187,13 @@ target_compile_options(test_list_parameters PRIVATE -Wall -Wextra)
 funcgen_generate(test_list_parameters SOURCES ${CMAKE_CURRENT_LIST_DIR}/constructs/list_parameters.cpp)
 funcgen_generated_test(test_list_parameters)
 funcgen_discover(test_list_parameters generator)
+
+# Users' names of every form next to generated ones (`_`, `_x`, `x_`, d_x, batch0): the generated
+# code compiles and computes what the same functions with plain names compute.
+add_executable(test_hygiene ${CMAKE_CURRENT_LIST_DIR}/hygiene/test_hygiene.cpp)
+target_include_directories(test_hygiene PRIVATE ${CMAKE_CURRENT_LIST_DIR}/hygiene)
+target_link_libraries(test_hygiene PRIVATE GTest::gtest GTest::gtest_main)
+target_compile_options(test_hygiene PRIVATE -Wall -Wextra)
+funcgen_generate(test_hygiene SOURCES ${CMAKE_CURRENT_LIST_DIR}/hygiene/hygiene_functions.cpp)
+funcgen_generated_test(test_hygiene)
+funcgen_discover(test_hygiene generator)

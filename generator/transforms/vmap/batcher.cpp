@@ -87,6 +87,7 @@ StmtPtr comment(const std::string& t) {
 Batcher::Batcher(const BatchingAnalysis& analysis, Context& ctx, std::vector<Levels> params, bool helper)
     : an_(analysis), fn_(analysis.function()), ctx_(ctx), params_(std::move(params)), helper_(helper) {
   for (const auto& v : fn_.vars) names_.insert(v.name);
+  for (const auto& n : ir::text_names(fn_)) names_.insert(n);  // globals the text reads: not to be hidden
 }
 
 std::unique_ptr<ir::Function> Batcher::run(const std::string& name) {
@@ -116,9 +117,10 @@ std::unique_ptr<ir::Function> Batcher::run(const std::string& name) {
   return std::move(out_);
 }
 
-// A new name, ending in "__" as every generated name does (see batch_name); `base` may be one.
-std::string Batcher::fresh(std::string base) {
-  for (size_t at = base.find("__"); at != std::string::npos; at = base.find("__")) base.erase(at, 2);
+// A new name, ending in "__" as every generated name does (see batch_name); `base` may be one,
+// or a user's name of any form.
+std::string Batcher::fresh(const std::string& of) {
+  const std::string base = cxx::name_stem(of);
   std::string name = base + "__";
   for (int i = 1; names_.count(name) != 0; ++i) name = base + std::to_string(i) + "__";
   names_.insert(name);

@@ -80,7 +80,7 @@ class Batcher {
 
  private:
   // names and preludes (batcher.cpp)
-  std::string fresh(std::string base);
+  std::string fresh(const std::string& of);
   int local(const std::string& base, const std::string& cxx_type, ir::Type type = ir::Type::Tensor);
   ExprPtr ref(int var) const;
   ExprPtr batch_size(int k) const;
