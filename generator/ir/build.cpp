@@ -217,18 +217,25 @@ std::unique_ptr<Function> derived_function(const Function& src) {
   return f;
 }
 
-std::string returned_type(const Expr& value) {
-  if (value.kind != ExprKind::Tuple) return value.type == Type::TensorList ? "std::vector<fg::Tensor>" : "fg::Tensor";
-  std::string items;
-  for (const auto& a : value.args) items += (items.empty() ? "" : ", ") + returned_type(*a);
-  return "std::tuple<" + items + ">";
+std::string returned_type(const Function& fn, const Expr& value) {
+  if (value.kind == ExprKind::Tuple) {
+    std::string items;
+    for (const auto& a : value.args) items += (items.empty() ? "" : ", ") + returned_type(fn, *a);
+    return "std::tuple<" + items + ">";
+  }
+  // A variable returned beside tensors (linearize's replayed primals: `int k`) keeps its type.
+  if (value.kind == ExprKind::VarRef && value.var >= 0 && static_cast<size_t>(value.var) < fn.vars.size()) {
+    const Var& v = fn.var(value.var);
+    if (v.type != Type::Tensor && v.type != Type::TensorList) return value_type(v);
+  }
+  return value.type == Type::TensorList ? "std::vector<fg::Tensor>" : "fg::Tensor";
 }
 
 void finish(Function& fn, ExprPtr value) {
   fn.return_type = value->kind == ExprKind::Tuple        ? Type::TensorTuple
                    : value->type == Type::TensorList ? Type::TensorList
                                                      : Type::Tensor;
-  fn.return_cxx_type = returned_type(*value);
+  fn.return_cxx_type = returned_type(fn, *value);
   fn.outputs = value->kind == ExprKind::Tuple ? value->args.size() : 1;
   fn.body.push_back(ret(std::move(value)));
 }

@@ -92,7 +92,7 @@ std::string value_type(const Var& v);
 std::set<std::string> declared_names(const Function& fn, const std::vector<StmtPtr>& stmts, size_t from = 0);
 
 // The C++ type of a returned value: fg::Tensor, or a std::tuple of its items' types.
-std::string returned_type(const Expr& value);
+std::string returned_type(const Function& fn, const Expr& value);
 // Ends `fn` with `return value;` and sets its return type and number of outputs.
 void finish(Function& fn, ExprPtr value);
 

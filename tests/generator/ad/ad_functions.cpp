@@ -2,6 +2,8 @@
 // against central finite differences in float64.
 #include "ad_functions.h"
 
+#include <vector>
+
 namespace adtest {
 
 FUNCGEN("sin_exp_grad = grad(sin_exp)")
@@ -160,6 +162,18 @@ FUNCGEN("channel_dropout_loss_grad = grad(channel_dropout_loss, argnums=(0, 1))"
 FUNCGEN("channel_dropout_loss_psg = vmap(grad(channel_dropout_loss), in_dims=(0, None), randomness='different')")
 fg::Tensor channel_dropout_loss(const fg::Tensor& x, const fg::Tensor& w) {
   return (fg::feature_dropout(x * w, 0.5, true).tanh() * w).sum();
+}
+
+// linearize replays a forward pass with control flow from the primals it keeps, the int among them
+FUNCGEN("pushed_powers_linearize = linearize(pushed_powers)")
+fg::Tensor pushed_powers(const fg::Tensor& x, int k) {
+  std::vector<fg::Tensor> hs;
+  fg::Tensor h = x;
+  for (int i = 0; i < k; ++i) {
+    h = h.sin() * x;
+    hs.push_back(h);
+  }
+  return fg::stack(hs).sum();
 }
 
 }  // namespace adtest

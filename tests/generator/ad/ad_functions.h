@@ -28,6 +28,7 @@ fg::Tensor fill_rows(const fg::Tensor& x, int n);
 fg::Tensor temporary_view_write(const fg::Tensor& x);
 fg::Tensor aliased(const fg::Tensor& x);
 fg::Tensor view_of_view(const fg::Tensor& x);
+fg::Tensor pushed_powers(const fg::Tensor& x, int k);
 fg::Tensor dropout_loss(const fg::Tensor& x, const fg::Tensor& w);
 fg::Tensor channel_dropout_loss(const fg::Tensor& x, const fg::Tensor& w);
 }  // namespace adtest

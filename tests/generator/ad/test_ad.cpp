@@ -271,3 +271,13 @@ TEST_F(Grad, DropoutUsesTheForwardsMask) {
     expect_grad(psg.select(0, i), one, {x.select(0, i), w}, 0);
   }
 }
+
+TEST_F(Grad, LinearizeKeepsNonTensorPrimals) {
+  const fg::Tensor x = rand64({2, 3}), t = rand64({2, 3});
+  auto [value, jvp_fn] = adtest::pushed_powers_linearize(x, 3);
+  EXPECT_NEAR(value.item<double>(), adtest::pushed_powers(x, 3).item<double>(), 1e-12);
+  constexpr double h = 1e-6;
+  const double numeric =
+      (adtest::pushed_powers(x + t * h, 3).item<double>() - adtest::pushed_powers(x - t * h, 3).item<double>()) / (2 * h);
+  EXPECT_NEAR(jvp_fn(t).item<double>(), numeric, 1e-6);
+}
