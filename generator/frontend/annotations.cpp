@@ -20,7 +20,8 @@ using clang::SourceLocation;
 
 class Collector {
  public:
-  explicit Collector(clang::ASTContext& context) : context_(context), diags_(context.getDiagnostics()) {
+  Collector(clang::ASTContext& context, const clang::Preprocessor* pp)
+      : context_(context), pp_(pp), diags_(context.getDiagnostics()) {
     spec_error_ = diags_.getCustomDiagID(clang::DiagnosticsEngine::Error, "%0 [funcgen-spec]");
     spec_note_ = diags_.getCustomDiagID(clang::DiagnosticsEngine::Note, "%0");
     unsupported_ = diags_.getCustomDiagID(clang::DiagnosticsEngine::Error, "%0 [funcgen-unsupported]");
@@ -60,7 +61,7 @@ class Collector {
                                          {}, std::nullopt});
           continue;
         }
-        if (auto problem = generated_name_problem(annotation.name, fn)) {
+        if (auto problem = generated_name_problem(annotation.name, fn, pp_)) {
           report(where, spec::Diagnostic{annotation.name_offset, *problem, {}, std::nullopt});
           continue;
         }
@@ -239,6 +240,7 @@ class Collector {
   }
 
   clang::ASTContext& context_;
+  const clang::Preprocessor* pp_;
   clang::DiagnosticsEngine& diags_;
   unsigned spec_error_, spec_note_, unsupported_;
   std::map<std::string, spec::FunctionInfo> functions_;
@@ -329,8 +331,9 @@ std::vector<SpecLink> spec_chain(const AnnotatedSpec& spec, const std::vector<An
   return chain;
 }
 
-std::vector<AnnotatedSpec> collect_specs(clang::ASTContext& context, std::vector<CustomRule>* rules) {
-  Collector collector(context);
+std::vector<AnnotatedSpec> collect_specs(clang::ASTContext& context, std::vector<CustomRule>* rules,
+                                        const clang::Preprocessor* pp) {
+  Collector collector(context, pp);
   Visitor(context, collector).TraverseDecl(context.getTranslationUnitDecl());
   if (rules != nullptr) *rules = collector.take_rules();
   return collector.take();

@@ -55,8 +55,10 @@ struct CustomRule {
 
 // Collects the annotations of functions defined in the main file, in source order. Specs that
 // fail are reported through the context's DiagnosticsEngine and left out. Derivative rules go to
-// `rules` (checked against their primal's signature).
-std::vector<AnnotatedSpec> collect_specs(clang::ASTContext& context, std::vector<CustomRule>* rules = nullptr);
+// `rules` (checked against their primal's signature). `pp`, where given, is the translation unit's
+// preprocessor, whose macros a generated function's name must not be.
+std::vector<AnnotatedSpec> collect_specs(clang::ASTContext& context, std::vector<CustomRule>* rules = nullptr,
+                                        const clang::Preprocessor* pp = nullptr);
 
 // One transform of a spec, with the spec text it was written in.
 struct SpecLink {

@@ -6,6 +6,7 @@
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/DeclTemplate.h>
 #include <clang/Basic/SourceManager.h>
+#include <llvm/Support/Path.h>
 
 #include <cctype>
 #include <set>
@@ -64,10 +65,27 @@ const clang::NamedDecl* visible_declaration(const std::string& name, const clang
   return nullptr;
 }
 
+// Where the macro `name` that `pp` knows is defined, for a message: "this file", a header, or "".
+std::optional<std::string> macro_home(const std::string& name, const clang::Preprocessor& pp) {
+  const clang::MacroInfo* macro = pp.getMacroInfo(pp.getIdentifierInfo(name));
+  if (macro == nullptr) return std::nullopt;
+  const auto& sm = pp.getSourceManager();
+  const clang::SourceLocation at = macro->getDefinitionLoc();
+  if (at.isInvalid() || sm.getFilename(sm.getSpellingLoc(at)).empty()) return std::string("the compiler predefines it");
+  if (sm.isInMainFile(sm.getSpellingLoc(at))) return std::string("this file defines it");
+  return "<" + llvm::sys::path::filename(sm.getFilename(sm.getSpellingLoc(at))).str() + "> defines it";
+}
+
 }  // namespace
 
-std::optional<std::string> generated_name_problem(const std::string& name, const clang::FunctionDecl* fn) {
+std::optional<std::string> generated_name_problem(const std::string& name, const clang::FunctionDecl* fn,
+                                                  const clang::Preprocessor* pp) {
   const std::string pick = "; pick another name for the generated function";
+  // The generated files are compiled after the annotated one, with its macros: the name would be
+  // replaced where the generated code declares and calls it.
+  if (pp != nullptr)
+    if (std::optional<std::string> home = macro_home(name, *pp))
+      return "'" + name + "' is a macro (" + *home + "), which would replace the generated function's name" + pick;
   if (is_keyword(name)) return "'" + name + "' is a C++ keyword and cannot name a function" + pick;
   if (name == "main") return "'main' is the program's entry point and cannot name a generated function" + pick;
   if (name.find("__") != std::string::npos || (name.size() > 1 && name[0] == '_' && std::isupper(static_cast<unsigned char>(name[1]))))

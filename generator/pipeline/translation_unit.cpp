@@ -14,13 +14,14 @@
 
 namespace funcgen {
 
-TranslationUnitResult generate_translation_unit(clang::ASTContext& context, const ToolOptions& options) {
+TranslationUnitResult generate_translation_unit(clang::ASTContext& context, const clang::Preprocessor& preprocessor,
+                                                const ToolOptions& options) {
   const clang::SourceManager& sm = context.getSourceManager();
   Reporter reporter(context.getDiagnostics(), sm);
   reporter.set_check_globs(options.checks);
   reporter.set_warnings_as_errors(options.warnings_as_errors);
   std::vector<CustomRule> custom_rules;
-  const std::vector<AnnotatedSpec> specs = collect_specs(context, &custom_rules);
+  const std::vector<AnnotatedSpec> specs = collect_specs(context, &custom_rules, &preprocessor);
   Lowering lowering(context, reporter);
   ad::OpResolver resolver(context);
   for (const CustomRule& r : custom_rules) resolver.add_custom_rule(r.vjp, r.primal, r.rule);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <clang/AST/ASTContext.h>
+#include <clang/Lex/Preprocessor.h>
 
 #include <string>
 #include <vector>
@@ -25,6 +26,8 @@ struct TranslationUnitResult {
 };
 
 // Reports through the context's diagnostics engine; a spec that reported an error generates nothing.
-TranslationUnitResult generate_translation_unit(clang::ASTContext& context, const ToolOptions& options);
+// `preprocessor` has the macros as they stand at the end of the file (a spec may not be named as one).
+TranslationUnitResult generate_translation_unit(clang::ASTContext& context, const clang::Preprocessor& preprocessor,
+                                                const ToolOptions& options);
 
 }  // namespace funcgen

@@ -84,9 +84,10 @@ std::map<std::string, funcgen::TranslationUnitResult> results;
 
 class Consumer : public clang::ASTConsumer {
  public:
+  explicit Consumer(const clang::Preprocessor& pp) : pp_(pp) {}
   void HandleTranslationUnit(clang::ASTContext& context) override {
     const funcgen::ToolOptions options{checks, warnings_as_errors, !no_optimize};
-    funcgen::TranslationUnitResult result = funcgen::generate_translation_unit(context, options);
+    funcgen::TranslationUnitResult result = funcgen::generate_translation_unit(context, pp_, options);
     const clang::SourceManager& sm = context.getSourceManager();
     const clang::FileEntry* main = sm.getFileEntryForID(sm.getMainFileID());
     llvm::SmallString<256> key(main != nullptr ? main->getName() : "");
@@ -94,6 +95,9 @@ class Consumer : public clang::ASTConsumer {
     llvm::sys::path::remove_dots(key, true);
     results[key.str().str()] = std::move(result);
   }
+
+ private:
+  const clang::Preprocessor& pp_;  // its macros, as they stand at the end of the file
 };
 
 class Action : public clang::ASTFrontendAction {
@@ -111,8 +115,8 @@ class Action : public clang::ASTFrontendAction {
     }
     return true;
   }
-  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance&, llvm::StringRef) override {
-    return std::make_unique<Consumer>();
+  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance& ci, llvm::StringRef) override {
+    return std::make_unique<Consumer>(ci.getPreprocessor());
   }
 };
 

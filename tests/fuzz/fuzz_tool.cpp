@@ -64,20 +64,21 @@ llvm::IntrusiveRefCntPtr<clang::FileManager> files_with(const std::vector<std::p
 class Generate : public clang::ASTFrontendAction {
  public:
   explicit Generate(funcgen::TranslationUnitResult& result) : result_(result) {}
-  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance&, llvm::StringRef) override {
-    return std::make_unique<Consumer>(result_);
+  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance& ci, llvm::StringRef) override {
+    return std::make_unique<Consumer>(result_, ci.getPreprocessor());
   }
 
  private:
   class Consumer : public clang::ASTConsumer {
    public:
-    explicit Consumer(funcgen::TranslationUnitResult& result) : result_(result) {}
+    Consumer(funcgen::TranslationUnitResult& result, const clang::Preprocessor& pp) : result_(result), pp_(pp) {}
     void HandleTranslationUnit(clang::ASTContext& context) override {
-      result_ = funcgen::generate_translation_unit(context, funcgen::ToolOptions{});
+      result_ = funcgen::generate_translation_unit(context, pp_, funcgen::ToolOptions{});
     }
 
    private:
     funcgen::TranslationUnitResult& result_;
+    const clang::Preprocessor& pp_;
   };
   funcgen::TranslationUnitResult& result_;
 };
