@@ -11,6 +11,7 @@
 #include "ir/build.h"
 #include "ir/cxx_text.h"
 #include "ir/program.h"
+#include "ir/types.h"
 
 namespace funcgen::emitter {
 
@@ -304,7 +305,9 @@ class Printer {
         return paren(args[0]) + "." + e.op + e.template_args + "(" + rest() + ")";
       case ir::CallForm::Operator:
       case ir::CallForm::External:
-        if (e.form == ir::CallForm::External && e.text.empty()) return e.op + e.template_args + "(" + join_args(args) + ")";
+        if (e.form == ir::CallForm::External && e.text.empty()) {  // a user's function (op: its name), or funcgen's
+          return (e.callee != nullptr ? call_name(e.callee) : e.op) + e.template_args + "(" + join_args(args) + ")";
+        }
         if (e.text == "[]") return paren(args[0]) + "[" + unparen(args[1]) + "]";
         if (e.text == "()") return paren(args[0]) + "(" + rest() + ")";
         if (args.size() == 1) return "(" + e.text + paren(args[0]) + ")";
@@ -333,7 +336,7 @@ class Printer {
       if (m->getOverloadedOperator() == clang::OO_Call) return object + "(" + join_args(given) + ")";  // Net{w1, b1}(x)
       return object + "." + e.op + e.template_args + "(" + join_args(given) + ")";
     }
-    return e.callee->getQualifiedNameAsString() + e.template_args + "(" + join_args(given) + ")";
+    return call_name(e.callee) + e.template_args + "(" + join_args(given) + ")";
   }
 
   // `call` of a function that returns a structure stands for the tensors of its result that the IR

@@ -55,16 +55,11 @@ class Collector {
           auto it = functions_.find(name);
           return it == functions_.end() ? nullptr : &it->second;
         });
-        if (functions_.count(annotation.name) != 0) {
-          report(where, spec::Diagnostic{annotation.name_offset,
-                                         "the name '" + annotation.name + "' is already defined; give the generated function another name",
-                                         {}, std::nullopt});
-          continue;
-        }
-        if (auto problem = generated_name_problem(annotation.name, fn, pp_)) {
+        if (auto problem = name_problem(annotation.name, *transform, fn)) {
           report(where, spec::Diagnostic{annotation.name_offset, *problem, {}, std::nullopt});
           continue;
         }
+        for (const std::string& type : generated_types(annotation.name, *transform)) types_[type] = annotation.name;
         result.name = annotation.name;
         functions_[annotation.name] = result;
         const clang::FunctionDecl* target = resolve(innermost(*transform).function);
@@ -84,6 +79,33 @@ class Collector {
   }
 
  private:
+  // The types a spec declares beside its function, named after it: vjp's pullback, linearize's
+  // jvp_fn (README: `g_pullback`).
+  static std::vector<std::string> generated_types(const std::string& name, const spec::Transform& t) {
+    if (t.kind == spec::TransformKind::Vjp) return {name + "_pullback"};
+    if (t.kind == spec::TransformKind::Linearize) return {name + "_jvp_fn"};
+    return {};
+  }
+
+  // Why the spec cannot be named `name`: the name, or a type it declares, is taken by an earlier
+  // spec (its function or one of its types), by the annotated functions, or for C++
+  // (generated_name_problem).
+  std::optional<std::string> name_problem(const std::string& name, const spec::Transform& t,
+                                          const clang::FunctionDecl* fn) const {
+    const std::string pick = "; give the generated function another name";
+    if (functions_.count(name) != 0) return "the name '" + name + "' is already defined" + pick;
+    if (auto it = types_.find(name); it != types_.end())
+      return "the name '" + name + "' is the type that the spec '" + it->second + "' generates" + pick;
+    if (auto problem = generated_name_problem(name, fn, pp_)) return problem;
+    for (const std::string& type : generated_types(name, t)) {
+      const std::string mine = "'" + name + "' would also declare the type '" + type + "', ";
+      if (functions_.count(type) != 0 || types_.count(type) != 0) return mine + "which is already defined" + pick;
+      if (auto problem = generated_name_problem(type, fn, pp_))
+        return mine + "and " + problem->substr(0, problem->find(';')) + pick;
+    }
+    return std::nullopt;
+  }
+
   // `custom_vjp(f)` / `custom_jvp(f)` before `fn`: checks fn's signature against f's.
   void rule(const clang::FunctionDecl* fn, const spec::FunctionInfo& info, const spec::Value& call,
             const SpecLocations& where) {
@@ -241,6 +263,7 @@ class Collector {
 
   clang::ASTContext& context_;
   const clang::Preprocessor* pp_;
+  std::map<std::string, std::string> types_;  // the types specs declare -> the spec
   clang::DiagnosticsEngine& diags_;
   unsigned spec_error_, spec_note_, unsupported_;
   std::map<std::string, spec::FunctionInfo> functions_;

@@ -8,6 +8,15 @@
 
 namespace funcgen {
 
+std::string call_name(const clang::FunctionDecl* fn) {
+  clang::PrintingPolicy policy(fn->getASTContext().getLangOpts());
+  policy.SuppressUnwrittenScope = true;  // (anonymous namespace)::f is called as f's enclosing scope names it
+  std::string name;
+  llvm::raw_string_ostream out(name);
+  fn->printQualifiedName(out, policy);
+  return "::" + out.str();
+}
+
 clang::QualType bare(clang::QualType t) { return t.getNonReferenceType().getUnqualifiedType().getCanonicalType(); }
 
 std::string record_name(clang::QualType t) {

@@ -27,6 +27,10 @@ bool holds_tensors(clang::QualType type);
 ir::Type ir_type_of(clang::QualType type);
 // How a type is spelled in generated code (fully qualified).
 std::string cxx_spelling(clang::QualType type, const clang::ASTContext& context);
+// How generated code calls a function of the user's: from the global namespace (`::relu`,
+// `::ns::f`), so that argument-dependent lookup adds no fg op of the same name (fg::relu beside a
+// user's or a spec's relu), whatever the function is named.
+std::string call_name(const clang::FunctionDecl* fn);
 
 // `type` as a header that sees only the standard library and funcgen can spell it: the aliases the
 // user declared (typedef, using) replaced by what they name, and names fully qualified. Aliases of

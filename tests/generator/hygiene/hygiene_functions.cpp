@@ -91,3 +91,14 @@ fg::Tensor plain_structured(const P& p, const fg::Tensor& x) {
 }
 
 }  // namespace hy
+
+// Specs named like fg ops, and a function calling one under vmap (it runs per example): generated
+// code calls functions from the global namespace (::relu), so that argument-dependent lookup on
+// fg::Tensor adds no fg op of the same name to the call.
+FUNCGEN("relu = grad(squares)")
+FUNCGEN("ge = vmap(squares)")
+fg::Tensor squares(const fg::Tensor& x) { return (x * x).sum(); }
+fg::Tensor relu(const fg::Tensor& x);  // the generated one, declared to be called below
+
+FUNCGEN("calls_relu = vmap(calls)")
+fg::Tensor calls(const fg::Tensor& x) { return ::relu(x) * x; }  // NOLINT(funcgen-vmap-fallback)

@@ -56,4 +56,10 @@ TEST(Hygiene, UnderscoreStructureComputesAsPlainNames) {
   expect_same(t1, t2);
 }
 
+TEST(Hygiene, SpecsNamedLikeOpsAreCalledUnambiguously) {
+  const T xs = input({4, 3}, 1.2);
+  expect_same(ge(xs), (xs * xs).sum(1));
+  expect_same(calls_relu(xs), xs * xs * 2);  // ::relu is grad(squares): 2x
+}
+
 }  // namespace
