@@ -273,8 +273,11 @@ class Printer {
         return "static_cast<" + e.text + ">(" + unparen(expr(e.arg(0))) + ")";
       case ExprKind::List:
         return "{" + join_args(exprs(e.args)) + "}";
-      case ExprKind::Tuple:
-        return "std::make_tuple(" + join_args(exprs(e.args)) + ")";
+      case ExprKind::Tuple: {
+        std::vector<std::string> types;
+        for (const auto& a : e.args) types.push_back(a->type == ir::Type::Tensor ? "fg::Tensor" : "");
+        return cxx::tuple_value(exprs(e.args), types);
+      }
       case ExprKind::Get:
         return "std::get<" + std::to_string(e.index) + ">(" + unparen(expr(e.arg(0))) + ")";
       case ExprKind::Call:

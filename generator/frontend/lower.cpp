@@ -1178,7 +1178,7 @@ class FunctionLowerer {
     f_.return_cxx_type = "fg::Tensor";
     if (n != 1) {
       std::vector<std::string> items(n, "fg::Tensor");
-      f_.return_cxx_type = "std::tuple<" + cxx::join(items) + ">";
+      f_.return_cxx_type = cxx::tuple_type(items);
     }
   }
 

@@ -1,5 +1,7 @@
 #include "ir/build.h"
 
+#include "ir/cxx_text.h"
+
 #include <set>
 
 namespace funcgen::ir {
@@ -219,9 +221,9 @@ std::unique_ptr<Function> derived_function(const Function& src) {
 
 std::string returned_type(const Function& fn, const Expr& value) {
   if (value.kind == ExprKind::Tuple) {
-    std::string items;
-    for (const auto& a : value.args) items += (items.empty() ? "" : ", ") + returned_type(fn, *a);
-    return "std::tuple<" + items + ">";
+    std::vector<std::string> items;
+    for (const auto& a : value.args) items.push_back(returned_type(fn, *a));
+    return cxx::tuple_type(items);
   }
   // A variable returned beside tensors (linearize's replayed primals: `int k`) keeps its type.
   if (value.kind == ExprKind::VarRef && value.var >= 0 && static_cast<size_t>(value.var) < fn.vars.size()) {

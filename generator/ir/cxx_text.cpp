@@ -135,6 +135,24 @@ std::string replace_identifiers(const std::string& text, const std::map<std::str
   return out;
 }
 
+namespace {
+// Up to this many, a std::tuple as users write it; more, when they are all tensors, an array.
+constexpr size_t kTupleItems = 64;
+bool as_array(const std::vector<std::string>& types) {
+  return types.size() > kTupleItems && std::all_of(types.begin(), types.end(), [](const std::string& t) { return t == "fg::Tensor"; });
+}
+}  // namespace
+
+std::string tuple_type(const std::vector<std::string>& types) {
+  if (as_array(types)) return "std::array<fg::Tensor, " + std::to_string(types.size()) + ">";
+  return "std::tuple<" + join(types) + ">";
+}
+
+std::string tuple_value(const std::vector<std::string>& items, const std::vector<std::string>& types) {
+  if (as_array(types)) return tuple_type(types) + "{" + join_args(items) + "}";
+  return "std::make_tuple(" + join_args(items) + ")";
+}
+
 std::string string_literal(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {

@@ -24,6 +24,12 @@ std::string identifier_of(const std::string& path);
 // without "__" and without '_' at either end, so that generated names made of it and a "__" end
 // are valid whatever the user's name was (`_`, `__2`, `_X`); "v" where nothing of it is left.
 std::string name_stem(const std::string& base);
+// The type of a tuple of values of `types`, and a tuple of `items` of those types: std::tuple, or
+// for many tensors std::array<fg::Tensor, N>, read the same way (std::get<k>, structured bindings).
+// libstdc++'s std::tuple nests a template per element, so that a structure of 450 tensors passed
+// the compilers' instantiation depth; std::array has no such limit.
+std::string tuple_type(const std::vector<std::string>& types);
+std::string tuple_value(const std::vector<std::string>& items, const std::vector<std::string>& types);
 // A C++ string literal of `s` (quotes and backslashes escaped).
 std::string string_literal(const std::string& s);
 // `text` with the identifiers that `names` maps replaced (not those after `.`, `->` or `::`).

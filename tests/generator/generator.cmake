@@ -197,3 +197,11 @@ target_compile_options(test_hygiene PRIVATE -Wall -Wextra)
 funcgen_generate(test_hygiene SOURCES ${CMAKE_CURRENT_LIST_DIR}/hygiene/hygiene_functions.cpp)
 funcgen_generated_test(test_hygiene)
 funcgen_discover(test_hygiene generator)
+
+# A structure of 1000 tensors through the transforms: aggregates of any size compile.
+add_executable(test_large_structures ${CMAKE_CURRENT_LIST_DIR}/structures/test_large_structures.cpp)
+target_include_directories(test_large_structures PRIVATE ${CMAKE_CURRENT_LIST_DIR}/structures)
+target_link_libraries(test_large_structures PRIVATE GTest::gtest GTest::gtest_main)
+funcgen_generate(test_large_structures SOURCES ${CMAKE_CURRENT_LIST_DIR}/structures/large_functions.cpp)
+funcgen_generated_test(test_large_structures)
+funcgen_discover(test_large_structures generator)

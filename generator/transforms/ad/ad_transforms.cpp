@@ -95,7 +95,7 @@ Split split(const ir::Function& fn, const std::function<bool(const ir::Stmt&)>& 
   std::vector<std::string> types;
   for (int id : returns) types.push_back(ir::value_type(fn.var(id)));
   s.first->return_type = ir::Type::TensorTuple;
-  s.first->return_cxx_type = "std::tuple<" + join(types) + ">";
+  s.first->return_cxx_type = cxx::tuple_type(types);
   s.first->outputs = returns.size();
   s.first->body.push_back(ir::ret(std::move(tuple)));
   // second: the residuals, then its own parameters.
@@ -724,7 +724,7 @@ class AdEmitter {
     decl += "  " + ret + " operator()(" + join(call_params) + ") const;\n};\n";
     // The outputs: one tensor or a tuple, then the object, then aux.
     std::vector<std::string> out_types(differentiated, "fg::Tensor");
-    const std::string out_type = differentiated == 1 ? "fg::Tensor" : "std::tuple<" + join(out_types) + ">";
+    const std::string out_type = differentiated == 1 ? "fg::Tensor" : cxx::tuple_type(out_types);
     std::vector<std::string> result_types = {out_type, type};
     if (noutputs > differentiated) {
       std::vector<std::string> aux(noutputs - differentiated, "fg::Tensor");
@@ -751,7 +751,7 @@ class AdEmitter {
     for (size_t k = 0; k < differentiated; ++k) outs.push_back(get(k));
     std::vector<std::string> held;
     for (size_t k = 0; k < s.residuals.size(); ++k) held.push_back(get(noutputs + k));
-    std::vector<std::string> items = {differentiated == 1 ? outs[0] : "std::make_tuple(" + join(outs) + ")",
+    std::vector<std::string> items = {differentiated == 1 ? outs[0] : cxx::tuple_value(outs, out_types),
                                       type + "{" + join(held) + "}"};
     if (noutputs > differentiated) {
       std::vector<std::string> aux;
@@ -888,7 +888,7 @@ class AdEmitter {
     const size_t naux = noutputs - 1;
     std::vector<std::string> jac_types;
     for (int a : wrt) jac_types.push_back(list_wrt(n, a) ? "std::vector<fg::Tensor>" : "fg::Tensor");
-    std::string jac_type = l.t->argnums.is_tuple ? "std::tuple<" + join(jac_types) + ">" : jac_types[0];
+    std::string jac_type = l.t->argnums.is_tuple ? cxx::tuple_type(jac_types) : jac_types[0];
     std::vector<std::string> aux_types(naux, "fg::Tensor");
     const std::string aux_type = naux == 1 ? "fg::Tensor" : "std::tuple<" + join(aux_types) + ">";
     ir::Function sig_fn = signature_of(n, l.t->has_aux ? "std::tuple<" + jac_type + ", " + aux_type + ">" : jac_type);
@@ -910,7 +910,7 @@ class AdEmitter {
       jacs.push_back(std::string(list_wrt(n, wrt[a]) ? "fg::ad::unflatten_each" : "fg::ad::unflatten") + "(std::get<" +
                      std::to_string(a) + ">(rows__), " + kk +
                      ", fg::vmap::logical_sizes(out__, " + kk + "))");
-    std::string result = l.t->argnums.is_tuple ? "std::make_tuple(" + join(jacs) + ")" : jacs[0];
+    std::string result = l.t->argnums.is_tuple ? cxx::tuple_value(jacs, jac_types) : jacs[0];
     if (l.t->has_aux) {
       std::vector<std::string> aux;
       for (size_t a = 1; a <= naux; ++a) aux.push_back("std::get<" + std::to_string(a) + ">(forward__)");
@@ -985,11 +985,11 @@ class AdEmitter {
                                                            bool has_aux) {
     std::vector<std::string> per_output, per_output_types;
     for (const auto& j : jacs) {
-      per_output.push_back(tuple_argnums ? "std::make_tuple(" + join(j) + ")" : j[0]);
-      per_output_types.push_back(tuple_argnums ? "std::tuple<" + join(types) + ">" : types[0]);
+      per_output.push_back(tuple_argnums ? cxx::tuple_value(j, types) : j[0]);
+      per_output_types.push_back(tuple_argnums ? cxx::tuple_type(types) : types[0]);
     }
-    std::string result = per_output.size() == 1 ? per_output[0] : "std::make_tuple(" + join(per_output) + ")";
-    std::string ret = per_output.size() == 1 ? per_output_types[0] : "std::tuple<" + join(per_output_types) + ">";
+    std::string result = per_output.size() == 1 ? per_output[0] : cxx::tuple_value(per_output, per_output_types);
+    std::string ret = per_output.size() == 1 ? per_output_types[0] : cxx::tuple_type(per_output_types);
     if (has_aux) {
       std::vector<std::string> aux_types(aux.size(), "fg::Tensor");
       result = "std::make_tuple(" + result + ", " + (aux.size() == 1 ? aux[0] : "std::make_tuple(" + join(aux) + ")") + ")";
