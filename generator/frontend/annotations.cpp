@@ -316,10 +316,11 @@ SpecLocations::SpecLocations(const clang::SourceManager& sm, const clang::LangOp
   std::string content;
   // FUNCGEN ( "literal" "literal"... ): look at a bounded number of tokens.
   for (int i = 0; i < 64 && !lexer.LexFromRawLexer(tok); ++i) {
-    if (tok.is(clang::tok::r_paren) && !bytes_.empty()) break;
+    if (tok.is(clang::tok::r_paren) && end_.isValid()) break;  // (an empty "" ends its FUNCGEN too)
     if (!tok.is(clang::tok::string_literal)) continue;
     const SourceLocation loc = tok.getLocation();
     const llvm::StringRef text(buffer.data() + sm.getFileOffset(loc), tok.getLength());
+    end_ = loc.getLocWithOffset(static_cast<int>(tok.getLength()) - 1);
     for (size_t k = 1; k + 1 < text.size(); ++k) {
       bytes_.push_back(loc.getLocWithOffset(static_cast<int>(k)));
       content.push_back(text[k]);

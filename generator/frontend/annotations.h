@@ -21,12 +21,13 @@ class SpecLocations {
   SpecLocations() = default;
   SpecLocations(const clang::SourceManager& sm, const clang::LangOptions& lang, clang::SourceLocation attr_loc);
   clang::SourceLocation at(size_t offset) const {
-    if (bytes_.empty()) return fallback_;
-    return offset < bytes_.size() ? bytes_[offset] : bytes_.back().getLocWithOffset(1);
+    if (offset < bytes_.size()) return bytes_[offset];
+    return end_.isValid() ? end_ : fallback_;
   }
 
  private:
   clang::SourceLocation fallback_;
+  clang::SourceLocation end_;  // the closing quote of the last literal: past the text (all of "")
   std::vector<clang::SourceLocation> bytes_;
 };
 
