@@ -153,6 +153,17 @@ void Reporter::flush_context_note() {
   diags_.Report(context_->where_, diags_.getCustomDiagID(clang::DiagnosticsEngine::Note, "%0")) << context_->note_;
 }
 
+bool Reporter::has_compile_error_in(clang::SourceRange range) const {
+  const clang::SourceLocation begin = sm_.getExpansionLoc(range.getBegin()), end = sm_.getExpansionLoc(range.getEnd());
+  for (const clang::SourceLocation& at : compile_errors_) {
+    const clang::SourceLocation e = sm_.getExpansionLoc(at);
+    if (sm_.getFileID(e) == sm_.getFileID(begin) && !sm_.isBeforeInTranslationUnit(e, begin) &&
+        !sm_.isBeforeInTranslationUnit(end, e))
+      return true;
+  }
+  return false;
+}
+
 clang::DiagnosticBuilder Reporter::report(const std::string& id, clang::SourceLocation loc,
                                           const std::string& message) {
   flush_context_note();

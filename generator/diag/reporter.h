@@ -49,6 +49,11 @@ class Reporter {
   // same construct (for another spec): a spec that reaches a reported construct has failed too.
   unsigned errors() const { return errors_; }
 
+  // Clang's errors in the file (reported before funcgen's checks run): a function with one has an
+  // AST that lost the broken statement, so funcgen reports nothing of its own about it.
+  void set_compile_errors(std::vector<clang::SourceLocation> at) { compile_errors_ = std::move(at); }
+  bool has_compile_error_in(clang::SourceRange range) const;
+
   // While it lives, reports come with a note at `where` (after their own notes) saying which spec
   // reached the construct (unless `note` is empty), and a report at no location (code funcgen
   // wrote) is made at `where`.
@@ -77,6 +82,7 @@ class Reporter {
   std::vector<std::pair<std::string, bool>> werror_globs_;
   std::map<std::pair<std::string, int>, unsigned> ids_;
   bool last_reported_ = false;
+  std::vector<clang::SourceLocation> compile_errors_;
   unsigned errors_ = 0;
   std::set<std::pair<std::string, unsigned>> reported_;  // check id, raw location
   const Context* context_ = nullptr;

@@ -4302,7 +4302,7 @@ const ir::Function* Lowering::lower(const clang::FunctionDecl* fn, const std::ve
   auto f = std::make_unique<ir::Function>();
   StructuredSignature sig;
   const std::set<std::string> absent_set(key.second.begin(), key.second.end());
-  const bool ok = !has_compile_errors(fn) && FunctionLowerer(*f, sig, *this, context_, reporter_, absent_set).run(fn);
+  const bool ok = !has_compile_errors(fn) && !reporter_.has_compile_error_in(fn->getSourceRange()) && FunctionLowerer(*f, sig, *this, context_, reporter_, absent_set).run(fn);
   lowering_.erase(fn);
   if (!ok) {
     failed_.insert(key);

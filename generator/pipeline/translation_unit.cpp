@@ -15,9 +15,11 @@
 namespace funcgen {
 
 TranslationUnitResult generate_translation_unit(clang::ASTContext& context, const clang::Preprocessor& preprocessor,
+                                                std::vector<clang::SourceLocation> compile_errors,
                                                 const ToolOptions& options) {
   const clang::SourceManager& sm = context.getSourceManager();
   Reporter reporter(context.getDiagnostics(), sm);
+  reporter.set_compile_errors(std::move(compile_errors));
   reporter.set_check_globs(options.checks);
   reporter.set_warnings_as_errors(options.warnings_as_errors);
   std::vector<CustomRule> custom_rules;

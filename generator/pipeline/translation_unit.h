@@ -26,8 +26,11 @@ struct TranslationUnitResult {
 };
 
 // Reports through the context's diagnostics engine; a spec that reported an error generates nothing.
-// `preprocessor` has the macros as they stand at the end of the file (a spec may not be named as one).
+// `preprocessor` has the macros as they stand at the end of the file (a spec may not be named as one);
+// `compile_errors` are where Clang reported errors (a function with one is not transformed: its AST
+// lost the broken statement).
 TranslationUnitResult generate_translation_unit(clang::ASTContext& context, const clang::Preprocessor& preprocessor,
+                                                std::vector<clang::SourceLocation> compile_errors,
                                                 const ToolOptions& options);
 
 }  // namespace funcgen

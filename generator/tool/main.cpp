@@ -82,13 +82,32 @@ std::vector<funcgen::LogDiagnostic> logged;  // every diagnostic, for --format=j
 
 std::map<std::string, funcgen::TranslationUnitResult> results;
 
+// Where Clang reported the errors recorded from `first` on (this file's; all Clang's: funcgen's
+// checks run after them).
+std::vector<clang::SourceLocation> clang_errors(const clang::SourceManager& sm, size_t first) {
+  std::vector<clang::SourceLocation> out;
+  for (size_t k = first; k < recorded.size(); ++k) {
+    const clang::tooling::Diagnostic& d = recorded[k];
+    if (d.DiagLevel != clang::tooling::Diagnostic::Error || d.Message.FilePath.empty()) continue;
+    llvm::Expected<clang::FileEntryRef> file = sm.getFileManager().getFileRef(d.Message.FilePath);
+    if (!file) {
+      llvm::consumeError(file.takeError());
+      continue;
+    }
+    const clang::FileID id = sm.translateFile(*file);
+    if (id.isValid()) out.push_back(sm.getLocForStartOfFile(id).getLocWithOffset(static_cast<int>(d.Message.FileOffset)));
+  }
+  return out;
+}
+
 class Consumer : public clang::ASTConsumer {
  public:
-  explicit Consumer(const clang::Preprocessor& pp) : pp_(pp) {}
+  explicit Consumer(const clang::Preprocessor& pp) : pp_(pp), first_recorded_(recorded.size()) {}
   void HandleTranslationUnit(clang::ASTContext& context) override {
-    const funcgen::ToolOptions options{checks, warnings_as_errors, !no_optimize};
-    funcgen::TranslationUnitResult result = funcgen::generate_translation_unit(context, pp_, options);
     const clang::SourceManager& sm = context.getSourceManager();
+    const funcgen::ToolOptions options{checks, warnings_as_errors, !no_optimize};
+    funcgen::TranslationUnitResult result =
+        funcgen::generate_translation_unit(context, pp_, clang_errors(sm, first_recorded_), options);
     const clang::FileEntry* main = sm.getFileEntryForID(sm.getMainFileID());
     llvm::SmallString<256> key(main != nullptr ? main->getName() : "");
     llvm::sys::fs::make_absolute(key);
@@ -98,6 +117,7 @@ class Consumer : public clang::ASTConsumer {
 
  private:
   const clang::Preprocessor& pp_;  // its macros, as they stand at the end of the file
+  size_t first_recorded_;          // the first of `recorded` that this file's parse reported
 };
 
 class Action : public clang::ASTFrontendAction {

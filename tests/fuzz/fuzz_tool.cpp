@@ -35,6 +35,7 @@ class Collector : public clang::DiagnosticConsumer {
   void HandleDiagnostic(clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info) override {
     DiagnosticConsumer::HandleDiagnostic(level, info);
     if (level < clang::DiagnosticsEngine::Error) return;
+    if (info.getLocation().isValid()) locations.push_back(info.getLocation());
     llvm::SmallString<256> message;
     info.FormatDiagnostic(message);
     std::string where;
@@ -43,6 +44,7 @@ class Collector : public clang::DiagnosticConsumer {
     text += where + message.str().str() + "\n";
   }
   std::string text;
+  std::vector<clang::SourceLocation> locations;  // of the errors, for funcgen (as the tool's)
 };
 
 std::vector<std::string> compiler_args(const std::string& file) {
@@ -63,36 +65,37 @@ llvm::IntrusiveRefCntPtr<clang::FileManager> files_with(const std::vector<std::p
 // funcgen's front end action, keeping what the translation unit generated.
 class Generate : public clang::ASTFrontendAction {
  public:
-  explicit Generate(funcgen::TranslationUnitResult& result) : result_(result) {}
+  Generate(funcgen::TranslationUnitResult& result, const Collector& errors) : result_(result), errors_(errors) {}
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance& ci, llvm::StringRef) override {
-    return std::make_unique<Consumer>(result_, ci.getPreprocessor());
+    return std::make_unique<Consumer>(result_, errors_, ci.getPreprocessor());
   }
 
  private:
   class Consumer : public clang::ASTConsumer {
    public:
-    Consumer(funcgen::TranslationUnitResult& result, const clang::Preprocessor& pp) : result_(result), pp_(pp) {}
+    Consumer(funcgen::TranslationUnitResult& result, const Collector& errors, const clang::Preprocessor& pp)
+        : result_(result), errors_(errors), pp_(pp) {}
     void HandleTranslationUnit(clang::ASTContext& context) override {
-      result_ = funcgen::generate_translation_unit(context, pp_, funcgen::ToolOptions{});
+      result_ = funcgen::generate_translation_unit(context, pp_, errors_.locations, funcgen::ToolOptions{});
     }
 
    private:
     funcgen::TranslationUnitResult& result_;
+    const Collector& errors_;
     const clang::Preprocessor& pp_;
   };
   funcgen::TranslationUnitResult& result_;
+  const Collector& errors_;
 };
 
-// Runs `action` on `main` among `contents`; false with the errors in `errors` when any was reported.
+// Runs `action` on `main` among `contents`, its diagnostics into `collector`; false when an error
+// was reported.
 bool run(std::unique_ptr<clang::FrontendAction> action, const std::string& main,
-         const std::vector<std::pair<std::string, std::string>>& contents, std::string& errors) {
+         const std::vector<std::pair<std::string, std::string>>& contents, Collector& collector) {
   llvm::IntrusiveRefCntPtr<clang::FileManager> files = files_with(contents);
-  Collector collector;
   clang::tooling::ToolInvocation invocation(compiler_args(main), std::move(action), files.get());
   invocation.setDiagnosticConsumer(&collector);
-  const bool ok = invocation.run() && collector.getNumErrors() == 0;
-  errors = collector.text;
-  return ok;
+  return invocation.run() && collector.getNumErrors() == 0;
 }
 
 [[noreturn]] void finding(const std::string& what, const std::string& input, const std::string& detail) {
@@ -102,9 +105,9 @@ bool run(std::unique_ptr<clang::FrontendAction> action, const std::string& main,
 
 void fuzz(const std::string& input) {
   funcgen::TranslationUnitResult result;
-  std::string errors;
-  if (!run(std::make_unique<Generate>(result), kSource, {{kSource, input}}, errors)) {
-    if (errors.empty()) finding("exit 1 without an error diagnostic", input, "no errors");
+  Collector tool;
+  if (!run(std::make_unique<Generate>(result, tool), kSource, {{kSource, input}}, tool)) {
+    if (tool.text.empty()) finding("exit 1 without an error diagnostic", input, "no errors");
     return;  // an error at the construct: the promise holds
   }
   const size_t specs = result.specs;
@@ -113,10 +116,12 @@ void fuzz(const std::string& input) {
             std::to_string(result.functions.size()) + " of " + std::to_string(specs) + " generated");
   if (result.functions.empty()) return;
   const funcgen::OutputFiles out = funcgen::assemble(kSource, kDir, result.functions);
+  Collector compiler;
   if (!run(std::make_unique<clang::SyntaxOnlyAction>(), out.source_path,
-           {{kSource, input}, {out.header_path, out.header}, {out.source_path, out.source}}, errors))
+           {{kSource, input}, {out.header_path, out.header}, {out.source_path, out.source}}, compiler))
     finding("exit 0, and the generated code does not compile", input,
-            "errors\n" + errors + "==== generated header\n" + out.header + "\n==== generated source\n" + out.source);
+            "errors\n" + compiler.text + "==== generated header\n" + out.header + "\n==== generated source\n" +
+                out.source);
 }
 
 }  // namespace
