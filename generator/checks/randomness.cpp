@@ -1,6 +1,7 @@
 // funcgen-randomness: a random op under vmap with randomness='error' (the default), also under a
 // derivative transform whose vmap runs the function (jacfwd, hessian) or inside a vmap of one.
 #include <functional>
+#include <optional>
 #include <set>
 
 #include "checks/check_util.h"
@@ -22,6 +23,44 @@ clang::FixItHint randomness_fix(const VmapLevel& level, const std::string& value
   return clang::FixItHint::CreateInsertion(where.at(t.end - 1), ", randomness='" + value + "'");
 }
 
+// dropout's `train` argument (dropout, feature_dropout and their masks), or nullptr.
+const ir::Expr* train_argument(const ir::Expr& e) {
+  if (e.op.find("dropout") == std::string::npos) return nullptr;
+  for (size_t i = 0; i < e.params.size() && i < e.args.size(); ++i)
+    if (e.params[i] == "train") return e.args[i].get();
+  return e.args.size() == 3 ? e.args[2].get() : nullptr;
+}
+
+// dropout's `train` as a constant, where it is one.
+std::optional<bool> constant_train(const ir::Expr& e, const clang::ASTContext& context) {
+  const ir::Expr* train = train_argument(e);
+  bool value = true;
+  if (train == nullptr || train->ast == nullptr || train->ast->isValueDependent() ||
+      !train->ast->EvaluateAsBooleanCondition(value, context))
+    return std::nullopt;
+  return value;
+}
+
+// Whether the call draws random values: a random op, but not dropout in evaluation (train a
+// constant false), which is the identity and which torch.func's vmap accepts whatever randomness is.
+bool draws(const ir::Expr& e, const clang::ASTContext& context) {
+  return find_rule(e.op).rule == BatchRule::Random && constant_train(e, context) != false;
+}
+
+// The notes for a random op's report: the randomness options, and for dropout whose `train` is
+// not a constant, that evaluation (false) needs none.
+void randomness_notes(Reporter& reporter, const ir::Expr& e, const VmapLevel& level, const clang::ASTContext& context) {
+  const spec::Transform& t = *level.transform;
+  const SpecLocations& where = *level.where;
+  reporter.note(where.at(t.offset), "add randomness='different' for independent values per example")
+      << randomness_fix(level, "different");
+  reporter.note(where.at(t.offset), "or randomness='same' for one draw shared by the batch")
+      << randomness_fix(level, "same");
+  if (const ir::Expr* train = train_argument(e); train != nullptr && !constant_train(e, context))
+    reporter.note(train->range.getBegin(), "in evaluation, dropout is the identity and draws nothing: pass train as "
+                                           "the constant false (or a constexpr bool) to say so");
+}
+
 }  // namespace
 
 void check_randomness(const VmapCheckContext& ctx, const BatchingAnalysis& fn) {
@@ -34,19 +73,14 @@ void check_randomness(const VmapCheckContext& ctx, const BatchingAnalysis& fn) {
   if (error_level == nullptr) return;
   ir::for_each_expr(fn.function().body, [&](const ir::Expr& e) {
     if (e.kind != ir::ExprKind::Call || e.form == ir::CallForm::User || e.form == ir::CallForm::External) return;
-    if (find_rule(e.op).rule != BatchRule::Random) return;
-    const spec::Transform& t = *error_level->transform;
-    const SpecLocations& where = *error_level->where;
+    if (!draws(e, ctx.context)) return;
     ctx.reporter.report(
         "randomness", checks::call_location(e),
         "random op 'fg::" + e.op +
             "' under vmap with randomness='error'; say whether each example "
             "draws its own values (randomness='different') or the batch shares one draw (randomness='same')")
         << e.range;
-    ctx.reporter.note(where.at(t.offset), "add randomness='different' for independent values per example")
-        << randomness_fix(*error_level, "different");
-    ctx.reporter.note(where.at(t.offset), "or randomness='same' for one draw shared by the batch")
-        << randomness_fix(*error_level, "same");
+    randomness_notes(ctx.reporter, e, *error_level, ctx.context);
   });
 }
 
@@ -80,7 +114,7 @@ bool check_randomness_under_derivatives(const RandomnessContext& ctx) {
         visit(e.callee, e.absent);
         return;
       }
-      if (find_rule(e.op).rule != BatchRule::Random) return;
+      if (!draws(e, decl->getASTContext())) return;
       const spec::Transform& t = *level->transform;
       const SpecLocations& where = *level->where;
       const std::string name = spec::name_of(t.kind);
@@ -100,10 +134,7 @@ bool check_randomness_under_derivatives(const RandomnessContext& ctx) {
                           "as in torch.func; write jacfwd(jacrev(f), randomness='same') to choose");
         return;
       }
-      ctx.reporter.note(where.at(t.offset), "add randomness='different' for independent values per example")
-          << randomness_fix(*level, "different");
-      ctx.reporter.note(where.at(t.offset), "or randomness='same' for one draw shared by the batch")
-          << randomness_fix(*level, "same");
+      randomness_notes(ctx.reporter, e, *level, decl->getASTContext());
     });
   };
   visit(ctx.function, {});

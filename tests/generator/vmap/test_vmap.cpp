@@ -707,6 +707,10 @@ TEST_F(Vmap, RandomnessDifferent) {
   EXPECT_TRUE(all_different(nested, 2));
 }
 
+TEST_F(Vmap, DropoutInEvaluationNeedsNoRandomness) {
+  check_vmap(vt::eval_dropout_v, vt::eval_dropout, {L({0})}, rnd({5, 3, 4}));
+}
+
 TEST_F(Vmap, RandomnessWithBernoulliAndChunks) {
   const fg::Tensor p = fg::full({6, 64}, 0.5, fg::kDouble);
   const fg::Tensor same = vt::bernoulli_fn_same(p);

@@ -711,6 +711,13 @@ fg::Tensor add_fresh_noise(const fg::Tensor& x) { return x + fg::randn({x.size(0
 FUNCGEN("dropout_fn_same = vmap(dropout_fn, randomness='same')")
 FUNCGEN("dropout_fn_different = vmap(dropout_fn, randomness='different')")
 fg::Tensor dropout_fn(const fg::Tensor& x) { return fg::dropout(x, 0.5, true); }
+// dropout in evaluation (train a constant false) is the identity: vmap takes it with the default
+// randomness='error', as torch.func does
+constexpr bool kEvaluating = false;
+FUNCGEN("eval_dropout_v = vmap(eval_dropout)")
+fg::Tensor eval_dropout(const fg::Tensor& x) {
+  return fg::dropout(x, 0.5, false) * fg::dropout(x.sin(), 0.2, kEvaluating) + fg::feature_dropout(x, 0.1, false);
+}
 
 FUNCGEN("bernoulli_fn_same = vmap(bernoulli_fn, randomness='same')")
 FUNCGEN("bernoulli_fn_different = vmap(bernoulli_fn, randomness='different')")

@@ -115,6 +115,7 @@ fg::Tensor choices(const fg::Tensor& x, const fg::Tensor& y, const fg::Tensor& w
 fg::Tensor add_noise(const fg::Tensor& x);
 fg::Tensor add_fresh_noise(const fg::Tensor& x);
 fg::Tensor dropout_fn(const fg::Tensor& x);
+fg::Tensor eval_dropout(const fg::Tensor& x);
 fg::Tensor bernoulli_fn(const fg::Tensor& p);
 
 }  // namespace vt
