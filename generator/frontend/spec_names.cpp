@@ -81,6 +81,9 @@ std::optional<std::string> macro_home(const std::string& name, const clang::Prep
 std::optional<std::string> generated_name_problem(const std::string& name, const clang::FunctionDecl* fn,
                                                   const clang::Preprocessor* pp) {
   const std::string pick = "; pick another name for the generated function";
+  if (name.size() > kMaxNameLength)
+    return "the name is " + std::to_string(name.size()) + " characters long, more than the " +
+           std::to_string(kMaxNameLength) + " funcgen takes" + pick;
   // The generated files are compiled after the annotated one, with its macros: the name would be
   // replaced where the generated code declares and calls it.
   if (pp != nullptr)
