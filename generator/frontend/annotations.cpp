@@ -51,6 +51,8 @@ class Collector {
         }
         auto transform = spec::build_transform(annotation.value);
         if (!names_annotated_or_earlier(*transform, fn, where)) continue;
+        const std::optional<double> factor = nesting_factor(*transform, where);
+        if (!factor) continue;
         spec::FunctionInfo result = spec::check_transform(*transform, [&](const std::string& name) -> const spec::FunctionInfo* {
           auto it = functions_.find(name);
           return it == functions_.end() ? nullptr : &it->second;
@@ -60,6 +62,7 @@ class Collector {
           continue;
         }
         for (const std::string& type : generated_types(annotation.name, *transform)) types_[type] = annotation.name;
+        factors_[annotation.name] = *factor;
         result.name = annotation.name;
         functions_[annotation.name] = result;
         const clang::FunctionDecl* target = resolve(innermost(*transform).function);
@@ -79,6 +82,49 @@ class Collector {
   }
 
  private:
+  // About how many times a transform multiplies the code it is given (measured on the tutorials'
+  // functions: reverse mode writes the forward pass and its adjoint, jacrev and jacfwd add the vmap
+  // over a basis, hessian is jacfwd(jacrev)).
+  static double code_factor(spec::TransformKind kind) {
+    switch (kind) {
+      case spec::TransformKind::Function:
+      case spec::TransformKind::Vmap: return 1;
+      case spec::TransformKind::Jvp:
+      case spec::TransformKind::Linearize: return 2;
+      case spec::TransformKind::Jacfwd: return 3;
+      case spec::TransformKind::Hessian: return 16;
+      default: return 4;  // grad, grad_and_value, vjp, jacrev
+    }
+  }
+
+  // How many times the spec multiplies its function's code (through the earlier specs it names),
+  // or nothing when that passes the bound: nesting multiplies code, and signatures, geometrically
+  // (jvp 50 deep doubles its parameters 50 times, hessian 4 deep ran for minutes), so the bound is
+  // checked here, before anything is built, at the transform that passes it. The sizes checked as
+  // the transforms run and after printing bound what this misses (a large function).
+  std::optional<double> nesting_factor(const spec::Transform& outer, const SpecLocations& where) {
+    constexpr double kMaxFactor = 2048;  // grad 5 deep, hessian(hessian(f)) x 8; the tests' deepest: 256
+    std::vector<const spec::Transform*> chain;
+    for (const spec::Transform* t = &outer; t != nullptr; t = t->inner.get()) chain.push_back(t);
+    double factor = 1;
+    if (auto it = factors_.find(chain.back()->function); it != factors_.end()) factor = it->second;
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      factor *= code_factor((*it)->kind);
+      if (factor <= kMaxFactor) continue;
+      report(where, spec::Diagnostic{(*it)->offset,
+                                     "'" + std::string(spec::name_of((*it)->kind)) +
+                                         "' here nests the derivative transforms deeper than funcgen generates for "
+                                         "one spec (each multiplies the code it is given: this nesting about " +
+                                         std::to_string(static_cast<long long>(std::min(factor, 1e15))) +
+                                         " times the function's, more than " +
+                                         std::to_string(static_cast<int>(kMaxFactor)) +
+                                         "); nest fewer transforms, or differentiate a smaller function",
+                                     {}, std::nullopt});
+      return std::nullopt;
+    }
+    return factor;
+  }
+
   // The types a spec declares beside its function, named after it: vjp's pullback, linearize's
   // jvp_fn (README: `g_pullback`).
   static std::vector<std::string> generated_types(const std::string& name, const spec::Transform& t) {
@@ -264,6 +310,7 @@ class Collector {
   clang::ASTContext& context_;
   const clang::Preprocessor* pp_;
   std::map<std::string, std::string> types_;  // the types specs declare -> the spec
+  std::map<std::string, double> factors_;     // a spec -> how many times it multiplies its function's code
   clang::DiagnosticsEngine& diags_;
   unsigned spec_error_, spec_note_, unsupported_;
   std::map<std::string, spec::FunctionInfo> functions_;
