@@ -1057,13 +1057,18 @@ class FunctionLowerer {
   }
 
   pytree::Tree* not_constant(const clang::Expr* e, const pytree::Tree& base) {
+    using Kind = pytree::Tree::Kind;
+    // What to write instead, in the words of the container the user wrote.
+    const char* what = base.kind == Kind::Map ? "map" : base.kind == Kind::Array ? "std::array" : "vector";
+    const char* instead = base.kind == Kind::Array
+                              ? "take a std::vector<fg::Tensor> (read at run-time indices as a list), or write the "
+                                "indices out"
+                              : "use a std::array or a struct, or write the indices out";
     if (reported_indices_.insert(e).second)
-      unsupported(e, std::string("funcgen passes a ") + (base.kind == pytree::Tree::Kind::Map ? "map" : "vector") +
-                         " parameter as the tensors it holds, so it must be read at " +
-                         (base.kind == pytree::Tree::Kind::Map ? "string-literal keys (params.at(\"fc1.weight\"))"
-                                                               : "constant indices (ws[0], ws[1])") +
-                         "; an index computed at run time cannot be transformed yet: use a std::array or a struct, or "
-                         "write the indices out");
+      unsupported(e, std::string("funcgen passes a ") + what + " parameter as the tensors it holds, so it must be read at " +
+                         (base.kind == Kind::Map ? "string-literal keys (params.at(\"fc1.weight\"))"
+                                                 : "constant indices (ws[0], ws[1])") +
+                         "; an index computed at run time cannot be transformed yet: " + instead);
     return nullptr;
   }
 

@@ -4,6 +4,7 @@
 // EXIT: 1
 #include <funcgen/funcgen.h>
 
+#include <array>
 #include <vector>
 
 namespace diag {
@@ -24,5 +25,14 @@ fg::Tensor layers(const std::vector<fg::Tensor>& ws, const fg::Tensor& x) {
   return h;
 }
 
-// CHECK: 4 errors generated.
+// A std::array read at run-time indices: the diagnostic names the std::array and what to take.
+FUNCGEN("ga = grad(total)")
+fg::Tensor total(const std::array<fg::Tensor, 3>& xs) {
+  fg::Tensor s = xs[0];
+  for (size_t i = 1; i < xs.size(); ++i) s = s + xs[i];
+  // CHECK: list_diagnostics.cpp:[[@LINE-1]]:50: error: funcgen passes a std::array parameter as the tensors it holds, so it must be read at constant indices (ws[0], ws[1]); an index computed at run time cannot be transformed yet: take a std::vector<fg::Tensor> (read at run-time indices as a list), or write the indices out [funcgen-unsupported]
+  return s.sum();
+}
+
+// CHECK: 5 errors generated.
 }  // namespace diag
