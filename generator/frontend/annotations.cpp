@@ -53,6 +53,8 @@ class Collector {
         if (!names_annotated_or_earlier(*transform, fn, where)) continue;
         const std::optional<double> factor = nesting_factor(*transform, where);
         if (!factor) continue;
+        const std::optional<int> levels = vmap_levels(*transform, where);
+        if (!levels) continue;
         spec::FunctionInfo result = spec::check_transform(*transform, [&](const std::string& name) -> const spec::FunctionInfo* {
           auto it = functions_.find(name);
           return it == functions_.end() ? nullptr : &it->second;
@@ -63,6 +65,7 @@ class Collector {
         }
         for (const std::string& type : generated_types(annotation.name, *transform)) types_[type] = annotation.name;
         factors_[annotation.name] = *factor;
+        levels_[annotation.name] = *levels;
         result.name = annotation.name;
         functions_[annotation.name] = result;
         const clang::FunctionDecl* target = resolve(innermost(*transform).function);
@@ -123,6 +126,34 @@ class Collector {
       return std::nullopt;
     }
     return factor;
+  }
+
+  // How many vmap levels the spec's code has (through the earlier specs it names), or nothing when
+  // that passes what generated code can tell apart: a value's levels are a 32-bit mask, one bit per
+  // vmap, and jacrev, jacfwd and hessian vmap their basis (hessian twice).
+  std::optional<int> vmap_levels(const spec::Transform& outer, const SpecLocations& where) {
+    constexpr int kMaxLevels = 32;
+    std::vector<const spec::Transform*> chain;
+    for (const spec::Transform* t = &outer; t != nullptr; t = t->inner.get()) chain.push_back(t);
+    int levels = 0;
+    if (auto it = levels_.find(chain.back()->function); it != levels_.end()) levels = it->second;
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      const spec::TransformKind kind = (*it)->kind;
+      levels += kind == spec::TransformKind::Hessian ? 2
+                : kind == spec::TransformKind::Vmap || kind == spec::TransformKind::Jacrev ||
+                        kind == spec::TransformKind::Jacfwd
+                    ? 1
+                    : 0;
+      if (levels <= kMaxLevels) continue;
+      report(where, spec::Diagnostic{(*it)->offset,
+                                     "'" + std::string(spec::name_of(kind)) + "' here makes " + std::to_string(levels) +
+                                         " nested vmap levels (each vmap is one, jacrev and jacfwd vmap their basis, "
+                                         "hessian twice), more than the " + std::to_string(kMaxLevels) +
+                                         " funcgen generates; nest fewer transforms",
+                                     {}, std::nullopt});
+      return std::nullopt;
+    }
+    return levels;
   }
 
   // The types a spec declares beside its function, named after it: vjp's pullback, linearize's
@@ -311,6 +342,7 @@ class Collector {
   const clang::Preprocessor* pp_;
   std::map<std::string, std::string> types_;  // the types specs declare -> the spec
   std::map<std::string, double> factors_;     // a spec -> how many times it multiplies its function's code
+  std::map<std::string, int> levels_;         // a spec -> the vmap levels of its code
   clang::DiagnosticsEngine& diags_;
   unsigned spec_error_, spec_note_, unsupported_;
   std::map<std::string, spec::FunctionInfo> functions_;

@@ -17,5 +17,12 @@ FUNCGEN("h3 = jacfwd(jacfwd(jacrev(f)))")
 FUNCGEN("h2 = hessian(hessian(f))")
 FUNCGEN("h2_more = jacrev(jacrev(h2))")
 // CHECK: size_bound.cpp:[[@LINE-1]]:20: error: 'jacrev' here nests the derivative transforms deeper than funcgen generates for one spec (each multiplies the code it is given: this nesting about 4096 times the function's, more than 2048); nest fewer transforms, or differentiate a smaller function [funcgen-spec]
+// A value's vmap levels are a 32-bit mask: 33 levels are refused at the vmap that makes them.
+FUNCGEN("v33 = vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(f)))))))))))))))))))))))))))))))))")
+// CHECK: size_bound.cpp:[[@LINE-1]]:16: error: 'vmap' here makes 33 nested vmap levels (each vmap is one, jacrev and jacfwd vmap their basis, hessian twice), more than the 32 funcgen generates; nest fewer transforms [funcgen-spec]
 fg::Tensor f(const fg::Tensor& x) { return (x.sin() * x.cos()).tanh().sum(); }
-// CHECK: 4 errors generated.
+FUNCGEN("v20 = vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(g_levels))))))))))))))))))))")
+FUNCGEN("v20_more = vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(vmap(v20)))))))))))))")
+// CHECK: size_bound.cpp:[[@LINE-1]]:21: error: 'vmap' here makes 33 nested vmap levels (each vmap is one, jacrev and jacfwd vmap their basis, hessian twice), more than the 32 funcgen generates; nest fewer transforms [funcgen-spec]
+fg::Tensor g_levels(const fg::Tensor& x) { return x.sin(); }
+// CHECK: 6 errors generated.
