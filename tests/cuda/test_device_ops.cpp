@@ -413,7 +413,7 @@ TEST_F(Cuda, LossesMatchTheCpu) {
   EXPECT_EQ(error_of([] {
               (void)fg::cross_entropy(cuda(fg::randn({2, 3})), cuda(fg::tensor({1, 3})));
             }),
-            "fg::nll_loss: target 3 is out of bounds for 3 classes");
+            "fg::cross_entropy: target 3 is out of bounds for 3 classes");
 }
 
 TEST_F(Cuda, LayersAndActivationsMatchTheCpu) {
@@ -548,7 +548,7 @@ TEST_F(Cuda, RearrangementsAndBadIndicesMatchTheCpu) {
   EXPECT_EQ(error_of([&] { (void)fg::cross_entropy(cuda(m), cuda(targets)); }),
             error_of([&] { (void)fg::cross_entropy(m, targets); }));
   EXPECT_EQ(error_of([&] { (void)fg::cross_entropy(cuda(m), cuda(targets)); }),
-            "fg::nll_loss: target 5 is out of bounds for 4 classes");
+            "fg::cross_entropy: target 5 is out of bounds for 4 classes");
   // An empty result still checks its index.
   const Tensor none = fg::zeros({0, 3}), seven = fg::tensor({7});
   EXPECT_EQ(error_of([&] { (void)fg::index_select(cuda(none), 1, cuda(seven)); }),
