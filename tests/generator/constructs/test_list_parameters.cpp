@@ -4,6 +4,8 @@
 // hessian w.r.t. the input against the generated gradient and its finite differences.
 #include <gtest/gtest.h>
 
+#include "../test_inputs.h"
+
 #include <functional>
 #include <string>
 #include <tuple>
@@ -26,11 +28,7 @@ using T = fg::Tensor;
 using List = std::vector<T>;
 constexpr double kStep = 1e-6;
 
-T input(std::vector<int64_t> shape, double offset) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return fg::sin(fg::arange(n, fg::kDouble) * 0.37 + offset).reshape(shape) * 0.8;
-}
+using test_inputs::input;
 
 // The MLP 4 -> 5 -> 3 -> 2 of the tests, its layers in vectors.
 struct Mlp {

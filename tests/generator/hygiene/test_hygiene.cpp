@@ -2,6 +2,8 @@
 // functions with plain names: the generated code compiles (the test builds) and computes the same.
 #include <gtest/gtest.h>
 
+#include "../test_inputs.h"
+
 #include <tuple>
 
 #include "hygiene.h"
@@ -11,11 +13,7 @@ namespace {
 
 using T = fg::Tensor;
 
-T input(std::vector<int64_t> shape, double offset) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return fg::sin(fg::arange(n, fg::kDouble) * 0.37 + offset).reshape(shape) * 0.8;
-}
+using test_inputs::input;
 
 void expect_same(const T& a, const T& b) {
   ASSERT_EQ(a.sizes(), b.sizes());

@@ -2,6 +2,8 @@
 // generated code compiles (the test builds) and computes the derivatives written out by hand.
 #include <gtest/gtest.h>
 
+#include "../test_inputs.h"
+
 #include "large.h"
 #include "large_functions.funcgen.h"
 
@@ -13,11 +15,7 @@ namespace {
 
 using T = fg::Tensor;
 
-T input(std::vector<int64_t> shape, double offset) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return fg::sin(fg::arange(n, fg::kDouble) * 0.37 + offset).reshape(shape) * 0.8;
-}
+using test_inputs::input;
 
 large::Weights weights() {
   large::Weights ws;
