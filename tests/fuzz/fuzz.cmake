@@ -38,8 +38,9 @@ funcgen_fuzzer(tool SOURCES ${FUNCGEN_FUZZ_DIR}/fuzz_tool.cpp LIBRARIES funcgen_
                OPTIONS -max_len=16384 -timeout=60 -rss_limit_mb=6144 -detect_leaks=0)
 target_compile_definitions(fuzz_tool PRIVATE
   FUNCGEN_FUZZ_RUNTIME_INCLUDE="${PROJECT_SOURCE_DIR}/runtime/include")
-funcgen_fuzzer(fused SOURCES ${FUNCGEN_FUZZ_DIR}/fuzz_fused.cpp LIBRARIES funcgen::runtime
+funcgen_fuzzer(fused SOURCES ${FUNCGEN_FUZZ_DIR}/fuzz_fused.cpp LIBRARIES funcgen::runtime GTest::gtest
                OPTIONS -max_len=256 -timeout=10)
+target_include_directories(fuzz_fused PRIVATE ${PROJECT_SOURCE_DIR}/tests/runtime)
 funcgen_fuzzer(ops SOURCES ${FUNCGEN_FUZZ_DIR}/fuzz_ops.cpp LIBRARIES funcgen::runtime GTest::gtest
                OPTIONS -max_len=256 -timeout=10)
 target_include_directories(fuzz_ops PRIVATE ${PROJECT_SOURCE_DIR}/tests/runtime)
