@@ -107,10 +107,7 @@ class Printer {
   }
   std::optional<std::set<const Stmt*>> unread_copies_;
 
-  std::string var_decl(const ir::Var& v) const {
-    const std::string& t = v.cxx_type;
-    return t + (t.back() == '&' ? "" : " ") + v.name;
-  }
+  std::string var_decl(const ir::Var& v) const { return cxx::declaration(v.cxx_type, v.name); }
 
   // A statement of a for loop's init, on one line without its newline ("" when it needs several).
   std::string for_init(const Stmt& s) {

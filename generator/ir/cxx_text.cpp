@@ -102,6 +102,23 @@ std::string join_args(const std::vector<std::string>& args) {
   return s;
 }
 
+std::string declaration(const std::string& type, const std::string& name) {
+  // The declarator goes where Clang's spelling of an array (or a pointer or reference to one) has
+  // its hole: inside `(*)` / `(&)`, else before the first bound. (Types inside template arguments
+  // hold their brackets between <>, which no declarator enters.)
+  int angle = 0;
+  for (size_t i = 0; i < type.size(); ++i) {
+    const char c = type[i];
+    if (c == '<') ++angle;
+    if (c == '>') --angle;
+    if (angle != 0) continue;
+    if (c == '(' && i + 2 < type.size() && (type[i + 1] == '*' || type[i + 1] == '&') && type[i + 2] == ')')
+      return type.substr(0, i + 2) + name + type.substr(i + 2);
+    if (c == '[') return (i > 0 && type[i - 1] == ' ' ? type.substr(0, i) : type.substr(0, i) + " ") + name + type.substr(i);
+  }
+  return type + (!type.empty() && type.back() == '&' ? "" : " ") + name;
+}
+
 std::string join(const std::vector<std::string>& v, const char* sep) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];

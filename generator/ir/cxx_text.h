@@ -30,6 +30,9 @@ std::string name_stem(const std::string& base);
 // the compilers' instantiation depth; std::array has no such limit.
 std::string tuple_type(const std::vector<std::string>& types);
 std::string tuple_value(const std::vector<std::string>& items, const std::vector<std::string>& types);
+// The declaration of `name` as a `type` spelled as Clang prints types: `double[3]` declares
+// `double name[3]`, `double (&)[3]` `double (&name)[3]`; other types `type name` (`T& name`).
+std::string declaration(const std::string& type, const std::string& name);
 // A C++ string literal of `s` (quotes and backslashes escaped).
 std::string string_literal(const std::string& s);
 // `text` with the identifiers that `names` maps replaced (not those after `.`, `->` or `::`).
