@@ -74,7 +74,9 @@ class Finder : public clang::RecursiveASTVisitor<Finder> {
  public:
   // `helper`: a function the transformed one calls, whose reference parameters are the caller's
   // variables (batched with it), not state outside.
-  Finder(const std::string& fn, bool helper, const clang::SourceManager& sm) : fn_(fn), helper_(helper), sm_(sm) {}
+  // `owner`: the function whose parameters are state outside (null: any function's).
+  Finder(const std::string& fn, bool helper, const clang::FunctionDecl* owner, const clang::SourceManager& sm)
+      : fn_(fn), helper_(helper), owner_(owner), sm_(sm) {}
   std::vector<Effect> found;
 
   bool VisitCXXOperatorCallExpr(clang::CXXOperatorCallExpr* c) {
@@ -141,7 +143,10 @@ class Finder : public clang::RecursiveASTVisitor<Finder> {
         m != nullptr && m->getParent()->isLambda())
       return;
     const auto* var = llvm::dyn_cast<clang::VarDecl>(root);
-    const bool outside_param = parm != nullptr && ((parm->getType()->isReferenceType() && !helper_) ||
+    // (A helper inlined into the function, as AD inlines those that write their reference
+    // parameters, brings statements on its own parameters: the caller's variables.)
+    const bool own = parm == nullptr || owner_ == nullptr || parm->getDeclContext() == owner_;
+    const bool outside_param = parm != nullptr && ((parm->getType()->isReferenceType() && !helper_ && own) ||
                                                    (through_pointer && parm->getType()->isPointerType()));
     // Plain assignments to globals are funcgen-global-assignment's; method calls on them are ours.
     const bool outside_global = var != nullptr && var->hasGlobalStorage() && (!method.empty() || !passed_to.empty());
@@ -158,6 +163,7 @@ class Finder : public clang::RecursiveASTVisitor<Finder> {
   }
   std::string fn_;
   bool helper_;
+  const clang::FunctionDecl* owner_;
   const clang::SourceManager& sm_;
 };
 
@@ -169,7 +175,7 @@ void check_side_effect(const VmapCheckContext& ctx, const BatchingAnalysis& fn) 
   if (std::none_of(ctx.levels.begin(), ctx.levels.end(),
                    [](const VmapLevel& l) { return l.transform->kind == spec::TransformKind::Vmap; }))
     return;
-  Finder finder(checks::user_name(fn.function()), &fn != &ctx.analysis, ctx.context.getSourceManager());
+  Finder finder(checks::user_name(fn.function()), &fn != &ctx.analysis, fn.function().decl, ctx.context.getSourceManager());
   for (const clang::Stmt* s : checks::leaf_asts(fn.function().body)) finder.TraverseStmt(const_cast<clang::Stmt*>(s));
   for (const Effect& e : finder.found) {
     ctx.reporter.report("side-effect", e.loc, e.message) << e.range;

@@ -1009,6 +1009,20 @@ class FunctionLowerer {
       object = mc->getImplicitObjectArgument();
       index = mc->getArg(0);
     }
+    if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(e); object == nullptr && mc != nullptr &&
+                                                                      mc->getMethodDecl() != nullptr && mc->getNumArgs() == 0 &&
+                                                                      (mc->getMethodDecl()->getName() == "front" ||
+                                                                       mc->getMethodDecl()->getName() == "back")) {
+      // a.front() is a[0]; a.back() of a std::array its last element (of a vector, its length is
+      // what the elements read make it: not known here)
+      pytree::Tree* base = resolve(mc->getImplicitObjectArgument(), discovering);
+      if (base == nullptr || (base->kind != pytree::Tree::Kind::Array && base->kind != pytree::Tree::Kind::Vector)) return nullptr;
+      if (mc->getMethodDecl()->getName() == "front")
+        return base->kind == pytree::Tree::Kind::Array ? (base->children.empty() ? nullptr : &base->children[0])
+                                                       : &vector_child(*base, 0, discovering);
+      return base->kind == pytree::Tree::Kind::Array && !base->children.empty() ? &base->children.back()
+                                                                                : not_constant(e, *base);
+    }
     if (object == nullptr) return nullptr;
     pytree::Tree* base = resolve(object, discovering);
     if (base == nullptr) return nullptr;
@@ -1966,6 +1980,42 @@ class FunctionLowerer {
     return false;
   }
 
+  // Whether a case label of the switch whose body is `s` stands inside a block (or other statement)
+  // of the body rather than in the body itself or after another label (`case 0: { ...; case 1: ... }`).
+  static bool nested_label(const clang::Stmt* s, bool top) {
+    if (const auto* label = llvm::dyn_cast_or_null<clang::SwitchCase>(s)) return nested_label(label->getSubStmt(), top);
+    if (const auto* c = llvm::dyn_cast_or_null<clang::CompoundStmt>(s); c != nullptr && top)
+      return std::any_of(c->body_begin(), c->body_end(), [](const clang::Stmt* x) { return nested_label(x, false); });
+    return has_case_label(s);
+  }
+
+  // A switch body with labels inside its blocks, as one list of labels and statements: entering at
+  // a label inside a block runs the rest of the block, then what follows it, which is what the list
+  // does. A label inside an if or a loop (Duff's device) is reported.
+  bool flat_switch_body(const clang::Stmt* s, std::vector<StmtPtr>& out) {
+    if (s == nullptr || llvm::isa<clang::NullStmt>(s)) return true;
+    if (const auto* label = llvm::dyn_cast<clang::SwitchCase>(s)) {
+      StmtPtr st = make(StmtKind::Case, s);
+      const auto* cs = llvm::dyn_cast<clang::CaseStmt>(label);
+      st->text = cs != nullptr ? "case " + text_of(cs->getLHS()) : "default";
+      out.push_back(std::move(st));
+      return flat_switch_body(label->getSubStmt(), out);
+    }
+    if (const auto* c = llvm::dyn_cast<clang::CompoundStmt>(s); c != nullptr && has_case_label(c)) {
+      for (const clang::Stmt* x : c->body())
+        if (!flat_switch_body(x, out)) return false;
+      return true;
+    }
+    if (has_case_label(s)) {
+      const std::string what = llvm::isa<clang::IfStmt>(s) ? "an if" : llvm::isa<clang::CompoundStmt>(s) ? "a block" : "a loop";
+      unsupported(s, what + " with a case label of its switch inside cannot be transformed; end the " +
+                     what.substr(what.find(' ') + 1) + " before the label, or repeat its code under each label");
+      return false;
+    }
+    append(out, s);
+    return true;
+  }
+
   // The same on the source, where discover() walks it: a statement after which nothing runs in
   // this specialization.
   bool always_returns(const clang::Stmt* s) {
@@ -2130,9 +2180,15 @@ class FunctionLowerer {
                                   "use a std::vector<fg::Tensor> or separate variables");
       return;
     }
+    if (vd->getType()->isReferenceType() && is_fg_tensor(vd->getType().getNonReferenceType()) && tensor_reference(vd, ds))
+      return;
+    std::string array_type;
+    if (context_.getAsConstantArrayType(vd->getType()) != nullptr && !(array_type = local_array(vd, ds)).empty())
+      if (array_type == "-") return;
     StmtPtr st = make(StmtKind::Decl, ds);
     st->range = vd->getSourceRange();
     st->var = add_var(vd, vd->getType());
+    if (!array_type.empty()) f_.vars[static_cast<size_t>(st->var)].cxx_type = array_type;
     st->is_static_local = vd->isStaticLocal();
     if (const clang::Expr* init = vd->getInit()) {
       // `fg::Tensor y;` default-constructs through a CXXConstructExpr with no arguments.
@@ -2140,6 +2196,75 @@ class FunctionLowerer {
       if (!(ctor != nullptr && ctor->getNumArgs() == 0)) st->expr = lower_expr(init);
     }
     out.push_back(std::move(st));
+  }
+
+  // `fg::Tensor& r = y;` (or const): another name for the variable y, as C++ binds it; what is
+  // assigned to either is assigned to both, so both are y's variable. A non-const reference to
+  // anything else (an element, a member) is reported; a const one to an element is its value
+  // there, as before (true: nothing more to declare).
+  bool tensor_reference(const clang::VarDecl* vd, const clang::DeclStmt* ds) {
+    const clang::Expr* init = vd->getInit() != nullptr ? vd->getInit()->IgnoreParens() : nullptr;
+    if (init == nullptr || llvm::isa<clang::MaterializeTemporaryExpr>(init) || llvm::isa<clang::ExprWithCleanups>(init))
+      return false;  // a temporary, bound for its lifetime: a value
+    const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(init->IgnoreParenImpCasts());
+    if (ref != nullptr && vars_.count(ref->getDecl()) != 0 && f_.var(vars_.at(ref->getDecl())).type == ir::Type::Tensor) {
+      vars_[vd] = vars_.at(ref->getDecl());
+      return true;
+    }
+    if (!non_const_reference(vd->getType()) || resolve(vd->getInit(), false) != nullptr) return false;
+    reject_variable(vd, ds, "'" + vd->getNameAsString() + "' is a non-const reference to '" + text_of(vd->getInit()) +
+                                "', which cannot be transformed yet; assign the element itself (" +
+                                text_of(vd->getInit()) + " = ...), or bind a reference to a variable");
+    return true;
+  }
+
+  // A local C array of numbers (`const double w[] = {0.5, 1.5};`) is declared as the std::array it
+  // stands for: the transforms keep locals in tuples and pass them to functions, which a C array
+  // cannot be. Its reads (w[i], a range-for, std::size) are the same; where it decays to a pointer
+  // (passed to a `const double*`), or has more dimensions, it is reported. The type, or "-" after
+  // a report.
+  std::string local_array(const clang::VarDecl* vd, const clang::DeclStmt* ds) {
+    const clang::ConstantArrayType* array = context_.getAsConstantArrayType(vd->getType());
+    const clang::QualType element = array->getElementType();
+    const std::string name = vd->getNameAsString();
+    const clang::Expr* init = vd->getInit() != nullptr ? strip(vd->getInit()) : nullptr;
+    const std::function<std::string(clang::QualType)> std_array = [&](clang::QualType t) {
+      if (const clang::ConstantArrayType* a = context_.getAsConstantArrayType(t))
+        return "std::array<" + std_array(a->getElementType()) + ", " + std::to_string(a->getSize().getZExtValue()) + ">";
+      return cxx_spelling(t.getUnqualifiedType(), context_);
+    };
+    const std::string as_std = std::string(context_.getBaseElementType(vd->getType()).isConstQualified() ? "const " : "") + std_array(vd->getType());
+    if (!element->isArithmeticType() || (init != nullptr && !llvm::isa<clang::InitListExpr>(init))) {
+      reject_variable(vd, ds, "'" + name + "' is a C array of " + (element->isArrayType() ? "arrays" : "this type") +
+                                  ", which cannot be transformed yet; declare it as a std::array (" + as_std + " " +
+                                  name + ") or a std::vector");
+      return "-";
+    }
+    struct Decays : clang::RecursiveASTVisitor<Decays> {
+      const clang::VarDecl* vd = nullptr;
+      const clang::Expr* found = nullptr;
+      bool VisitArraySubscriptExpr(clang::ArraySubscriptExpr* a) {
+        subscripted.insert(a->getBase()->IgnoreParens());
+        return true;
+      }
+      bool VisitImplicitCastExpr(clang::ImplicitCastExpr* c) {
+        const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(c->getSubExpr()->IgnoreParens());
+        if (c->getCastKind() == clang::CK_ArrayToPointerDecay && r != nullptr && r->getDecl() == vd &&
+            subscripted.count(c) == 0 && found == nullptr)
+          found = c;
+        return true;
+      }
+      std::set<const clang::Expr*> subscripted;
+    } decays;
+    decays.vd = vd;
+    decays.TraverseStmt(const_cast<clang::Stmt*>(f_.decl->getBody()));
+    if (decays.found != nullptr) {
+      reject_variable(vd, decays.found, "the C array '" + name + "' is used as a pointer here, which cannot be "
+                                        "transformed; declare it as a std::array (" + as_std + " " + name +
+                                        ") and pass " + name + ".data() or the array itself");
+      return "-";
+    }
+    return as_std;
   }
 
   StmtPtr lower_stmt(const clang::Stmt* s) {
@@ -2156,9 +2281,13 @@ class FunctionLowerer {
     if (const auto* i = llvm::dyn_cast<clang::IfStmt>(s)) {
       if (i->getInit() != nullptr || i->getConditionVariable() != nullptr || i->isConstexpr()) {
         if (!needs_ir(s)) return opaque_stmt(s);
-        unsupported(s, "an if with an initializer, a condition variable or constexpr cannot be transformed; "
-                       "declare the variable before the if");
-        return nullptr;
+        if (i->isConstexpr()) return taken_branch(i);
+        // if (init; T v = e) ...  ->  { init; T v = e; if (v) ... }: the names are the if's alone either way
+        StmtPtr block = make(StmtKind::Block, s);
+        if (i->getInit() != nullptr) append(block->body, i->getInit());
+        if (i->getConditionVariableDeclStmt() != nullptr) append(block->body, i->getConditionVariableDeclStmt());
+        block->body.push_back(lower_if(i));
+        return block;
       }
       if (const std::optional<bool> taken = presence_test(i->getCond())) {  // `if (b)`: one branch in this specialization
         const clang::Stmt* branch = *taken ? i->getThen() : i->getElse();
@@ -2167,14 +2296,7 @@ class FunctionLowerer {
         st->body = lower_body(branch);
         return st;
       }
-      StmtPtr st = make(StmtKind::If, s);
-      st->expr = lower_expr(i->getCond());
-      st->body = lower_body(i->getThen());
-      if (i->getElse() != nullptr) {
-        st->has_else = true;
-        st->else_body = lower_body(i->getElse());
-      }
-      return st;
+      return lower_if(i);
     }
     if (const auto* fs = llvm::dyn_cast<clang::ForStmt>(s)) {
       StmtPtr st = make(StmtKind::For, s);
@@ -2187,14 +2309,19 @@ class FunctionLowerer {
       return st;
     }
     if (const auto* w = llvm::dyn_cast<clang::WhileStmt>(s)) {
-      if (w->getConditionVariable() != nullptr) {
-        unsupported(s, "a while loop with a condition variable cannot be transformed");
-        return nullptr;
-      }
       StmtPtr st = make(StmtKind::While, s);
-      st->expr = lower_expr(w->getCond());
       ++loops_;
-      st->body = lower_body(w->getBody());
+      if (w->getConditionVariable() != nullptr) {
+        // while (T v = e) body  ->  while (true) { T v = e; if (!v) break; body }: a continue
+        // evaluates the condition again, as C++ does
+        st->expr = ir::opaque("true", ir::Type::Bool);
+        append(st->body, w->getConditionVariableDeclStmt());
+        st->body.push_back(exit_unless(w->getCond(), s));
+        for (StmtPtr& b : lower_body(w->getBody())) st->body.push_back(std::move(b));
+      } else {
+        st->expr = lower_expr(w->getCond());
+        st->body = lower_body(w->getBody());
+      }
       --loops_;
       return st;
     }
@@ -2208,13 +2335,14 @@ class FunctionLowerer {
     }
     if (const auto* sw = llvm::dyn_cast<clang::SwitchStmt>(s)) {
       if (sw->getInit() != nullptr || sw->getConditionVariable() != nullptr) {
-        unsupported(s, "a switch with an initializer or a condition variable cannot be transformed");
-        return nullptr;
+        // switch (init; T c = e) ...  ->  { init; T c = e; switch (c) ... }
+        StmtPtr block = make(StmtKind::Block, s);
+        if (sw->getInit() != nullptr) append(block->body, sw->getInit());
+        if (sw->getConditionVariableDeclStmt() != nullptr) append(block->body, sw->getConditionVariableDeclStmt());
+        if (StmtPtr inner = lower_switch(sw)) block->body.push_back(std::move(inner));
+        return ok_ ? std::move(block) : nullptr;
       }
-      StmtPtr st = make(StmtKind::Switch, s);
-      st->expr = lower_expr(sw->getCond());
-      st->body = lower_body(sw->getBody());
-      return st;
+      return lower_switch(sw);
     }
     if (const auto* cs = llvm::dyn_cast<clang::CaseStmt>(s)) {
       // A case label owns the statement after it; flatten to label + statement in the block.
@@ -2244,6 +2372,59 @@ class FunctionLowerer {
     if (!ok_) return nullptr;
     unsupported(s, statement_words(s) + " that uses tensors cannot be transformed; " + statement_advice(s));
     return nullptr;
+  }
+
+  StmtPtr lower_if(const clang::IfStmt* i) {
+    StmtPtr st = make(StmtKind::If, i);
+    st->expr = lower_expr(i->getCond());
+    st->body = lower_body(i->getThen());
+    if (i->getElse() != nullptr) {
+      st->has_else = true;
+      st->else_body = lower_body(i->getElse());
+    }
+    return st;
+  }
+
+  // `if constexpr`: the branch its condition takes (the other may not even compile here).
+  StmtPtr taken_branch(const clang::IfStmt* i) {
+    const std::optional<llvm::APSInt> taken = i->getCond()->getIntegerConstantExpr(context_);
+    if (!taken) {
+      unsupported(i, "an 'if constexpr' whose condition depends on a template parameter cannot be transformed; "
+                     "annotate a function that calls the instance it needs");
+      return nullptr;
+    }
+    StmtPtr block = make(StmtKind::Block, i);
+    const clang::Stmt* branch = taken->getBoolValue() ? i->getThen() : i->getElse();
+    if (i->getInit() != nullptr) append(block->body, i->getInit());
+    if (branch != nullptr)
+      for (StmtPtr& b : lower_body(branch)) block->body.push_back(std::move(b));
+    return block;
+  }
+
+  // if (!(cond)) break;
+  StmtPtr exit_unless(const clang::Expr* cond, const clang::Stmt* at) {
+    StmtPtr exit = make(StmtKind::If, at);
+    exit->expr = ir::unary("!", lower_expr(cond), ir::Type::Bool);
+    exit->body.push_back(make(StmtKind::Break, at));
+    return exit;
+  }
+
+  StmtPtr lower_switch(const clang::SwitchStmt* sw) {
+    StmtPtr st = make(StmtKind::Switch, sw);
+    st->expr = lower_expr(sw->getCond());
+    if (nested_label(sw->getBody(), true)) {
+      if (!flat_switch_body(sw->getBody(), st->body)) return nullptr;
+      std::set<std::string> names;
+      for (const StmtPtr& d : st->body)
+        if (d->kind == StmtKind::Decl && !names.insert(f_.var(d->var).name).second) {
+          unsupported(d->ast, "'" + f_.var(d->var).name + "' is declared twice in the blocks of this switch that "
+                              "case labels enter, which cannot be transformed; rename one of them");
+          return nullptr;
+        }
+    } else {
+      st->body = lower_body(sw->getBody());
+    }
+    return st;
   }
 
   // ------------------------------------------------------------------ pieces of split and chunk
@@ -2403,7 +2584,9 @@ class FunctionLowerer {
           for (unsigned i = 0; i < call->getNumArgs() && i < f->getNumParams(); ++i)
             if (const clang::VarDecl* vd = local(call->getArg(i))) {
               const clang::QualType t = f->getParamDecl(i)->getType();
-              if (!t->isReferenceType() || t.getNonReferenceType().isConstQualified()) ++allowed[vd], ++passed[vd];
+              ++allowed[vd], ++passed[vd];
+              // by non-const reference: the helper may assign its elements (a list operation, as v[i] = y)
+              if (t->isReferenceType() && !t.getNonReferenceType().isConstQualified()) ++sets[vd];
             }
         if ((name != "fg::stack" && name != "fg::cat") || call->getNumArgs() == 0) return true;
         if (const clang::VarDecl* vd = local(call->getArg(0))) {
@@ -2425,9 +2608,9 @@ class FunctionLowerer {
       bool VisitCXXForRangeStmt(clang::CXXForRangeStmt* rs) {
         if (const clang::VarDecl* vd = local(rs->getRangeInit())) {
           ++allowed[vd];
-          // `for (auto& r : v)` may write the elements (the held tensor's slices are copies)
+          // `for (auto& r : v)` may assign the elements: each trip's element is written back (indexed())
           const clang::QualType t = rs->getLoopVariable()->getType();
-          if (t->isReferenceType() && !t.getNonReferenceType().isConstQualified()) ++written[vd];
+          if (t->isReferenceType() && !t.getNonReferenceType().isConstQualified()) ++sets[vd];
         }
         return true;
       }
@@ -2787,7 +2970,7 @@ class FunctionLowerer {
     const clang::Expr* lhs = nullptr;
     const clang::Expr* rhs = nullptr;
     std::string op;
-    if (listed_.empty() || !assignment_sides(e, lhs, rhs, op) || op != "=") return nullptr;
+    if (!assignment_sides(e, lhs, rhs, op) || op != "=") return nullptr;
     lhs = strip(lhs);
     const clang::Expr* list = nullptr;
     ExprPtr index;
@@ -2808,11 +2991,31 @@ class FunctionLowerer {
     }
     const auto* ref = list != nullptr ? llvm::dyn_cast<clang::DeclRefExpr>(strip(list)) : nullptr;
     const auto* vd = ref != nullptr ? llvm::dyn_cast<clang::VarDecl>(ref->getDecl()) : nullptr;
-    if (vd == nullptr || listed_.count(vd) == 0 || !index || vars_.count(vd) == 0) return nullptr;
+    if (vd == nullptr || !index || vars_.count(vd) == 0 || (listed_.count(vd) == 0 && !list_parameter_set(vd, e)))
+      return nullptr;
+    return list_set(vd, e, std::move(index), lower_expr(unmoved(rhs)));
+  }
+
+  // Whether `v[i] = y` (`e`) on the parameter `vd` is a list operation: `vd` is a list of the flat
+  // function taken by non-const reference, whose caller sees the element assigned (AD inlines the
+  // helper, anf.cpp). A list taken by value is the helper's copy, which the list operation would
+  // not be: reported.
+  bool list_parameter_set(const clang::VarDecl* vd, const clang::Expr* e) {
+    if (!llvm::isa<clang::ParmVarDecl>(vd) || f_.var(vars_.at(vd)).type != ir::Type::TensorList) return false;
+    if (!non_const_reference(vd->getType())) {
+      unsupported(e, "an element of '" + vd->getNameAsString() + "', a std::vector of tensors taken by value, cannot "
+                     "be assigned yet; take it by reference (std::vector<fg::Tensor>& " + vd->getNameAsString() +
+                     ") to change the caller's list, or build a new vector of the results and return it");
+      return false;
+    }
+    return true;
+  }
+
+  // { const fg::Tensor v_item__ = value; const int64_t v_at__ = index; v[v_at__] = v_item__; } (ir::kListSet)
+  StmtPtr list_set(const clang::VarDecl* vd, const clang::Expr* e, ExprPtr index, ExprPtr value) {
     StmtPtr block = make(StmtKind::Block, e);
     const std::string name = vd->getNameAsString();
-    const int item = declare_made(block->body, e, name + "_item__", ir::Type::Tensor, "const fg::Tensor",
-                                  lower_expr(unmoved(rhs)));
+    const int item = declare_made(block->body, e, name + "_item__", ir::Type::Tensor, "const fg::Tensor", std::move(value));
     const int at = declare_made(block->body, e, name + "_at__", ir::Type::Int, "const int64_t", std::move(index));
     StmtPtr set = make(StmtKind::Eval, e);
     set->expr = ir::tape_op(f_, ir::kListSet, {vars_.at(vd), at, item}, ir::Type::Void);
@@ -3251,7 +3454,7 @@ class FunctionLowerer {
     ExprPtr size = ir::opaque(container + ".size()", ir::Type::Int);
     size->range = range->getSourceRange();
     if (!tensors) record_uses(range, *size);  // a list's length is the same in every example
-    return index_loop(rs, "size_t", std::move(size), [&](int index) {
+    StmtPtr loop = index_loop(rs, "size_t", std::move(size), [&](int index) {
       if (tensors) {  // the element, as the lowering makes `v[i]` of a vector of tensors
         ExprPtr x = ir::element(ir::var_ref(f_, vars_.at(range->getDecl())), ir::var_ref(f_, index));
         x->range = range->getSourceRange();
@@ -3263,6 +3466,62 @@ class FunctionLowerer {
       x->reads.push_back(index);
       return x;
     });
+    if (tensors && non_const_reference(var->getType())) write_back_element(*loop, rs, range);
+    return loop;
+  }
+
+  // `for (auto& t : v)` over a list of tensors binds `t` to each element in turn: the loop holds the
+  // element in a variable, and each statement that writes it (an assignment, a write in place, a
+  // helper's reference parameter) is followed by the element's assignment v[i] = t, a list
+  // operation, so that AD and vmap see the element change where C++ does.
+  void write_back_element(ir::Stmt& loop, const clang::CXXForRangeStmt* rs, const clang::DeclRefExpr* range) {
+    const int list = vars_.at(range->getDecl()), index = loop.init[0]->var, item = vars_.at(rs->getLoopVariable());
+    const auto set = [&] {
+      StmtPtr st = make(StmtKind::Eval, rs->getLoopVarStmt());
+      st->expr = ir::tape_op(f_, ir::kListSet, {list, index, item}, ir::Type::Void);
+      st->expr->range = rs->getLoopVariable()->getSourceRange();
+      return st;
+    };
+    const auto reads_item = [&](const ir::Expr& e) {
+      bool found = false;
+      ir::for_each_expr(e, [&](const ir::Expr& x) { found = found || (x.kind == ExprKind::VarRef && x.var == item); });
+      return found;
+    };
+    // C++ binds `t` to the element itself: a write to the vector in the trip would change `t` too.
+    const auto writes_list = [&](const ir::Stmt& st) {
+      if (st.kind != StmtKind::Eval || !st.expr) return false;
+      bool found = false;
+      ir::for_each_expr(*st.expr, [&](const ir::Expr& x) {
+        found = found || (x.op == ir::kListSet && ir::is_tape_op(x) && x.reads[0] == list) ||
+                (x.kind == ExprKind::Call && x.form == ir::CallForm::User &&
+                 std::any_of(x.args.begin(), x.args.end(), [&](const ExprPtr& a) { return a->kind == ExprKind::VarRef && a->var == list; }));
+      });
+      return found;
+    };
+    std::function<void(std::vector<StmtPtr>&)> after_writes = [&](std::vector<StmtPtr>& body) {
+      for (size_t i = 0; i < body.size(); ++i) {
+        ir::Stmt& st = *body[i];
+        if (writes_list(st)) {
+          const std::string v = range->getDecl()->getNameAsString();
+          unsupported(st.ast, "'" + v + "' cannot be changed inside a range-based for loop that binds its elements "
+                              "by reference ('" + rs->getLoopVariable()->getNameAsString() + "'); loop over an index "
+                              "instead (for (size_t i = 0; i < " + v + ".size(); ++i))");
+          return;
+        }
+        if (st.step && reads_item(*st.step)) {
+          unsupported(st.ast, "a loop whose step uses '" + rs->getLoopVariable()->getNameAsString() + "', an element "
+                              "of '" + range->getDecl()->getNameAsString() + "' bound by reference, cannot be "
+                              "transformed; change it in the loop's body");
+          return;
+        }
+        after_writes(st.body);
+        after_writes(st.else_body);
+        const bool writes = (st.kind == StmtKind::Assign && st.var == item) ||
+                            (st.kind == StmtKind::Eval && st.expr && reads_item(*st.expr));
+        if (writes) body.insert(body.begin() + static_cast<std::ptrdiff_t>(++i), set());
+      }
+    };
+    after_writes(loop.body);
   }
 
   // for (p : pieces(n)) body  ->  { std::vector<fg::Tensor> p_items__ = pieces(n); for (size_t i = 0;
@@ -4136,6 +4395,27 @@ class FunctionLowerer {
       // An operator of other types (std::cout << x, v[i] on a std::vector of tensors, a functor's
       // call f(x)): an external call, printed as the operator (text) it is.
       const clang::OverloadedOperatorKind k = oc->getOperator();
+      const auto* assigned = llvm::dyn_cast<clang::DeclRefExpr>(oc->getArg(0)->IgnoreParenImpCasts());
+      const auto* global = assigned != nullptr ? llvm::dyn_cast<clang::VarDecl>(assigned->getDecl()) : nullptr;
+      if (k == clang::OO_Equal && is_fg_tensor(oc->getArg(0)->getType()) &&
+          (assigned == nullptr || vars_.count(assigned->getDecl()) == 0) &&
+          !(global != nullptr && global->hasGlobalStorage())) {  // (funcgen-global-assignment's)
+        // Every assignment funcgen follows was lowered before here (a structure's leaf, a list's
+        // element, as a statement) or is of a variable (a loop's step `z = z * 0.5`, which AD
+        // follows): this one would be printed as written and missed by the transforms.
+        const std::string target = text_of(oc->getArg(0));
+        const clang::Expr* at = oc;
+        auto parents = context_.getParentMapContext().getParents(*at);
+        while (!parents.empty() && parents[0].get<clang::ExprWithCleanups>() != nullptr)
+          parents = context_.getParentMapContext().getParents(*parents[0].get<clang::ExprWithCleanups>());
+        const bool statement = !parents.empty() && parents[0].get<clang::Expr>() == nullptr;
+        unsupported(oc, statement ? "this assignment to '" + target + "' cannot be transformed; assign a local "
+                                    "variable, an element of a local std::vector of tensors, or a member of a local "
+                                    "struct"
+                                  : "an assignment to '" + target + "' inside an expression cannot be transformed; "
+                                    "assign it in a statement of its own");
+        return opaque(oc);
+      }
       if (k == clang::OO_Arrow || k == clang::OO_ArrowStar || ((k == clang::OO_PlusPlus || k == clang::OO_MinusMinus) && !unary)) {
         unsupported(oc, std::string("operator") + clang::getOperatorSpelling(k) +
                             " on an object that holds tensors cannot be transformed; index the tensors directly");

@@ -412,6 +412,15 @@ class Normalizer {
           return;
         }
         ExprPtr e = scalar(*s.expr, scope, out);  // e.g. printing: kept, on the current versions
+        if (e->op == ir::kListSet && ir::is_tape_op(*e) &&
+            std::count(out_->params.begin(), out_->params.end(), e->reads[0]) != 0) {
+          const std::string list = out_->var(e->reads[0]).name;
+          fail(s.range.getBegin(), "an element of '" + list + "', a parameter of '" + out_->name + "', is assigned, which "
+                                   "cannot be differentiated: the transforms take their inputs as values; build a new "
+                                   "vector of the results (std::vector<fg::Tensor> out; out.push_back(...)) and "
+                                   "return it");
+          return;
+        }
         if (e->op == ir::kListSet && ir::is_tape_op(*e)) pushed_[e->reads.back()] = e->reads[0];
         StmtPtr st = ir::eval(std::move(e));
         st->range = s.range;
@@ -1692,6 +1701,8 @@ class Normalizer {
         ir::for_each_expr(*st.expr, [&](const Expr& e) {
           if (found) return;
           if (is_inplace(e)) found = is_param(*e.args[0]);
+          else if (e.op == ir::kListSet && ir::is_tape_op(e))  // `v[i] = y` on a list parameter (by reference)
+            found = std::count(fn.params.begin(), fn.params.end(), e.reads[0]) != 0;
           else if (const ir::Function* callee = depth < 16 ? helper_of(e) : nullptr)
             found = std::any_of(e.args.begin(), e.args.end(), [&](const ExprPtr& a) { return is_param(*a); }) &&
                     changes_arguments(*callee, depth + 1);

@@ -923,6 +923,115 @@ fg::Tensor built_lists(const fg::Tensor& x) {
   return total + (mixed[0] * mixed[2]).sum() + forwarded.back().sum() + copied[1].sum();
 }
 
+// ---- writes through references that the transforms must see (issue 42's silent wrong results):
+// a range-for that binds a vector's elements by reference and assigns them (with jumps, in place,
+// through a helper), and helpers that assign the elements of a vector they take by reference
+void scale_all(std::vector<fg::Tensor>& v, const fg::Tensor& y) {
+  for (size_t i = 0; i < v.size(); ++i) v[i] = v[i] * y;
+}
+void sines(std::vector<fg::Tensor>& v) {
+  for (auto& t : v) t = t.sin() + 0.5;
+}
+void scale_then_sine(std::vector<fg::Tensor>& v, const fg::Tensor& y) {
+  scale_all(v, y);
+  sines(v);
+}
+FUNCGEN("element_refs_grad = grad(element_refs)")
+FUNCGEN("element_refs_jvp = jvp(element_refs)")
+FUNCGEN("element_refs_jacfwd = jacfwd(element_refs)")
+FUNCGEN("element_refs_hessian = hessian(element_refs)")
+FUNCGEN("element_refs_jacrev2 = jacrev(jacrev(element_refs))")
+FUNCGEN("element_refs_hvp = jvp(grad(element_refs))")
+FUNCGEN("element_refs_vmap = vmap(element_refs)")
+FUNCGEN("element_refs_psg = vmap(grad(element_refs))")
+FUNCGEN("element_refs_vjacrev = vmap(jacrev(element_refs))")
+fg::Tensor element_refs(const fg::Tensor& x) {
+  std::vector<fg::Tensor> v{x, x * 2, x.cos()};
+  for (auto& t : v) t = t.sin();
+  int k = 0;
+  for (fg::Tensor& t : v) {
+    if (k++ == 1) continue;  // (a jump kept as text)
+    t = t * x;
+    if (k == 3) break;
+    t = t + 1.0;
+  }
+  for (const auto& t : v) k += static_cast<int>(t.dim());
+  std::vector<fg::Tensor> w{x[0], x[1]};
+  scale_all(w, x[2]);
+  scale_then_sine(w, x[0]);
+  fg::Tensor total = (v[0] * v[1] + v[2]).sum() + (w[0] * w[1]).sum();
+  return total * static_cast<double>(k);
+}
+
+// ---- a switch whose case labels stand inside a block of another case (entered there, the rest
+// of the block runs), and local C arrays of numbers
+FUNCGEN("nested_cases_grad = grad(nested_cases)")
+FUNCGEN("nested_cases_jvp = jvp(nested_cases)")
+FUNCGEN("nested_cases_jacfwd = jacfwd(nested_cases)")
+FUNCGEN("nested_cases_hessian = hessian(nested_cases)")
+FUNCGEN("nested_cases_jacrev2 = jacrev(jacrev(nested_cases))")
+FUNCGEN("nested_cases_hvp = jvp(grad(nested_cases))")
+FUNCGEN("nested_cases_vmap = vmap(nested_cases)")
+FUNCGEN("nested_cases_psg = vmap(grad(nested_cases))")
+FUNCGEN("nested_cases_vjacrev = vmap(jacrev(nested_cases))")
+fg::Tensor nested_cases(const fg::Tensor& x) {
+  const double weights[] = {0.5, 1.5, -2.0};
+  const int64_t rows[2] = {2, 0};
+  fg::Tensor y = x;
+  for (int k = 0; k < 4; ++k) {
+    switch (k % 3) {
+      case 0: {
+        y = y * weights[k % 3];
+        case 1:
+          y = y.sin() + x[rows[k % 2]];
+          break;
+      }
+      default:
+        y = y * weights[2];
+    }
+  }
+  return (y * y).sum();
+}
+
+// ---- variables declared in conditions: if and switch with an init statement, an if and a while
+// with a condition variable, and if constexpr
+FUNCGEN("condition_vars_grad = grad(condition_vars)")
+FUNCGEN("condition_vars_jvp = jvp(condition_vars)")
+FUNCGEN("condition_vars_jacfwd = jacfwd(condition_vars)")
+FUNCGEN("condition_vars_hessian = hessian(condition_vars)")
+FUNCGEN("condition_vars_jacrev2 = jacrev(jacrev(condition_vars))")
+FUNCGEN("condition_vars_hvp = jvp(grad(condition_vars))")
+FUNCGEN("condition_vars_vmap = vmap(condition_vars)")
+FUNCGEN("condition_vars_psg = vmap(grad(condition_vars))")
+FUNCGEN("condition_vars_vjacrev = vmap(jacrev(condition_vars))")
+fg::Tensor condition_vars(const fg::Tensor& x) {
+  fg::Tensor y = x;
+  if (const int64_t n = x.size(0); n > 2) y = y * 2;
+  if (int64_t rows = x.size(0) - 3) {
+    y = y + static_cast<double>(rows);
+  } else {
+    y = y.sin();
+  }
+  switch (const int64_t c = x.size(1); c % 3) {
+    case 1:
+      y = y * y;
+      break;
+    default:
+      y = y.cos();
+  }
+  int64_t k = 3;
+  while (int64_t left = k--) {
+    if (left == 2) continue;
+    y = y * 0.9 + x * static_cast<double>(left);
+  }
+  if constexpr (sizeof(double) == 8) {
+    y = y.tanh();
+  } else {
+    y = y.sin();
+  }
+  return y.sum();
+}
+
 // ---- vmap of a function that returns a vector of tensors built at run time: one batched tensor per
 // element (JAX and torch.func return the list of the batched elements)
 // Returns of lists that the mapped input reaches and of one it does not: each returned batched.

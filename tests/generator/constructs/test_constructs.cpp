@@ -39,6 +39,9 @@ fg::Tensor assigned(const fg::Tensor& x);
 fg::Tensor counters(const fg::Tensor& x);
 fg::Tensor captures(const fg::Tensor& x);
 fg::Tensor built_lists(const fg::Tensor& x);
+fg::Tensor element_refs(const fg::Tensor& x);
+fg::Tensor nested_cases(const fg::Tensor& x);
+fg::Tensor condition_vars(const fg::Tensor& x);
 std::vector<fg::Tensor> unrolled(const fg::Tensor& x0, const fg::Tensor& w, int64_t steps);
 std::vector<fg::Tensor> filled_rows(const fg::Tensor& x);
 std::vector<fg::Tensor> either(const fg::Tensor& x, const fg::Tensor& w, bool from_x);
@@ -73,7 +76,7 @@ std::vector<Construct> constructs() {
           CONSTRUCT(shape_ints), CONSTRUCT(bindings), CONSTRUCT(pushed), CONSTRUCT(slices), CONSTRUCT(pieces),
           CONSTRUCT(switch_breaks), CONSTRUCT(braced), CONSTRUCT(local_structs), CONSTRUCT(out_params), CONSTRUCT(passed_on),
           CONSTRUCT(lambdas_passed), CONSTRUCT(listed), CONSTRUCT(assigned), CONSTRUCT(counters),
-          CONSTRUCT(captures), CONSTRUCT(built_lists)};
+          CONSTRUCT(captures), CONSTRUCT(built_lists), CONSTRUCT(element_refs), CONSTRUCT(nested_cases), CONSTRUCT(condition_vars)};
 }
 
 // d f(x) / d x by central differences: shape out.shape + x.shape.
