@@ -122,6 +122,8 @@ function(funcgen_ad_test name)
   funcgen_generated_test(test_${name})
   funcgen_discover(test_${name} generator TEST_PREFIX ad.)
 endfunction()
+# Outputs that are one tensor more than once (issue 42): each gets the sum of its cotangents.
+funcgen_ad_test(aliased_outputs)
 # The heaviest translation unit by far; the sanitized build leaves it out (the normal build runs it).
 if(NOT FUNCGEN_SANITIZE)
   funcgen_ad_test(opdb)

@@ -1050,7 +1050,10 @@ ReverseResult reverse(const ir::Function& normalized, const std::vector<int>& wr
     } else {
       const int id = d.tensor_param("ct_" + d.fn_->var(out).name);
       r.cotangents.push_back(id);
+      // One value returned as several outputs (`return {s, s};`, an input returned twice, a copy
+      // the normalizer folded into its source): its gradient is the sum of their cotangents.
       if (adjoints.of.count(out) == 0) adjoints.of[out] = id;
+      else rev.accumulate(adjoints, out, d.ref(id), backward);
     }
   }
   rev.block(forward, adjoints, backward);
