@@ -331,32 +331,56 @@ Tensor Tensor::to(Device d) const {
 
 Tensor Tensor::to(Device d, ScalarType t) const { return to(d).to(t); }
 
-const Tensor& Tensor::copy_(const Tensor& src) const {
-  check_defined(*this, "copy_");
-  check_defined(src, "copy_", "src");
-  check_no_internal_overlap(*this, "copy_");
+namespace {
+// copy_'s work, its errors naming `op` (copy_, or Tensor::operator= where the user assigned).
+void copy_into(const Tensor& self, const Tensor& src, const char* op) {
+  check_defined(self, op);
+  check_defined(src, op, "src");
+  check_no_internal_overlap(self, op);
   // The source must broadcast to exactly this tensor's shape.
-  const auto shape = infer_size(sizes(), src.sizes(), "copy_");
-  if (IntArrayRef(shape) != sizes())
-    fail("copy_", "source of shape ", src.sizes(), " cannot be copied into a tensor of shape ",
-         sizes());
+  const auto shape = infer_size(self.sizes(), src.sizes(), op);
+  if (IntArrayRef(shape) != self.sizes())
+    fail(op, "source of shape ", src.sizes(), " cannot be copied into a tensor of shape ", self.sizes());
   // As torch: a copy onto the same elements in the same layout is a no-op, and a partial overlap
   // (x.copy_(x.t()), a shifted slice) an error. Other sharing (layouts torch does not judge, such
   // as strided slices) reads from a clone, so that nothing is read after it was written.
-  switch (overlap(*this, src)) {
+  switch (overlap(self, src)) {
     case Overlap::Full:
-      if (sizes() == src.sizes()) return *this;
+      if (self.sizes() == src.sizes()) return;
       break;
     case Overlap::Partial:
-      fail("copy_", "unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
-                    "single memory location; clone() the input before copying");
+      fail(op, "unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+               "single memory location; clone() the input before copying");
     case Overlap::None:
-      copy_strided(*this, src);
-      return *this;
+      copy_strided(self, src);
+      return;
     case Overlap::TooHard:
       break;
   }
-  copy_strided(*this, src.clone());
+  copy_strided(self, src.clone());
+}
+}  // namespace
+
+const Tensor& Tensor::copy_(const Tensor& src) const {
+  copy_into(*this, src, "copy_");
+  return *this;
+}
+
+// Assignment to a temporary writes into its memory, as libtorch's rvalue operator= (copy_, fill_).
+Tensor& Tensor::operator=(const Tensor& value) && {
+  copy_into(*this, value, "Tensor::operator=");
+  return *this;
+}
+
+Tensor& Tensor::operator=(Tensor&& value) && {
+  copy_into(*this, value, "Tensor::operator=");
+  return *this;
+}
+
+Tensor& Tensor::operator=(const Scalar& value) && {
+  check_defined(*this, "Tensor::operator=");
+  check_no_internal_overlap(*this, "Tensor::operator=");
+  fill_(value);
   return *this;
 }
 

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <numeric>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "reference.h"
@@ -413,6 +415,88 @@ TEST(WriteThrough, CopyBroadcastsAndConverts) {
   EXPECT_FG_ERROR(fg::zeros({3}).copy_(fg::zeros({2, 3})),
                   "fg::copy_: source of shape [2, 3] cannot be copied into a tensor of shape [3]");
   EXPECT_FG_ERROR(fg::zeros({3}).copy_(fg::zeros({4})), "fg::copy_: shapes [3] and [4] cannot be broadcast");
+}
+
+// Assignment to a temporary, as libtorch's rvalue operator=: `x[i] = v` copies into the view
+// (broadcast, converted), `= number` fills it; assignment to a named tensor rebinds it.
+TEST(WriteThrough, AssigningToAViewCopiesIntoIt) {
+  Tensor x = ref::to_tensor(iota({3, 4}), fg::kDouble);
+  Array e = iota({3, 4});
+  x[1] = fg::tensor({-1.0, -2.0, -3.0, -4.0}, fg::kDouble);  // a row
+  for (int64_t j = 0; j < 4; ++j) e.at({1, j}) = -1.0 - static_cast<double>(j);
+  EXPECT_TENSOR_EQ(x, e, fg::kDouble);
+  x.select(1, 2) = fg::tensor({7.0}, fg::kDouble);  // a column, the value broadcast along it
+  for (int64_t i = 0; i < 3; ++i) e.at({i, 2}) = 7;
+  EXPECT_TENSOR_EQ(x, e, fg::kDouble);
+  x.narrow(1, 0, 2) = 0.5;  // a number fills
+  for (int64_t i = 0; i < 3; ++i) e.at({i, 0}) = e.at({i, 1}) = 0.5;
+  EXPECT_TENSOR_EQ(x, e, fg::kDouble);
+  x[2][3] = fg::tensor({9.0}, fg::kDouble).sum();  // an element, from a 0-d tensor
+  x[0][3] = 11;  // an integer
+  e.at({2, 3}) = 9;
+  e.at({0, 3}) = 11;
+  EXPECT_TENSOR_EQ(x, e, fg::kDouble);
+  x.t().narrow(0, 1, 2) = fg::tensor({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}, fg::kDouble);  // through a transpose
+  for (int64_t i = 0; i < 3; ++i) {
+    e.at({i, 1}) = 1.0 + static_cast<double>(i);
+    e.at({i, 2}) = 4.0 + static_cast<double>(i);
+  }
+  EXPECT_TENSOR_EQ(x, e, fg::kDouble);
+  // As copy_: converted to the destination's dtype (int64 truncates toward zero).
+  Tensor n = fg::zeros({2, 3}, fg::kLong);
+  n[0] = fg::tensor({1.9, -2.7, 3.0});
+  n.select(1, 0) = 2.75;
+  EXPECT_TENSOR_EQ(n, Array({2, 3}, {2, -2, 3, 2, 0, 0}), fg::kLong);
+  // A view of a view of a temporary's base still writes through; the result is the view.
+  Tensor y = fg::zeros({2, 2});
+  const Tensor r = (y.view({4}).narrow(0, 1, 2) = fg::ones({2}));
+  EXPECT_TENSOR_EQ(r, Array({2}, {1, 1}), fg::kFloat);
+  EXPECT_TENSOR_EQ(y, Array({2, 2}, {0, 1, 1, 0}), fg::kFloat);
+  // std::move of a named tensor is an rvalue too: libtorch copies into it.
+  Tensor m = fg::zeros({2});
+  Tensor alias = m;
+  std::move(m) = fg::ones({2});
+  EXPECT_TENSOR_EQ(alias, Array({2}, {1, 1}), fg::kFloat);
+}
+
+TEST(WriteThrough, AssigningToANamedTensorRebindsIt) {
+  Tensor x = fg::zeros({3});
+  Tensor alias = x;
+  Tensor row = x.narrow(0, 0, 2);
+  const Tensor other = fg::ones({5});
+  row = other;  // rebinds row: x is untouched, row is other's handle
+  EXPECT_TRUE(row.is_same(other));
+  EXPECT_TENSOR_EQ(x, Array({3}, {0, 0, 0}), fg::kFloat);
+  alias = fg::full({2}, 4.0);  // a temporary on the right: rebinds too
+  EXPECT_EQ(alias.sizes(), (std::vector<int64_t>{2}));
+  EXPECT_TENSOR_EQ(x, Array({3}, {0, 0, 0}), fg::kFloat);
+  Tensor undefined;
+  undefined = x;
+  EXPECT_TRUE(undefined.is_same(x));
+  Tensor moved = std::move(undefined);
+  EXPECT_TRUE(moved.is_same(x));
+  static_assert(std::is_nothrow_move_assignable_v<Tensor> && std::is_nothrow_move_constructible_v<Tensor>);
+}
+
+TEST(WriteThrough, AssigningToAViewReportsWhatCopyReports) {
+  EXPECT_FG_ERROR(fg::zeros({3, 4})[0] = fg::zeros({3}),
+                  "fg::Tensor::operator=: shapes [4] and [3] cannot be broadcast");
+  EXPECT_FG_ERROR(fg::zeros({3, 4})[0] = fg::zeros({2, 4}),
+                  "fg::Tensor::operator=: source of shape [2, 4] cannot be copied into a tensor of shape [4]");
+  Tensor sh = ref::to_tensor(iota({6}), fg::kFloat);
+  EXPECT_FG_ERROR(sh.narrow(0, 0, 4) = sh.narrow(0, 2, 4),
+                  "fg::Tensor::operator=: unsupported operation: some elements of the input tensor and the written-to "
+                  "tensor refer to a single memory location; clone() the input before copying");
+  EXPECT_TENSOR_EQ(sh, iota({6}), fg::kFloat);  // (nothing written)
+  sh.narrow(0, 1, 3) = sh.narrow(0, 1, 3);       // the same elements: a no-op
+  EXPECT_TENSOR_EQ(sh, iota({6}), fg::kFloat);
+  const std::string expanded = "fg::Tensor::operator=: unsupported operation: more than one element of the written-to "
+                               "tensor (shape [3, 2], strides [0, 1]) refers to a single memory location; clone() it "
+                               "before writing to it";
+  Tensor row = fg::zeros({2});
+  EXPECT_FG_ERROR(row.expand({3, 2}) = fg::ones({3, 2}), expanded);
+  EXPECT_FG_ERROR(row.expand({3, 2}) = 1.0, expanded);
+  EXPECT_FG_ERROR(Tensor() = fg::ones({2}), "fg::Tensor::operator=: the input tensor is undefined");
 }
 
 TEST(WriteThrough, FillAndZero) {

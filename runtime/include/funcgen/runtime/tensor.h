@@ -37,6 +37,20 @@ class Tensor {
  public:
   Tensor() = default;  // undefined; defined() is false
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+  Tensor(const Tensor&) = default;
+  Tensor(Tensor&&) noexcept = default;
+  ~Tensor() = default;
+
+  // ---- assignment, as libtorch's ----
+  // To a named tensor: rebinds it to other's storage (`y = x` makes y another handle of x's memory).
+  Tensor& operator=(const Tensor& other) & = default;
+  Tensor& operator=(Tensor&& other) & noexcept = default;
+  // To a temporary, such as a view (`x[i] = v`, `x.select(1, j) = v`, `x.narrow(0, 1, 2) = 0.0`):
+  // copies into its memory, as `copy_(value)` (broadcast to its shape, converted to its dtype) or
+  // `fill_(value)` does; errors name `Tensor::operator=`.
+  Tensor& operator=(const Tensor& value) &&;
+  Tensor& operator=(Tensor&& value) &&;
+  Tensor& operator=(const Scalar& value) &&;
 
   // ---- metadata and data access ----
   bool defined() const { return impl_ != nullptr; }
