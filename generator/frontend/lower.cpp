@@ -4377,11 +4377,41 @@ class FunctionLowerer {
     return x;
   }
 
+  // `x[i] = v`, `x.narrow(0, 1, 2) = 0.0`: an assignment to a temporary tensor (fg::Tensor's
+  // rvalue operator=, as libtorch's) copies into its memory: the in-place `copy_(v)` (a number:
+  // `fill_(v)`) of what the left side makes, so that AD functionalizes the write into the view and
+  // vmap batches it as those ops. Null for other operator calls.
+  ExprPtr assignment_into(const clang::CXXOperatorCallExpr* oc, const clang::FunctionDecl* callee) {
+    const auto* assign = llvm::dyn_cast_or_null<clang::CXXMethodDecl>(callee);
+    if (oc->getOperator() != clang::OO_Equal || oc->getNumArgs() != 2 || assign == nullptr ||
+        assign->getRefQualifier() != clang::RQ_RValue || assign->getNumParams() != 1 ||
+        !is_fg_tensor(context_.getRecordType(assign->getParent())))
+      return nullptr;
+    const bool number = !is_fg_tensor(assign->getParamDecl(0)->getType().getNonReferenceType());
+    const std::string op = number ? "fill_" : "copy_";
+    const clang::CXXMethodDecl* write = nullptr;
+    for (const clang::NamedDecl* d : assign->getParent()->lookup(&context_.Idents.get(op)))
+      if (const auto* m = llvm::dyn_cast<clang::CXXMethodDecl>(d); m != nullptr && m->getNumParams() == 1) write = m;
+    if (write == nullptr) return nullptr;
+    ExprPtr x = make_expr(ExprKind::Call, oc);
+    x->form = ir::CallForm::Method;
+    x->op = op;
+    x->callee = write;
+    x->type = ir::Type::Tensor;
+    x->args.push_back(lower_expr(unmoved(oc->getArg(0))));  // (`std::move(y) = v` writes into y too)
+    x->params.push_back("self");
+    x->param_types.push_back(ir::Type::Tensor);
+    std::vector<const clang::Expr*> value{unmoved(oc->getArg(1))};
+    add_args(*x, write, value);
+    return x;
+  }
+
   ExprPtr lower_operator_call(const clang::CXXOperatorCallExpr* oc) {
     const auto* callee = llvm::dyn_cast_or_null<clang::FunctionDecl>(oc->getCalleeDecl());
     if (callee != nullptr && is_lambda(callee) && (is_user_function(callee) || names_textless(oc->getArg(0))))
       return lower_lambda_call(oc, callee);  // (one that holds no tensors where it cannot be named too)
     if (oc->getOperator() == clang::OO_Equal) assigns_optional(oc, oc->getArg(0));
+    if (ExprPtr x = assignment_into(oc, callee)) return x;
     // `layer(x)` on a structured parameter (or part) whose class has an operator(): a member function call.
     if (callee != nullptr && oc->getOperator() == clang::OO_Call && is_instance_method(callee) && is_user_function(callee))
       if (pytree::Tree* given = resolve(oc->getArg(0), false)) return lower_method_call(oc, callee, *given);

@@ -124,6 +124,8 @@ function(funcgen_ad_test name)
 endfunction()
 # Outputs that are one tensor more than once (issue 42): each gets the sum of its cotangents.
 funcgen_ad_test(aliased_outputs)
+# Assignment into views (`y[i] = v`), lowered as the in-place copy_ it is, through every transform.
+funcgen_ad_test(view_assign)
 # The heaviest translation unit by far; the sanitized build leaves it out (the normal build runs it).
 if(NOT FUNCGEN_SANITIZE)
   funcgen_ad_test(opdb)
