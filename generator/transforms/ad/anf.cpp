@@ -728,6 +728,22 @@ class Normalizer {
     return found;
   }
 
+  // Ops whose result shares its input's memory only sometimes, as in libtorch: `contiguous`, `to`,
+  // `cpu` and `cuda` return the input itself where it already is so, `reshape`, `reshape_as` and
+  // `flatten` a view where the strides allow one and a copy otherwise; `detach` always shares it,
+  // without derivatives. A write into such a result cannot be functionalized.
+  static bool sometimes_aliases(const std::string& op) {
+    return op == "contiguous" || op == "to" || op == "cpu" || op == "cuda" || op == "reshape" || op == "reshape_as" ||
+           op == "flatten" || op == "detach";
+  }
+
+  // A variable that holds `version`, for errors (the version's own name where none does).
+  std::string shown_name(int version, const Scope& scope) const {
+    for (const auto& [src, v] : scope.vars)
+      if (v == version) return scope.fn->var(src).name;
+    return out_->var(version).name;
+  }
+
   // x.op_(args), also on a view made in place (`y.select(0, i).copy_(v)`).
   static bool is_inplace(const Expr& e) {
     return e.kind == ExprKind::Call && (e.form == ir::CallForm::Method || e.form == ir::CallForm::Operator) &&
@@ -740,16 +756,35 @@ class Normalizer {
     const int src = named ? e.args[0]->var : -1;
     const int self = named ? scope.vars.at(src) : value(*e.args[0], scope, out, "view");  // a view written at once
     if (!ok_) return self;
-    if (from_list_.count(self) != 0) {
-      fail(e, "in-place '" + e.op + "' on an element of a vector of tensors cannot be differentiated yet (later "
-              "reads of the vector would not see it); compute a new tensor (w = w * 2) instead");
-      return self;
-    }
-    if (detached_.count(self) != 0) {
-      fail(e, "in-place '" + e.op + "' writes into '" + (named ? scope.fn->var(src).name : out_->var(self).name) +
-                  "', a view that an 'if' or a loop " +
-                  "carried, which cannot be differentiated yet; take the view where it is written");
-      return self;
+    // The tensor written and the tensors it is a view of (`v[0][1] = y` writes into v[0] too).
+    for (int b = self; b >= 0;) {
+      const bool first = b == self;
+      const std::string shown = first && named ? scope.fn->var(src).name : shown_name(b, scope);
+      if (from_list_.count(b) != 0) {
+        fail(e, "in-place '" + e.op + "' on " + (first ? "" : "a view of ") + "an element of a vector of tensors cannot "
+                "be differentiated yet (later reads of the vector would not see it); compute a new tensor (w = w * 2) "
+                "instead");
+        return self;
+      }
+      if (detached_.count(b) != 0) {
+        fail(e, "in-place '" + e.op + "' writes into " + (first ? "" : "a view of ") + "'" + shown +
+                    "', a view that an 'if' or a loop carried, which cannot be differentiated yet; take the view where "
+                    "it is written");
+        return self;
+      }
+      if (auto m = sometimes_aliased_.find(b); m != sometimes_aliased_.end()) {
+        fail(e, "in-place '" + e.op + "' writes into " + (first ? "" : "a view of ") + "what '" + m->second +
+                    "' returned, " +
+                    (m->second == "detach"
+                         ? "which shares its input's memory but not its derivatives, so the write cannot be "
+                           "differentiated; write into the input itself, or into a clone()"
+                         : "which is its input's memory or a copy depending on the input's layout, so funcgen cannot "
+                           "tell whether the write changes the input; write into the input itself (or a view() of "
+                           "it), or into a clone()"));
+        return self;
+      }
+      auto up = view_of_.find(b);
+      b = up == view_of_.end() ? -1 : up->second;
     }
     auto call = std::make_unique<Expr>();
     call->kind = ExprKind::Call;
@@ -1018,6 +1053,7 @@ class Normalizer {
       view_of_[id] = self;
       view_call_[id] = ir::clone(*call);
     }
+    if (self >= 0 && sometimes_aliases(e.op)) sometimes_aliased_[id] = e.op;
     StmtPtr d = ir::decl(id, std::move(call));
     d->range = e.range;
     out.push_back(std::move(d));
@@ -1744,6 +1780,7 @@ class Normalizer {
   std::map<int, int> view_of_;        // version -> the version it is a view of
   std::map<int, ExprPtr> view_call_;  // version -> the view call that made it
   std::map<int, std::set<int>> detached_;  // a merged or carried view -> the source vars of its base
+  std::map<int, std::string> sometimes_aliased_;  // version -> the op that made it (sometimes_aliases)
   std::set<const clang::FunctionDecl*> active_;
   std::vector<std::unique_ptr<ir::Function>> single_returns_;  // helpers with their control flow structured
   bool ok_ = true;
