@@ -2,6 +2,7 @@
 
 #include "ir/build.h"
 #include "ops/batching_rules.h"
+#include "ops/registry.h"
 
 namespace funcgen {
 
@@ -158,7 +159,7 @@ Levels BatchingAnalysis::eval(const ir::Expr& e) {
           // randn_like(x) and dropout(x) are shaped like x: 'same' keeps x's batch, 'different'
           // adds every 'different' level.
           out = vmap_.different;
-          if (e.op == "dropout" || e.op == "bernoulli") out |= args;
+          if (ops::id(e) == ops::dropout || ops::id(e) == ops::bernoulli) out |= args;
           break;
         default:
           break;

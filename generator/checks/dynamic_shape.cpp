@@ -2,6 +2,7 @@
 // its own shape, which one batched tensor cannot hold.
 #include "checks/check_util.h"
 #include "ops/batching_rules.h"
+#include "ops/registry.h"
 
 namespace funcgen {
 
@@ -17,7 +18,7 @@ void check_dynamic_shape(const VmapCheckContext& ctx, const BatchingAnalysis& fn
       if (a->type == ir::Type::Tensor && fn.of(*a) != 0 && which == nullptr) which = a.get();
     if (which == nullptr) return;
     const std::string name = checks::describe(f, ctx.context, *which);
-    const bool is_bool = e.op == "is_nonzero";
+    const bool is_bool = ops::id(e) == ops::is_nonzero;
     ctx.reporter.report("dynamic-shape", checks::call_location(e),
                         "'" + e.op + "' on batched tensor '" + name + "' " +
                             (is_bool ? "needs a single value, but '" + name + "' has one per example"

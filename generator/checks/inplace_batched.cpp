@@ -7,6 +7,7 @@
 #include "checks/check_util.h"
 #include "ops/batching_rules.h"
 #include "ops/inplace.h"
+#include "ops/registry.h"
 
 namespace funcgen {
 
@@ -28,7 +29,8 @@ const ir::Expr* factory_init(const ir::Function& fn, int var) {
   ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) {
     if ((s.kind == ir::StmtKind::Decl || s.kind == ir::StmtKind::Assign) && s.var == var && s.expr &&
         s.expr->kind == ir::ExprKind::Call && s.expr->form == ir::CallForm::Free &&
-        (s.expr->op == "zeros" || s.expr->op == "empty" || s.expr->op == "ones" || s.expr->op == "full"))
+        (ops::id(*s.expr) == ops::zeros || ops::id(*s.expr) == ops::empty || ops::id(*s.expr) == ops::ones ||
+         ops::id(*s.expr) == ops::full))
       found = s.expr.get();
   });
   return found;

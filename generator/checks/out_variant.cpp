@@ -3,6 +3,7 @@
 
 #include "checks/check_util.h"
 #include "ops/batching_rules.h"
+#include "ops/registry.h"
 
 namespace funcgen {
 
@@ -14,7 +15,7 @@ void check_out_variant(const VmapCheckContext& ctx, const BatchingAnalysis& fn) 
     Levels any = 0;
     for (const auto& a : e.args) any |= fn.of(*a);
     if (any == 0) return;  // nothing batched flows through it: it runs as written
-    const std::string functional = e.op.substr(0, e.op.size() - 4);
+    const std::string& functional = ops::info(e).out_functional;
     // fg::add_out(out, a, b)  ->  out = fg::add(a, b)
     std::vector<std::string> rest;
     for (size_t i = 1; i < e.args.size(); ++i) rest.push_back(checks::text_of(ctx.context, e.args[i]->range));

@@ -6,6 +6,7 @@
 
 #include "checks/check_util.h"
 #include "ops/batching_rules.h"
+#include "ops/registry.h"
 
 namespace funcgen {
 
@@ -25,7 +26,9 @@ clang::FixItHint randomness_fix(const VmapLevel& level, const std::string& value
 
 // dropout's `train` argument (dropout, feature_dropout and their masks), or nullptr.
 const ir::Expr* train_argument(const ir::Expr& e) {
-  if (e.op.find("dropout") == std::string::npos) return nullptr;
+  const ops::OpId op = ops::id(e);
+  if (op != ops::dropout && op != ops::dropout_mask && op != ops::feature_dropout && op != ops::feature_dropout_mask)
+    return nullptr;
   for (size_t i = 0; i < e.params.size() && i < e.args.size(); ++i)
     if (e.params[i] == "train") return e.args[i].get();
   return e.args.size() == 3 ? e.args[2].get() : nullptr;

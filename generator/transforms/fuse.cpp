@@ -13,6 +13,7 @@
 
 #include "ir/build.h"
 #include "ops/inplace.h"
+#include "ops/registry.h"
 
 namespace funcgen {
 namespace {
@@ -23,27 +24,9 @@ using ir::ExprPtr;
 using ir::Stmt;
 using ir::StmtKind;
 
-// The ops fg::Fused runs (templates/fused.def, the runtime's list too).
-bool unary_elementwise(const std::string& op) {
-  static const std::set<std::string> ops = {
-#define FG_FUSED_UNARY(name, kind) #name,
-#define FG_FUSED_BINARY(name, kind)
-#include "fused.def"
-#undef FG_FUSED_BINARY
-#undef FG_FUSED_UNARY
-  };
-  return ops.count(op) != 0;
-}
-bool binary_elementwise(const std::string& op) {
-  static const std::set<std::string> ops = {
-#define FG_FUSED_UNARY(name, kind)
-#define FG_FUSED_BINARY(name, kind) #name,
-#include "fused.def"
-#undef FG_FUSED_BINARY
-#undef FG_FUSED_UNARY
-  };
-  return ops.count(op) != 0;
-}
+// The ops fg::Fused runs (templates/fused.def's rows, which the runtime reads too).
+bool unary_elementwise(const std::string& op) { return ops::info(ops::id_of(op)).fused_unary; }
+bool binary_elementwise(const std::string& op) { return ops::info(ops::id_of(op)).fused_binary; }
 
 // A C++ number literal that means the same to strtod: no suffix, no octal or hex.
 bool number(const Expr& e) {
@@ -57,7 +40,7 @@ bool tensor_leaf(const ir::Function& fn, const Expr& e) {
 
 // `y.sizes()` of a tensor local `y`: the shape a shape step takes.
 bool sizes_of_leaf(const ir::Function& fn, const Expr& e) {
-  return e.kind == ExprKind::Call && e.op == "sizes" && e.form == ir::CallForm::Method && e.args.size() == 1 &&
+  return e.kind == ExprKind::Call && ops::id(e) == ops::sizes && e.form == ir::CallForm::Method && e.args.size() == 1 &&
          tensor_leaf(fn, e.arg(0));
 }
 
@@ -65,8 +48,8 @@ bool sizes_of_leaf(const ir::Function& fn, const Expr& e) {
 // broadcasts tangents and sums gradients back; on values of one shape, x itself), or "".
 std::string shape_step(const ir::Function& fn, const Expr& e) {
   if (e.kind != ExprKind::Call || e.args.size() != 2 || !sizes_of_leaf(fn, e.arg(1))) return "";
-  if (e.op == "expand" && e.form == ir::CallForm::Method) return "expand_as";
-  if (e.op == "ad::sum_to" && e.form == ir::CallForm::Free) return "sum_to_as";
+  if (ops::id(e) == ops::expand && e.form == ir::CallForm::Method) return "expand_as";
+  if (ops::id(e) == ops::ad_sum_to && e.form == ir::CallForm::Free) return "sum_to_as";
   return "";
 }
 

@@ -13,6 +13,7 @@
 #include "ir/build.h"
 #include "ops/batching_rules.h"
 #include "ops/inplace.h"
+#include "ops/registry.h"
 #include "transforms/ad/differentiate.h"
 
 namespace funcgen {
@@ -30,7 +31,7 @@ bool pure_op(const Expr& e) {
   // Ops that write into arguments (in place, out=, templates/inplace.def's FG_WRITES: batch_norm's
   // running statistics), and attention, the one op whose batching rule is not Random that draws
   // (its dropout).
-  if (writes_arguments(e.op) || e.op == "scaled_dot_product_attention") return false;
+  if (ops::info(e).writes_arguments || ops::id(e) == ops::scaled_dot_product_attention) return false;
   const OpRule rule = find_rule(e.op);
   return rule.rule != BatchRule::None && rule.rule != BatchRule::Random;
 }
@@ -107,7 +108,7 @@ std::string key(const Expr& e) {
   }
   // a + b and b + a, a * b and b * a: one value (IEEE addition and multiplication commute, and so
   // do broadcasting and type promotion); the product rule of x * x makes both.
-  if (e.kind == ExprKind::Call && (e.op == "add" || e.op == "mul") && args.size() == 2) std::sort(args.begin(), args.end());
+  if (e.kind == ExprKind::Call && (ops::id(e) == ops::add || ops::id(e) == ops::mul) && args.size() == 2) std::sort(args.begin(), args.end());
   k += "(";
   for (const std::string& a : args) k += a + ",";
   return k + ")";
@@ -121,7 +122,7 @@ bool removable(const Expr& root) {
     if (e.form == ir::CallForm::Vmapped)
       ok &= !ad::draws_random(*e.vmapped);
     else
-      ok &= pure_op(e) && e.op != "ad::grad_seed" && e.op != "ad::checked";
+      ok &= pure_op(e) && ops::id(e) != ops::ad_grad_seed && ops::id(e) != ops::ad_checked;
   });
   return ok;
 }

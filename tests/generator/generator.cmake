@@ -52,6 +52,11 @@ funcgen_generated_test(test_limitations_fixed)
 target_link_libraries(test_limitations_fixed PRIVATE GTest::gtest GTest::gtest_main)
 funcgen_discover(test_limitations_fixed generator)
 
+# Op names are compared only in generator/ops/: the rest asks ops/registry.h (issue 42).
+add_test(NAME funcgen.op_names_only_in_ops
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/ops/op_names_only_in_ops.sh ${PROJECT_SOURCE_DIR})
+funcgen_label_test(funcgen.op_names_only_in_ops generator)
+
 # --fix and --export-fixes on the gallery.
 add_test(NAME funcgen.fixes
          COMMAND ${CMAKE_CURRENT_LIST_DIR}/fixes/run_fixes.sh $<TARGET_FILE:funcgen>

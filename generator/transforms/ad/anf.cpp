@@ -14,6 +14,7 @@
 #include "ir/build.h"
 #include "ir/types.h"
 #include "ops/inplace.h"
+#include "ops/registry.h"
 #include "transforms/ad/returns.h"
 
 namespace funcgen::ad {
@@ -200,7 +201,7 @@ class Normalizer {
     // A list's gradient, or its jacobians (the rows of its gradients vmapped, unflattened per element).
     const bool list_derivative = s.expr && s.expr->kind == ExprKind::Call && v.type == ir::Type::TensorList &&
                                  (s.expr->op == ir::kListGradient || s.expr->form == ir::CallForm::Vmapped ||
-                                  s.expr->op.rfind("ad::", 0) == 0);
+                                  ops::info(*s.expr).ad_helper());
     if (list_derivative) {
       fail(s.range.getBegin(), "the gradient of a vector of tensors read at run-time indices cannot be differentiated "
                                "again yet; differentiate w.r.t. the other arguments (argnums), or keep the vector's "
@@ -747,7 +748,7 @@ class Normalizer {
   // x.op_(args), also on a view made in place (`y.select(0, i).copy_(v)`).
   static bool is_inplace(const Expr& e) {
     return e.kind == ExprKind::Call && (e.form == ir::CallForm::Method || e.form == ir::CallForm::Operator) &&
-           e.op.size() > 1 && e.op.back() == '_' && !e.args.empty() && e.args[0]->type == ir::Type::Tensor;
+           ops::info(e).inplace_form() && !e.args.empty() && e.args[0]->type == ir::Type::Tensor;
   }
 
   // x.op_(args) as x = x.op(args): a new version of x (and of what shares x's memory: written()).
@@ -930,7 +931,8 @@ class Normalizer {
     const OpView v = view_of_call(call);
     const std::string* adjoint = nullptr;  // the view op's reverse rule for its base
     // (a write into an expanded view overlaps itself: the runtime refuses it, as PyTorch does)
-    if (v.rule != nullptr && v.op != "expand" && v.op != "expand_as" && v.op != "broadcast_to")
+    const ops::OpId view = ops::id_of(v.op);
+    if (v.rule != nullptr && view != ops::expand && view != ops::expand_as && view != ops::broadcast_to)
       if (auto f = v.rule->vjp.find("self"); f != v.rule->vjp.end()) adjoint = &f->second;
     if (adjoint == nullptr) {
       const std::string shown = declared_name(out_->var(base).name);  // none for a temporary
@@ -1017,12 +1019,12 @@ class Normalizer {
                   "jvp(grad(f))), or call that function here");
       return 0;
     }
-    if (e.form == ir::CallForm::External && e.op == "operator=" && !e.args.empty() && e.arg(0).type == ir::Type::Tensor) {
+    if (e.form == ir::CallForm::External && ops::id(e) == ops::assign_operator && !e.args.empty() && e.arg(0).type == ir::Type::Tensor) {
       fail(e, "assigning a tensor inside an expression cannot be differentiated; assign it in a statement of its own");
       return 0;
     }
     if (e.form == ir::CallForm::External) {
-      fail(e, e.op.rfind("operator", 0) == 0
+      fail(e, e.op.rfind("operator", 0) == 0  // (an External function's C++ name, not an op)
                   ? "calling an object ('" + e.op + "' of a functor, std::function or container) cannot be "
                     "differentiated: funcgen sees only fg ops and functions defined in this file; call such a function"
                   : "calls of '" + e.op + "' cannot be differentiated: funcgen sees only fg ops and functions whose "
@@ -1102,7 +1104,7 @@ class Normalizer {
       }
       return items;
     }
-    if (e.kind == ExprKind::Call && (e.op == "max" || e.op == "min") && e.args.size() >= 2 &&
+    if (e.kind == ExprKind::Call && (ops::id(e) == ops::max || ops::id(e) == ops::min) && e.args.size() >= 2 &&
         e.args[0]->type == ir::Type::Tensor && (e.form == ir::CallForm::Method || e.form == ir::CallForm::Free))
       return extreme_along(e, scope, out);
     fail(e, "this tuple of tensors cannot be differentiated yet (ops that return several tensors have no "
@@ -1314,7 +1316,7 @@ class Normalizer {
   // the derivative), and the values gathered at them, so that the gradient goes to the selected
   // element only, as torch's does (amax would split it among ties).
   std::vector<int> extreme_along(const Expr& e, Scope& scope, std::vector<ir::StmtPtr>& out) {
-    const std::string arg = e.op == "max" ? "fg::argmax" : "fg::argmin";
+    const std::string arg = ops::id(e) == ops::max ? "fg::argmax" : "fg::argmin";
     const int x = value(e.arg(0), scope, out, "");
     ExprPtr self = ir::var_ref(*out_, x), dim = scalar(e.arg(1), scope, out);
     ExprPtr keepdim = e.args.size() > 2 ? scalar(e.arg(2), scope, out) : ir::opaque("false", ir::Type::Bool);

@@ -9,6 +9,7 @@
 #include "transforms/ad/anf.h"
 #include "ops/einsum_rules.h"
 #include "ops/batching_rules.h"
+#include "ops/registry.h"
 
 namespace funcgen::ad {
 
@@ -159,7 +160,7 @@ class Differentiator {
                                         : ir::is_tape_op(*e) ||
                                               (e->kind == ExprKind::VarRef && maybe_undefined_.count(e->var) != 0) ||
                                               (e->kind == ExprKind::Call &&
-                                               (e->op == "ad::zero_gradient" || e->op == "ad::add_gradients"));
+                                               (ops::id(*e) == ops::ad_zero_gradient || ops::id(*e) == ops::ad_add_gradients));
         if (maybe) changed = maybe_undefined_.insert(s.var).second;
       });
     }
@@ -1395,7 +1396,7 @@ void drop_unused(ir::Function& fn) {
                            e != nullptr && e->kind == ExprKind::Call &&
                            (e->form == ir::CallForm::Free || e->form == ir::CallForm::Method ||
                             e->form == ir::CallForm::Operator || e->form == ir::CallForm::Vmapped) &&
-                           !e->op.empty() && e->op.back() != '_' &&
+                           !e->op.empty() && !ops::info(*e).inplace_form() &&
                            (e->form == ir::CallForm::Vmapped || funcgen::find_rule(e->op).rule != BatchRule::Random);
     if (droppable && read.count(s->var) == 0) continue;
     std::vector<ir::StmtPtr> one;

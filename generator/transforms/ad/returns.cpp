@@ -12,6 +12,7 @@
 #include <string>
 
 #include "ir/build.h"
+#include "ops/registry.h"
 
 namespace funcgen::ad {
 
@@ -263,7 +264,7 @@ class LoopRewriter {
       step_statements(std::move(step->args[1]), out);
       return;
     }
-    const bool assigns_tensor = step->kind == ir::ExprKind::Call && step->op == "operator=" && step->args.size() == 2 &&
+    const bool assigns_tensor = step->kind == ir::ExprKind::Call && ops::id(*step) == ops::assign_operator && step->args.size() == 2 &&
                                 step->args[0]->kind == ir::ExprKind::VarRef && step->args[0]->type == ir::Type::Tensor;
     const clang::SourceRange range = step->range;
     StmtPtr st = assigns_tensor ? ir::assign(step->args[0]->var, std::move(step->args[1])) : ir::eval(std::move(step));
@@ -617,7 +618,7 @@ ir::ExprPtr* first_computed(ir::ExprPtr& e, const std::function<bool(const ir::E
   const bool first_only = e->kind == ir::ExprKind::Conditional || e->kind == ir::ExprKind::List ||
                           e->kind == ir::ExprKind::Tuple ||
                           (e->kind == ir::ExprKind::Binary && (e->text == "&&" || e->text == "||" || e->text == ","));
-  const bool written = (e->kind == ir::ExprKind::Call && !e->op.empty() && e->op.back() == '_') ||
+  const bool written = (e->kind == ir::ExprKind::Call && ops::info(*e).inplace_form()) ||
                        (e->kind == ir::ExprKind::Binary && is_assignment(e->text));
   for (size_t i = written ? 1 : 0; i < (first_only ? 1 : e->args.size()) && i < e->args.size(); ++i)
     if (ir::ExprPtr* c = first_computed(e->args[i], here)) return c;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ir/build.h"
+#include "ops/registry.h"
 #include "transforms/ad/differentiate.h"
 #include "transforms/fuse.h"
 
@@ -143,7 +144,7 @@ class Rewriter {
 // The ops a product's rows may feed without a copy: they compute a new tensor from their operands
 // (no view, no in-place write, never their operand itself): the element-wise ops and matmul.
 bool reads_only(const Expr& e) {
-  return e.kind == ExprKind::Call && (fusable_op(e.op) || e.op == "matmul") &&
+  return e.kind == ExprKind::Call && (ops::info(e).fused() || ops::id(e) == ops::matmul) &&
          (e.form == ir::CallForm::Free || e.form == ir::CallForm::Method || e.form == ir::CallForm::Operator);
 }
 
@@ -153,7 +154,7 @@ void view_read_only_rows(ir::Function& fn, const OpResolver& resolver) {
   std::set<int> products, escaping;
   for (const auto& s : fn.body)
     if (s->kind == StmtKind::Decl && s->expr && s->expr->kind == ExprKind::Call &&
-        (s->expr->op == "ad::basis_matmul" || s->expr->op == "ad::matmul_basis"))
+        (ops::id(*s->expr) == ops::ad_basis_matmul || ops::id(*s->expr) == ops::ad_matmul_basis))
       products.insert(s->var);
   if (products.empty()) return;
   // A use escapes unless it is an operand of a reads_only op.

@@ -7,6 +7,7 @@
 
 #include "ir/cxx_text.h"
 #include "ir/types.h"
+#include "ops/registry.h"
 #include "transforms/vmap/batcher.h"
 
 namespace funcgen::vmap {
@@ -209,7 +210,7 @@ Val Batcher::call(const Expr& e) {
   }
   if (e.form == ir::CallForm::External && e.text.empty()) return unseen(e, std::move(args));  // a function, not an operator
   if (e.type != ir::Type::Tensor) return {rebuild(e, values(args)), l};  // side effects: diagnosed by the checks
-  if (!e.op.empty() && e.op.back() == '_') {
+  if (ops::info(e).inplace_form()) {
     // A loop of per-example calls would write into slices of copies, not into the tensor.
     ctx_.reporter->report("unsupported", e.range.getBegin(),
                           "in-place '" + e.op + "' has no batching rule, and the per-example fallback cannot write "
@@ -294,7 +295,8 @@ Val Batcher::reduce(const Expr& e, std::vector<Val> args, int nb) {
   const auto over = [&] { return braced(exprs(literal(nb)), ir::Type::IntList); };
   const auto with = [&](ExprPtr x) { return Val{std::move(x), l}; };
   const bool has_rest = args.size() > 1;
-  if (e.op == "sum" || e.op == "mean") {
+  const ops::OpId op = ops::id(e);
+  if (op == ops::sum || op == ops::mean) {
     std::vector<ExprPtr> a = exprs(std::move(flat), over());
     if (has_rest) {
       a.push_back(text("false", ir::Type::Bool));
@@ -302,12 +304,12 @@ Val Batcher::reduce(const Expr& e, std::vector<Val> args, int nb) {
     }
     return with(runtime(e.op, std::move(a)));
   }
-  if (e.op == "amax" || e.op == "max") return with(runtime("amax", exprs(std::move(flat), over())));
-  if (e.op == "amin" || e.op == "min") return with(runtime("amin", exprs(std::move(flat), over())));
-  if (e.op == "argmax" || e.op == "argmin") return with(runtime(e.op, exprs(std::move(flat), literal(nb))));
-  if (e.op == "norm")
+  if (op == ops::amax || op == ops::max) return with(runtime("amax", exprs(std::move(flat), over())));
+  if (op == ops::amin || op == ops::min) return with(runtime("amin", exprs(std::move(flat), over())));
+  if (op == ops::argmax || op == ops::argmin) return with(runtime(e.op, exprs(std::move(flat), literal(nb))));
+  if (op == ops::norm)
     return with(runtime("norm", exprs(std::move(flat), has_rest ? std::move(args[1].e) : literal(2), over())));
-  if (e.op == "var" || e.op == "std")  // var(self, unbiased)
+  if (op == ops::var || op == ops::std_)  // var(self, unbiased)
     return with(runtime(e.op, exprs(std::move(flat), over(), has_rest ? std::move(args[1].e) : text("true", ir::Type::Bool))));
   return {rebuild(e, values(args)), l};
 }
@@ -325,7 +327,7 @@ Val Batcher::dims(const Expr& e, const OpRule& rule, std::vector<Val> args, int 
     x->levels = l;
     return {std::move(x), l};
   }
-  if (e.op == "squeeze" && args.size() == 1) {
+  if (ops::id(e) == ops::squeeze && args.size() == 1) {
     ExprPtr x = runtime("vmap::squeeze_logical", exprs(std::move(args[0].e), literal(nb)));
     x->levels = l;
     return {std::move(x), l};
@@ -353,12 +355,13 @@ Val Batcher::query(const Expr& e, std::vector<Val> args, int nb) {
   const Levels l = an_.of(e);
   if (nb == 0) return {rebuild(e, values(args)), l};
   std::vector<ExprPtr> a = exprs(std::move(args[0].e), literal(nb));
-  if (e.op == "size") {
+  const ops::OpId op = ops::id(e);
+  if (op == ops::size) {
     a.push_back(std::move(args[1].e));
     return {runtime("vmap::logical_size", std::move(a), ir::Type::Int), l};
   }
-  if (e.op == "dim" || e.op == "ndimension") return {runtime("vmap::logical_dim", std::move(a), ir::Type::Int), l};
-  if (e.op == "numel") return {runtime("vmap::logical_numel", std::move(a), ir::Type::Int), l};
+  if (op == ops::dim || op == ops::ndimension) return {runtime("vmap::logical_dim", std::move(a), ir::Type::Int), l};
+  if (op == ops::numel) return {runtime("vmap::logical_numel", std::move(a), ir::Type::Int), l};
   return {runtime("vmap::logical_sizes", std::move(a), ir::Type::IntList), l};
 }
 
@@ -368,9 +371,10 @@ Val Batcher::helper(const Expr& e, std::vector<Val> args, int nb) {
     x->levels = l;
     return Val{std::move(x), l};
   };
-  if (e.op == "t") return done(runtime("vmap::t", exprs(std::move(args[0].e), literal(nb))));
-  if (e.op == "permute" || e.op == "expand" || e.op == "broadcast_to")
-    return done(runtime(e.op == "permute" ? "vmap::permute" : "vmap::expand",
+  const ops::OpId op = ops::id(e);
+  if (op == ops::t) return done(runtime("vmap::t", exprs(std::move(args[0].e), literal(nb))));
+  if (op == ops::permute || op == ops::expand || op == ops::broadcast_to)
+    return done(runtime(op == ops::permute ? "vmap::permute" : "vmap::expand",
                         exprs(std::move(args[0].e), literal(nb), std::move(args[1].e))));
   // A tensor operand as fg::vmap::Batched; {} (an absent optional tensor) as it is.
   const auto b = [&](size_t i) {
@@ -408,15 +412,15 @@ Val Batcher::helper(const Expr& e, std::vector<Val> args, int nb) {
         a.push_back(tensor ? b(p) : std::move(args[p].e));
       }
     }
-  } else if (e.op == "cat" || e.op == "stack") {
+  } else if (op == ops::cat || op == ops::stack) {
     if (e.arg(0).kind != ExprKind::List) return unsupported_list(e, std::move(args));
     a = exprs(list(0), given(1, "0"));
-  } else if (e.op == "einsum") {
+  } else if (op == ops::einsum) {
     if (e.arg(1).kind != ExprKind::List) return unsupported_list(e, std::move(args));
     a = exprs(std::move(args[0].e), list(1));
-  } else if (e.op == "ad::add_gradients") {  // one may have no value, so no batch: both given the sum's
+  } else if (op == ops::ad_add_gradients) {  // one may have no value, so no batch: both given the sum's
     a = exprs(b(0), b(1), mask(l), batch_sizes_of(l));
-  } else if (e.op.rfind("ad::", 0) == 0) {
+  } else if (ops::info(op).ad_helper()) {
     // The fg::ad helpers of derivative code: fg::vmap::ad::<op>, tensors as Batched, in order.
     for (size_t i = 0; i < args.size(); ++i) a.push_back(e.args[i]->type == ir::Type::Tensor ? b(i) : std::move(args[i].e));
   } else {  // matmul, mm, bmm, mv, dot, outer
@@ -435,7 +439,8 @@ Val Batcher::unsupported_list(const Expr& e, std::vector<Val> args) {
 Val Batcher::random(const Expr& e, std::vector<Val> args) {
   const Levels l = an_.of(e);
   const Levels different = an_.vmap().different;
-  if (e.op == "randn" || e.op == "rand") {
+  const ops::OpId op = ops::id(e);
+  if (op == ops::randn || op == ops::rand) {
     if (different != 0 && !args.empty())
       args[0].e = runtime("vmap::with_batch", exprs(batch_sizes_of(different), std::move(args[0].e)), ir::Type::IntList);
     return {rebuild(e, values(args)), l};
@@ -449,17 +454,17 @@ Val Batcher::random(const Expr& e, std::vector<Val> args) {
         << e.range;
     return {rebuild(e, values(args)), l};
   };
-  if (e.op == "randn_like" || e.op == "rand_like") {
+  if (op == ops::randn_like || op == ops::rand_like) {
     if (lx == different) return {rebuild(e, values(args)), l};
     ExprPtr x = bind(std::move(args[0]), "like");
     ExprPtr sizes = runtime("vmap::logical_sizes", exprs(ir::clone(*x), literal(nx)), ir::Type::IntList);
     if (different != 0) sizes = runtime("vmap::with_batch", exprs(batch_sizes_of(different), std::move(sizes)), ir::Type::IntList);
     ExprPtr opts = runtime("options", exprs(std::move(x)), ir::Type::Other);
     opts->form = ir::CallForm::Method;
-    return {runtime(e.op == "rand_like" ? "rand" : "randn", exprs(std::move(sizes), std::move(opts))), l};
+    return {runtime(op == ops::rand_like ? "rand" : "randn", exprs(std::move(sizes), std::move(opts))), l};
   }
   // dropout_mask(x, p, train): shaped like x's logical tensor, with the 'different' levels only.
-  if (e.op == "dropout_mask") {
+  if (op == ops::dropout_mask) {
     if (lx == different) return {rebuild(e, values(args)), l};
     return {runtime("vmap::dropout_mask", exprs(std::move(args[0].e), literal(nx),
                                                 different != 0 ? batch_sizes_of(different) : braced({}),
@@ -468,19 +473,19 @@ Val Batcher::random(const Expr& e, std::vector<Val> args) {
   }
   // feature_dropout(x, p, train) as x * its channel mask ([N, C, 1, ...] of the logical x), drawn
   // per example at 'different' levels; the mask alone likewise (AD's decomposition keeps it).
-  if (e.op == "feature_dropout" || e.op == "feature_dropout_mask") {
+  if (op == ops::feature_dropout || op == ops::feature_dropout_mask) {
     if (different != 0 && (lx & ~different) != 0) return mixed_randomness();
     const Levels lv = different != 0 ? different : lx;
     ExprPtr x = bind(Val{different != 0 && lx != different ? coerce(std::move(args[0]), different) : std::move(args[0].e), lv}, "x");
     ExprPtr mask = runtime("vmap::feature_dropout_mask",
                            exprs(ir::clone(*x), literal(nbatch(lv)), different != 0 ? batch_sizes_of(different) : braced({}),
                                  std::move(args[1].e), std::move(args[2].e)));
-    if (e.op == "feature_dropout_mask") return {std::move(mask), different};
+    if (op == ops::feature_dropout_mask) return {std::move(mask), different};
     return {runtime("mul", exprs(std::move(x), std::move(mask))), lv};
   }
   // dropout(x, p, train), bernoulli(p): the mask is drawn per example at 'different' levels.
   if (different == 0) {
-    if (e.op == "dropout")
+    if (op == ops::dropout)
       return {runtime("vmap::dropout_same", exprs(std::move(args[0].e), literal(nx), std::move(args[1].e),
                                                   args.size() > 2 ? std::move(args[2].e) : text("true", ir::Type::Bool))),
               l};

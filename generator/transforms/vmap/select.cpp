@@ -4,6 +4,7 @@
 #include <set>
 
 #include "ir/build.h"
+#include "ops/registry.h"
 #include "transforms/vmap/batcher.h"
 
 namespace funcgen::vmap {
@@ -23,10 +24,10 @@ std::optional<Val> Batcher::predicate(const Expr& e) {
     x->args = exprs(std::move(a), std::move(b));
     return Val{std::move(x), l};
   };
-  if (e.kind == ExprKind::Call && (e.op == "item" || e.op == "is_nonzero") && !e.args.empty() &&
+  if (e.kind == ExprKind::Call && (ops::id(e) == ops::item || ops::id(e) == ops::is_nonzero) && !e.args.empty() &&
       e.args[0]->type == ir::Type::Tensor) {
     Val t = expr(e.arg(0));
-    if (e.op == "is_nonzero") return binary("!=", std::move(t.e), literal(0), t.levels);
+    if (ops::id(e) == ops::is_nonzero) return binary("!=", std::move(t.e), literal(0), t.levels);
     return t;
   }
   if (e.kind == ExprKind::Cast) return predicate(e.arg(0));
@@ -120,7 +121,7 @@ bool Batcher::side_effect_free_stmt(const Stmt& s) {
         std::any_of(fn->param_begin(), fn->param_end(), [](const clang::ParmVarDecl* p) {
           return p->getType()->isLValueReferenceType() && !p->getType().getNonReferenceType().isConstQualified();
         });
-    if ((e.op.size() > 1 && e.op.back() == '_') || e.form == ir::CallForm::External || changes_argument) {
+    if (ops::info(e).inplace_form() || e.form == ir::CallForm::External || changes_argument) {
       ok = false;
       ctx_.reporter->report("unsupported", e.range.getBegin(),
                             "control_flow='select' runs both branches, so they must be free of side effects; '" + e.op +
