@@ -440,6 +440,7 @@ UnaryInfo unary_info(UnaryKind k) {
     case UnaryKind::Erf: return {"erf", true};
     case UnaryKind::Silu: return {"silu", true};
     case UnaryKind::LogSigmoid: return {"log_sigmoid", true};
+    case UnaryKind::Expm1: return {"expm1", true};
   }
   return {"unary", true};
 }
@@ -514,6 +515,7 @@ FG_DEFINE_UNARY(relu, Relu)
 FG_DEFINE_UNARY(erf, Erf)
 FG_DEFINE_UNARY(silu, Silu)
 FG_DEFINE_UNARY(log_sigmoid, LogSigmoid)
+FG_DEFINE_UNARY(expm1, Expm1)
 #undef FG_DEFINE_UNARY
 
 Tensor operator-(const Tensor& self) { return neg(self); }

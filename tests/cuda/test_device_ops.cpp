@@ -117,6 +117,7 @@ TEST_F(Cuda, UnaryOpsMatchTheCpu) {
     expect_close(fg::exp(cx), fg::exp(x), rtol, atol);
     expect_close(fg::log(cp), fg::log(pos), rtol, atol);
     expect_close(fg::log1p(cp), fg::log1p(pos), rtol, atol);
+    expect_close(fg::expm1(cx), fg::expm1(x), rtol, atol);
     expect_close(fg::sqrt(cp), fg::sqrt(pos), rtol, atol);
     expect_close(fg::rsqrt(cp), fg::rsqrt(pos), rtol, atol);
     expect_close(fg::sin(cx), fg::sin(x), rtol, atol);

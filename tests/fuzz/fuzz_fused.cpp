@@ -23,7 +23,7 @@ namespace {
 using fg::Tensor;
 
 const char* const kUnary[] = {"neg", "abs", "exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
-                              "tanh", "sigmoid", "relu", "erf", "silu", "log_sigmoid"};
+                              "tanh", "sigmoid", "relu", "erf", "silu", "log_sigmoid", "expm1"};
 const char* const kBinary[] = {"add", "sub", "mul", "div"};
 const char* const kShape[] = {"expand_as", "sum_to_as"};
 

@@ -56,6 +56,8 @@ inline const std::vector<UnaryOp>& unary_ops() {
                   {0.0, -1.0, kInf, kNaN, 1.0, -kInf, 1e-30}),
       FG_UNARY_OP(log1p, [](double x) { return std::log1p(x); }, -0.9, 10, IntPolicy::ToFloat,
                   {0.0, -1.0, -2.0, kInf, kNaN, 1e6}),
+      FG_UNARY_OP(expm1, [](double x) { return std::expm1(x); }, -10, 10, IntPolicy::ToFloat,
+                  {0.0, -0.0, -kInf, kInf, kNaN, 1e-10, -1e-10, 100.0, -100.0, 707.0, 1000.0}),
       FG_UNARY_OP(sqrt, [](double x) { return std::sqrt(x); }, 0, 10, IntPolicy::ToFloat,
                   {0.0, -1.0, kInf, kNaN, 1e-30, 4.0, -kInf}),
       FG_UNARY_OP(rsqrt, [](double x) { return 1.0 / std::sqrt(x); }, 0.01, 10, IntPolicy::ToFloat,

@@ -144,7 +144,7 @@ INSTANTIATE_TEST_SUITE_P(Ops, UnaryOnceTest,
                                             ::testing::Values(Layout::Contiguous)),
                          unary_name);
 
-TEST(UnaryDatabase, CoversEveryUnaryOp) { EXPECT_EQ(unary_ops().size(), 16u); }
+TEST(UnaryDatabase, CoversEveryUnaryOp) { EXPECT_EQ(unary_ops().size(), 17u); }
 
 // int64 inputs: neg, abs and relu stay int64; the transcendental ops give float32, as torch.
 class UnaryIntTest : public ::testing::TestWithParam<size_t> {};
@@ -173,6 +173,18 @@ TEST(Unary, Log1pIsAccurateNearZero) {
                        (ref::Tol{1e-13, 0}));
     const double xf = ref::round_to(x, fg::kFloat);
     EXPECT_TENSOR_NEAR(fg::log1p(fg::full({3}, x, fg::kFloat)), Array({3}, std::log1p(xf)), fg::kFloat,
+                       (ref::Tol{1e-6, 0}));
+  }
+}
+
+TEST(Unary, Expm1IsAccurateNearZero) {
+  // exp(x) - 1 cancels to nothing in float32 and to a few digits in float64 (Highway's vector
+  // expm1 in the CPU kernels, the C library's in the scalar path and on CUDA).
+  for (double x : {1e-10, -3e-9, 2e-7, -0.25}) {
+    EXPECT_TENSOR_NEAR(fg::expm1(fg::full({9}, x, fg::kDouble)), Array({9}, std::expm1(x)), fg::kDouble,
+                       (ref::Tol{1e-13, 0}));
+    const double xf = ref::round_to(x, fg::kFloat);
+    EXPECT_TENSOR_NEAR(fg::expm1(fg::full({9}, x, fg::kFloat)), Array({9}, std::expm1(xf)), fg::kFloat,
                        (ref::Tol{1e-6, 0}));
   }
 }

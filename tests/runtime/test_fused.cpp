@@ -48,7 +48,7 @@ const std::vector<UnaryCase>& unary_cases() {
       {"rsqrt", fg::rsqrt, 1, 1.5},   {"sin", fg::sin, 4, 0},         {"cos", fg::cos, 4, 0},
       {"tan", fg::tan, 1.2, 0},       {"tanh", fg::tanh, 3, 0},       {"sigmoid", fg::sigmoid, 5, 0},
       {"relu", fg::relu, 1, 0},       {"erf", fg::erf, 2, 0},         {"silu", fg::silu, 3, 0},
-      {"log_sigmoid", fg::log_sigmoid, 4, 0}};
+      {"log_sigmoid", fg::log_sigmoid, 4, 0}, {"expm1", fg::expm1, 3, 0}};
   return cases;
 }
 

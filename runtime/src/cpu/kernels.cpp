@@ -155,6 +155,11 @@ void Unary(D d, UnaryKind kind, const T* x, T* out, int64_t n) {
             return hn::Sub(hn::Min(v, hn::Zero(dd)), hn::Log1p(dd, hn::Exp(dd, hn::Neg(hn::Abs(v)))));
           },
           [](T v) { return std::min(v, T(0)) - std::log1p(std::exp(-std::abs(v))); }, finite);
+    case UnaryKind::Expm1:
+      return MapUnary(d, x, out, n, [](D dd, V v) { return hn::Expm1(dd, v); },
+                      [](T v) { return std::expm1(v); },
+                      // (Highway's expm1 is valid to 706 in double; exp's limit is 709)
+                      [](D dd, V v) { return InRange(dd, v, -kMax, sizeof(T) == 4 ? T(88.5) : T(706)); });
   }
 }
 

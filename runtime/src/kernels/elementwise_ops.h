@@ -13,7 +13,7 @@
 namespace fg::kernels {
 
 enum class UnaryKind : int {
-  Neg, Abs, Exp, Log, Log1p, Sqrt, Rsqrt, Sin, Cos, Tan, Tanh, Sigmoid, Relu, Erf, Silu, LogSigmoid,
+  Neg, Abs, Exp, Log, Log1p, Sqrt, Rsqrt, Sin, Cos, Tan, Tanh, Sigmoid, Relu, Erf, Silu, LogSigmoid, Expm1,
 };
 // ReluBackward: a where b > 0, else 0 (relu's gradient a at its output b; NaN passes a, as torch).
 enum class BinaryKind : int { Add, Sub, Mul, Div, Maximum, Minimum, Pow, ReluBackward };
@@ -60,6 +60,7 @@ FG_HD_INLINE T apply_smooth_unary(UnaryKind kind, T x) {
       const T m = x < T(0) ? x : T(0);
       return m - std::log1p(std::exp(x < T(0) ? x : -x));
     }
+    case UnaryKind::Expm1: return std::expm1(x);  // exp(x) - 1, exact near 0 where that cancels
     case UnaryKind::Sin:
     case UnaryKind::Cos:
     case UnaryKind::Tan: return x;

@@ -55,6 +55,7 @@ const Shape M{3, 4};
   X(exp, M, M) \
   X(log, M, M) \
   X(log1p, M, M) \
+  X(expm1, M, M) \
   X(sqrt, M, M) \
   X(rsqrt, M, M) \
   X(sin, M, M) \

@@ -32,7 +32,7 @@ class Fused {
  public:
   // `inputs`: the names the program reads; `program`: statements `name = op(operand, ...)`
   // separated by ';', each operand an input, an earlier name or a number; `outputs`: the names
-  // returned, in order. Unary ops: neg abs exp log log1p sqrt rsqrt sin cos tan tanh sigmoid relu
+  // returned, in order. Unary ops: neg abs exp expm1 log log1p sqrt rsqrt sin cos tan tanh sigmoid relu
   // erf silu log_sigmoid; binary: add sub mul div; shape steps: expand_as sum_to_as (two tensors).
   // A malformed program is an fg::Error.
   Fused(std::initializer_list<const char*> inputs, const char* program, std::initializer_list<const char*> outputs)
