@@ -7,6 +7,7 @@
 
 #include "ir/ir.h"
 #include "ops/derivative_rules.h"
+#include "ops/inplace.h"
 
 namespace funcgen::ops {
 

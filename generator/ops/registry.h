@@ -17,7 +17,6 @@
 #include <string_view>
 
 #include "ops/batching_rules.h"
-#include "ops/inplace.h"
 
 namespace funcgen::ir {
 struct Expr;
