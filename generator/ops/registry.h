@@ -179,6 +179,13 @@ FG_OP_ID(ad_grad_seed, "ad::grad_seed")
 FG_OP_ID(ad_checked, "ad::checked")
 FG_OP_ID(ad_basis_matmul, "ad::basis_matmul")
 FG_OP_ID(ad_matmul_basis, "ad::matmul_basis")
+FG_OP_ID(contiguous, "contiguous")
+FG_OP_ID(to, "to")
+FG_OP_ID(cpu, "cpu")
+FG_OP_ID(reshape, "reshape")
+FG_OP_ID(reshape_as, "reshape_as")
+FG_OP_ID(flatten, "flatten")
+FG_OP_ID(detach, "detach")
 FG_OP_ID(assign_operator, "operator=")
 #undef FG_OP_ID
 

@@ -733,9 +733,11 @@ class Normalizer {
   // `cpu` and `cuda` return the input itself where it already is so, `reshape`, `reshape_as` and
   // `flatten` a view where the strides allow one and a copy otherwise; `detach` always shares it,
   // without derivatives. A write into such a result cannot be functionalized.
-  static bool sometimes_aliases(const std::string& op) {
-    return op == "contiguous" || op == "to" || op == "cpu" || op == "cuda" || op == "reshape" || op == "reshape_as" ||
-           op == "flatten" || op == "detach";
+  // (`cuda` has no row: AD refuses it as an op without a derivative before here.)
+  static bool sometimes_aliases(const Expr& e) {
+    const ops::OpId id = ops::id(e);
+    return id == ops::contiguous || id == ops::to || id == ops::cpu || id == ops::reshape || id == ops::reshape_as ||
+           id == ops::flatten || id == ops::detach;
   }
 
   // A variable that holds `version`, for errors (the version's own name where none does).
@@ -1055,7 +1057,7 @@ class Normalizer {
       view_of_[id] = self;
       view_call_[id] = ir::clone(*call);
     }
-    if (self >= 0 && sometimes_aliases(e.op)) sometimes_aliased_[id] = e.op;
+    if (self >= 0 && sometimes_aliases(e)) sometimes_aliased_[id] = e.op;
     StmtPtr d = ir::decl(id, std::move(call));
     d->range = e.range;
     out.push_back(std::move(d));
