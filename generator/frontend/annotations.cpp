@@ -296,7 +296,7 @@ class Collector {
     for (const clang::ParmVarDecl* p : fn->parameters()) {
       const clang::QualType t = p->getType();
       std::string why;
-      const std::optional<pytree::Tree> tree = pytree::tree_of(t, context_, &why);
+      const std::optional<pytree::Tree> tree = pytree::parameter_tree_of(t, context_, &why);
       if (is_fg_tensor(t)) {
         info.params.push_back({p->getNameAsString(), true, "fg::Tensor"});
       } else if (tree) {  // a structure of tensors: transformed leaf by leaf (frontend/pytree.h)

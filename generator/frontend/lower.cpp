@@ -194,7 +194,7 @@ class FunctionLowerer {
       }
       std::string why;
       std::optional<pytree::Tree> tree =
-          list_parameter(p, decl->getBody()) ? std::nullopt : pytree::tree_of(p->getType(), context_, &why);
+          list_parameter(p, decl->getBody()) ? std::nullopt : pytree::parameter_tree_of(p->getType(), context_, &why);
       if (!why.empty()) {
         unsupported_at(p->getLocation(), "parameter '" + p->getNameAsString() + "' cannot be transformed: " + why);
         return false;
@@ -1643,11 +1643,12 @@ class FunctionLowerer {
   // bound names; by reference, names of the parts of `s` itself.
   bool declare_bindings(const clang::DecompositionDecl* dd, const clang::DeclStmt* ds, std::vector<StmtPtr>& out) {
     const clang::Expr* init = dd->getInit();
+    if (init == nullptr) return false;
     std::optional<pytree::Tree> tree = local_tree(dd->getType());
-    if (!tree || init == nullptr) return false;
     if (dd->getType()->isReferenceType() && resolve(init, false) != nullptr) {
-      aliases_[dd] = init;
+      aliases_[dd] = init;  // (a std::tuple parameter's parts included, whose type alone is no structure)
     } else {
+      if (!tree) return false;
       if (resolve(init, false) == nullptr && structured_callee(strip(init)) == nullptr && !llvm::isa<clang::InitListExpr>(strip(init)))
         return false;
       const auto bindings = dd->bindings();
@@ -1919,7 +1920,8 @@ class FunctionLowerer {
       }
       return;
     }
-    if (const auto* e = llvm::dyn_cast<clang::Expr>(s); e != nullptr && assign_structure(out, e)) return;
+    if (const auto* e = llvm::dyn_cast<clang::Expr>(s); e != nullptr && (assign_structure(out, e) || fill_structure(out, e)))
+      return;
     if (StmtPtr lowered = lower_stmt(s)) out.push_back(std::move(lowered));
   }
 
@@ -1952,6 +1954,32 @@ class FunctionLowerer {
     pytree::Tree* node = resolve(lhs, false);
     if (node == nullptr || node->is_leaf() || !writable(*node, e)) return false;
     init_leaves(*node, lhs->getType(), rhs, false, e, out);
+    return true;
+  }
+
+  // `a.fill(v);` on a std::array of tensors held leaf by leaf: each element assigned v (evaluated once).
+  bool fill_structure(std::vector<StmtPtr>& out, const clang::Expr* e) {
+    const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(strip(e));
+    if (trees_.empty() || mc == nullptr || mc->getMethodDecl() == nullptr || mc->getMethodDecl()->getName() != "fill" ||
+        mc->getNumArgs() != 1)
+      return false;
+    pytree::Tree* node = resolve(mc->getImplicitObjectArgument(), false);
+    if (node == nullptr || node->kind != pytree::Tree::Kind::Array || node->children.empty() ||
+        std::any_of(node->children.begin(), node->children.end(), [](const pytree::Tree& c) { return c.kind != pytree::Tree::Kind::Tensor; }) ||
+        !writable(*node, e))
+      return false;
+    const int value = generated_var(fresh_name(f_.var(node->children.at(0).var).name + "_fill"), ir::Type::Tensor, "const fg::Tensor");
+    StmtPtr d = make(StmtKind::Decl, e);
+    d->var = value;
+    d->expr = lower_expr(mc->getArg(0));
+    out.push_back(std::move(d));
+    for (const pytree::Tree& leaf : node->children) {
+      StmtPtr st = make(StmtKind::Assign, e);
+      st->var = leaf.var;
+      st->text = "=";
+      st->expr = ir::var_ref(f_, value);
+      out.push_back(std::move(st));
+    }
     return true;
   }
 
@@ -3956,7 +3984,8 @@ class FunctionLowerer {
           packing.back() = pass_lambda(args[i], closure, callee, x);
           continue;
         }
-      if (x.form == ir::CallForm::User && i < callee->getNumParams() && is_structured_type(callee->getParamDecl(i)->getType()) &&
+      if (x.form == ir::CallForm::User && i < callee->getNumParams() &&
+          pytree::parameter_tree_of(callee->getParamDecl(i)->getType(), context_).has_value() &&
           !list_parameter(callee->getParamDecl(i), callee->getBody())) {
         structured = true;
         const pytree::Tree* wanted = callee_tree(callee, i, x.absent);

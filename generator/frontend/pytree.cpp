@@ -216,4 +216,11 @@ std::optional<Tree> tree_of(clang::QualType type, const clang::ASTContext& conte
   return t;
 }
 
+std::optional<Tree> parameter_tree_of(clang::QualType type, const clang::ASTContext& context, std::string* why) {
+  if (!holds_tensors(type) || is_fg_tensor(type)) return std::nullopt;
+  std::optional<Tree> t = node_of(type, context, why, 0);
+  if (!t || (!is_structured(*t) && t->kind != Tree::Kind::Tuple)) return std::nullopt;
+  return t;
+}
+
 }  // namespace funcgen::pytree

@@ -77,5 +77,9 @@ std::vector<std::string> optional_paths(const Tree& t, const std::string& root);
 // which part and what to do). Vectors and maps come back without children: their leaves are the
 // elements a function reads.
 std::optional<Tree> tree_of(clang::QualType type, const clang::ASTContext& context, std::string* why = nullptr);
+// A parameter's structure: as tree_of, and a std::tuple of tensors too. (A result of that type is
+// a tuple of outputs, each transformed as one; a parameter of it a structure whose leaves are its
+// elements, as a std::pair's.)
+std::optional<Tree> parameter_tree_of(clang::QualType type, const clang::ASTContext& context, std::string* why = nullptr);
 
 }  // namespace funcgen::pytree

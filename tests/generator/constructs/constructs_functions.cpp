@@ -1032,6 +1032,25 @@ fg::Tensor condition_vars(const fg::Tensor& x) {
   return y.sum();
 }
 
+// ---- a std::array filled, read with front() and back()
+FUNCGEN("tuples_and_fills_grad = grad(tuples_and_fills)")
+FUNCGEN("tuples_and_fills_jvp = jvp(tuples_and_fills)")
+FUNCGEN("tuples_and_fills_jacfwd = jacfwd(tuples_and_fills)")
+FUNCGEN("tuples_and_fills_hessian = hessian(tuples_and_fills)")
+FUNCGEN("tuples_and_fills_jacrev2 = jacrev(jacrev(tuples_and_fills))")
+FUNCGEN("tuples_and_fills_hvp = jvp(grad(tuples_and_fills))")
+FUNCGEN("tuples_and_fills_vmap = vmap(tuples_and_fills)")
+FUNCGEN("tuples_and_fills_psg = vmap(grad(tuples_and_fills))")
+FUNCGEN("tuples_and_fills_vjacrev = vmap(jacrev(tuples_and_fills))")
+fg::Tensor tuples_and_fills(const fg::Tensor& x) {
+  std::array<fg::Tensor, 3> rows;
+  rows.fill(x[0]);
+  rows[1] = rows[1] * x[1];
+  rows.back() = rows.back() + x[2];
+  const fg::Tensor t = rows.front() * rows[1] * 1.5 + rows.front().sin();
+  return (t * rows.back()).sum();
+}
+
 // ---- vmap of a function that returns a vector of tensors built at run time: one batched tensor per
 // element (JAX and torch.func return the list of the batched elements)
 // Returns of lists that the mapped input reaches and of one it does not: each returned batched.

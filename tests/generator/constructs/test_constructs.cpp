@@ -42,6 +42,7 @@ fg::Tensor built_lists(const fg::Tensor& x);
 fg::Tensor element_refs(const fg::Tensor& x);
 fg::Tensor nested_cases(const fg::Tensor& x);
 fg::Tensor condition_vars(const fg::Tensor& x);
+fg::Tensor tuples_and_fills(const fg::Tensor& x);
 std::vector<fg::Tensor> unrolled(const fg::Tensor& x0, const fg::Tensor& w, int64_t steps);
 std::vector<fg::Tensor> filled_rows(const fg::Tensor& x);
 std::vector<fg::Tensor> either(const fg::Tensor& x, const fg::Tensor& w, bool from_x);
@@ -76,7 +77,7 @@ std::vector<Construct> constructs() {
           CONSTRUCT(shape_ints), CONSTRUCT(bindings), CONSTRUCT(pushed), CONSTRUCT(slices), CONSTRUCT(pieces),
           CONSTRUCT(switch_breaks), CONSTRUCT(braced), CONSTRUCT(local_structs), CONSTRUCT(out_params), CONSTRUCT(passed_on),
           CONSTRUCT(lambdas_passed), CONSTRUCT(listed), CONSTRUCT(assigned), CONSTRUCT(counters),
-          CONSTRUCT(captures), CONSTRUCT(built_lists), CONSTRUCT(element_refs), CONSTRUCT(nested_cases), CONSTRUCT(condition_vars)};
+          CONSTRUCT(captures), CONSTRUCT(built_lists), CONSTRUCT(element_refs), CONSTRUCT(nested_cases), CONSTRUCT(condition_vars), CONSTRUCT(tuples_and_fills)};
 }
 
 // d f(x) / d x by central differences: shape out.shape + x.shape.

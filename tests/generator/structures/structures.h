@@ -55,6 +55,7 @@ fg::Tensor predict(const Linear& layer, const fg::Tensor& x);
 Heads heads(const Linear& layer, const fg::Tensor& x);
 fg::Tensor scaled_loss(const Scaled& s, const std::array<fg::Tensor, 2>& xs);
 fg::Tensor pair_loss(const std::pair<fg::Tensor, fg::Tensor>& ab, const fg::Tensor& x);
+fg::Tensor tuple_loss(const std::tuple<fg::Tensor, fg::Tensor>& abs, const fg::Tensor& x);
 fg::Tensor vector_loss(const std::vector<fg::Tensor>& ws, const fg::Tensor& x);
 fg::Tensor list_loss(const fg::Tensor& a, const fg::Tensor& b, const fg::Tensor& x);
 

@@ -87,6 +87,16 @@ fg::Tensor pair_loss(const std::pair<fg::Tensor, fg::Tensor>& ab, const fg::Tens
   return (ab.first * x.exp() + std::get<1>(ab) * x).pow(2).sum();
 }
 
+// A std::tuple of tensors, read with std::get and a structured binding; the helper it
+// is passed on to takes the tuple too.
+static fg::Tensor tuple_part(const std::tuple<fg::Tensor, fg::Tensor>& p) { return std::get<1>(p) * 1.5; }
+FUNCGEN("tuple_grad = grad(tuple_loss)")
+FUNCGEN("tuple_vmap = vmap(tuple_loss, in_dims=(0, None))")
+fg::Tensor tuple_loss(const std::tuple<fg::Tensor, fg::Tensor>& abs, const fg::Tensor& x) {
+  const auto& [a, b] = abs;
+  return (std::get<0>(abs) * x.exp() + tuple_part(abs) * x + a * b).pow(2).sum();
+}
+
 FUNCGEN("vector_grad = grad(vector_loss)")
 FUNCGEN("vector_jacrev = jacrev(vector_loss, argnums=(0, 1))")
 fg::Tensor vector_loss(const std::vector<fg::Tensor>& ws, const fg::Tensor& x) {

@@ -203,6 +203,17 @@ TEST(Structures, PairsVectorsAndTuplesAgainstFiniteDifferences) {
   expect_close(gp.first, numeric_grad(fp, ab.first));
   expect_close(gp.second, numeric_grad(fp, ab.second));
 
+  std::tuple<fg::Tensor, fg::Tensor> abs{input({5}, 7), input({5}, 8)};
+  const auto gt = structured::tuple_grad(abs, x);
+  auto ft = [&] { return structured::tuple_loss(abs, x).item<double>(); };
+  expect_close(std::get<0>(gt), numeric_grad(ft, std::get<0>(abs)));
+  expect_close(std::get<1>(gt), numeric_grad(ft, std::get<1>(abs)));
+  const std::tuple<fg::Tensor, fg::Tensor> batch{fg::stack({std::get<0>(abs), std::get<1>(abs)}),
+                                                 fg::stack({std::get<1>(abs), std::get<0>(abs)})};
+  const fg::Tensor tv = structured::tuple_vmap(batch, x);
+  expect_close(tv[0], structured::tuple_loss(abs, x));
+  expect_close(tv[1], structured::tuple_loss({std::get<1>(abs), std::get<0>(abs)}, x));
+
   std::vector<fg::Tensor> ws{input({4, 3}, 4), input({2, 4}, 5)};
   const fg::Tensor v = input({3}, 6);
   const std::vector<fg::Tensor> gw = structured::vector_grad(ws, v);
