@@ -2142,6 +2142,13 @@ class FunctionLowerer {
   void lower_decl(std::vector<StmtPtr>& out, const clang::Decl* d, const clang::DeclStmt* ds) {
     if (const auto* dd = llvm::dyn_cast<clang::DecompositionDecl>(d)) {
       if (declare_bindings(dd, ds, out)) return;
+      if (const clang::BindingDecl* b = non_const_reference(dd->getType()) ? written_binding(dd) : nullptr) {
+        unsupported_at(b->getLocation(), "'" + b->getNameAsString() + "' names an element of '" + text_of(dd->getInit()) + "' by "
+                       "reference and is assigned, which cannot be transformed yet; hold the tensors in a struct, "
+                       "std::pair or std::array, or bind copies (auto [...] = ...)");
+        for (const clang::BindingDecl* each : dd->bindings()) rejected_.insert(each);  // (their uses are not reported again)
+        return;
+      }
       StmtPtr st = make(StmtKind::Bind, ds);
       for (const clang::BindingDecl* b : dd->bindings()) st->vars.push_back(add_var(b, b->getType()));
       st->text = dd->getType()->isReferenceType() ? "auto&" : "auto";
@@ -2224,6 +2231,23 @@ class FunctionLowerer {
       if (!(ctor != nullptr && ctor->getNumArgs() == 0)) st->expr = lower_expr(init);
     }
     out.push_back(std::move(st));
+  }
+
+  // A binding of `auto& [a, b] = t;` that the function assigns or changes in place (`a = ...`).
+  const clang::BindingDecl* written_binding(const clang::DecompositionDecl* dd) const {
+    struct Refs : clang::RecursiveASTVisitor<Refs> {
+      std::set<const clang::ValueDecl*> bindings;
+      std::vector<const clang::DeclRefExpr*> found;
+      bool VisitDeclRefExpr(clang::DeclRefExpr* r) {
+        if (bindings.count(r->getDecl()) != 0) found.push_back(r);
+        return true;
+      }
+    } refs;
+    for (const clang::BindingDecl* b : dd->bindings()) refs.bindings.insert(b);
+    refs.TraverseStmt(const_cast<clang::Stmt*>(f_.decl->getBody()));
+    for (const clang::DeclRefExpr* r : refs.found)
+      if (written_through(r)) return llvm::cast<clang::BindingDecl>(r->getDecl());
+    return nullptr;
   }
 
   // `fg::Tensor& r = y;` (or const): another name for the variable y, as C++ binds it; what is
@@ -3724,6 +3748,7 @@ class FunctionLowerer {
         return opaque_stmt(e);  // kept: it only sizes the storage
     }
     if (StmtPtr st = assign_listed(e)) return st;
+    if (StmtPtr st = lower_swap(e)) return st;
     // var = expr / var op= expr on a local: an assignment, whatever the type.
     const clang::Expr* lhs = nullptr;
     const clang::Expr* rhs = nullptr;
@@ -4550,9 +4575,54 @@ class FunctionLowerer {
     } else {
       x->form = ir::CallForm::External;
       x->op = qname;
+      if (!writes_no_tensor_argument(call, callee, qname)) return reported(call);
     }
     add_args(*x, callee, args, x->form == ir::CallForm::User);
     return x;
+  }
+
+  // A function funcgen cannot see into that takes tensors by non-const reference may change them:
+  // the transforms would miss it (std::swap of two variables is lowered as the assignments it makes).
+  bool writes_no_tensor_argument(const clang::CallExpr* call, const clang::FunctionDecl* callee, const std::string& qname) {
+    if (qname == "std::move" || qname == "std::forward" || qname == "std::tie" || qname == "std::as_const") return true;
+    for (unsigned i = 0; i < call->getNumArgs() && i < callee->getNumParams(); ++i) {
+      const clang::QualType t = callee->getParamDecl(i)->getType();
+      if (!non_const_reference(t) || !holds_tensors(t.getNonReferenceType())) continue;
+      unsupported(call->getArg(i), "'" + text_of(call->getCallee()) + "' takes '" + text_of(call->getArg(i)) + "' by non-const reference "
+                                   "and may change it, which the transforms cannot follow (they see fg ops and the "
+                                   "functions of this file); assign its result instead, or call it outside the "
+                                   "transformed function");
+      return false;
+    }
+    return true;
+  }
+
+  // std::swap(a, b) of two tensor variables  ->  { const fg::Tensor a_swap__ = a; a = b; b = a_swap__; }
+  StmtPtr lower_swap(const clang::Expr* e) {
+    const auto* call = llvm::dyn_cast<clang::CallExpr>(strip(e));
+    const clang::FunctionDecl* f = call != nullptr ? call->getDirectCallee() : nullptr;
+    if (f == nullptr || f->getQualifiedNameAsString() != "std::swap" || call->getNumArgs() != 2) return nullptr;
+    int sides[2];
+    for (unsigned i = 0; i < 2; ++i) {
+      const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(call->getArg(i)->IgnoreParenImpCasts());
+      auto it = r != nullptr ? vars_.find(r->getDecl()) : vars_.end();
+      if (it == vars_.end() || f_.var(it->second).type != ir::Type::Tensor) return nullptr;
+      sides[i] = it->second;
+    }
+    StmtPtr block = make(StmtKind::Block, e);
+    const int held = generated_var(fresh_name(f_.var(sides[0]).name + "_swap"), ir::Type::Tensor, "const fg::Tensor");
+    StmtPtr d = make(StmtKind::Decl, e);
+    d->var = held;
+    d->expr = ir::var_ref(f_, sides[0]);
+    block->body.push_back(std::move(d));
+    for (const auto& [to, from] : {std::pair<int, int>{sides[0], sides[1]}, std::pair<int, int>{sides[1], held}}) {
+      StmtPtr st = make(StmtKind::Assign, e);
+      st->var = to;
+      st->text = "=";
+      st->expr = ir::var_ref(f_, from);
+      block->body.push_back(std::move(st));
+    }
+    return block;
   }
 
   ir::Function& f_;

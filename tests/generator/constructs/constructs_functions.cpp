@@ -924,8 +924,8 @@ fg::Tensor built_lists(const fg::Tensor& x) {
 }
 
 // ---- writes through references that the transforms must see (issue 42's silent wrong results):
-// a range-for that binds a vector's elements by reference and assigns them (with jumps, in place,
-// through a helper), and helpers that assign the elements of a vector they take by reference
+// a range-for that binds a vector's elements by reference and assigns them (with jumps, through a
+// helper), helpers that assign the elements of a vector they take by reference, and std::swap
 void scale_all(std::vector<fg::Tensor>& v, const fg::Tensor& y) {
   for (size_t i = 0; i < v.size(); ++i) v[i] = v[i] * y;
 }
@@ -960,6 +960,9 @@ fg::Tensor element_refs(const fg::Tensor& x) {
   scale_all(w, x[2]);
   scale_then_sine(w, x[0]);
   fg::Tensor total = (v[0] * v[1] + v[2]).sum() + (w[0] * w[1]).sum();
+  fg::Tensor a = x * 2.0, b = x.cos();
+  std::swap(a, b);  // (the assignments it makes)
+  total = total + (a * x + b).sum();
   return total * static_cast<double>(k);
 }
 

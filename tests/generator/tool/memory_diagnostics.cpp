@@ -5,6 +5,7 @@
 // EXIT: 1
 #include <funcgen/funcgen.h>
 
+#include <tuple>
 #include <vector>
 
 namespace diag {
@@ -89,6 +90,27 @@ fg::Tensor arrays(const fg::Tensor& x) {
 // CHECK: memory_diagnostics.cpp:[[@LINE-1]]:31: error: the C array 'w' is used as a pointer here, which cannot be transformed; declare it as a std::array (const std::array<double, 2> w) and pass w.data() or the array itself [funcgen-unsupported]
 }
 
-// CHECK: 8 errors generated.
+
+// A binding by reference of a std::tuple's element, assigned.
+FUNCGEN("g8 = grad(tuple_binding)")
+fg::Tensor tuple_binding(const fg::Tensor& x) {
+  auto t = std::make_tuple(x, x * 2);
+  auto& [a, b] = t;
+// CHECK: memory_diagnostics.cpp:[[@LINE-1]]:10: error: 'a' names an element of 't' by reference and is assigned, which cannot be transformed yet; hold the tensors in a struct, std::pair or std::array, or bind copies (auto [...] = ...) [funcgen-unsupported]
+  a = a * 3;
+  return (std::get<0>(t) + b).sum();
+}
+
+// A function funcgen cannot see into that takes a tensor by non-const reference.
+void rescale(fg::Tensor& t, double s);
+FUNCGEN("g9 = grad(opaque_write)")
+fg::Tensor opaque_write(const fg::Tensor& x) {
+  fg::Tensor y = x * 2;
+  rescale(y, 3.0);
+// CHECK: memory_diagnostics.cpp:[[@LINE-1]]:11: error: 'rescale' takes 'y' by non-const reference and may change it, which the transforms cannot follow (they see fg ops and the functions of this file); assign its result instead, or call it outside the transformed function [funcgen-unsupported]
+  return y.sum();
+}
+
+// CHECK: 10 errors generated.
 
 }  // namespace diag
