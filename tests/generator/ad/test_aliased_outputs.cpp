@@ -26,27 +26,7 @@ namespace {
 using T = fg::Tensor;
 using Unary = std::function<T(const T&)>;
 using test_inputs::input;
-constexpr double kStep = 1e-6;
-
-// d f(x) / d x by central differences: shape out.shape + x.shape.
-T numeric_jacobian(const Unary& f, const T& at) {
-  T x = at.clone().contiguous();
-  const T out0 = f(x);
-  std::vector<int64_t> shape(out0.sizes().begin(), out0.sizes().end());
-  shape.insert(shape.end(), x.sizes().begin(), x.sizes().end());
-  T jac = fg::zeros({out0.numel(), x.numel()}, fg::kDouble);
-  double* px = x.data_ptr<double>();
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    const double saved = px[i];
-    px[i] = saved + kStep;
-    const T up = f(x).reshape({-1}).clone();  // (a copy: f may return x itself)
-    px[i] = saved - kStep;
-    const T down = f(x).reshape({-1}).clone();
-    px[i] = saved;
-    jac.select(1, i).copy_((up - down) / (2 * kStep));
-  }
-  return jac.reshape(shape);
-}
+using test_inputs::numeric_jacobian;
 
 // ct^T J and J t for a jacobian of shape out.shape + x.shape.
 T pull(const T& jac, const T& ct, const T& x) {

@@ -26,36 +26,12 @@ namespace {
 using T = fg::Tensor;
 using Unary = std::function<T(const T&)>;
 using test_inputs::input;
-constexpr double kStep = 1e-6;
-
-T numeric_jacobian(const Unary& f, const T& at) {
-  T x = at.clone().contiguous();
-  const T out0 = f(x);
-  std::vector<int64_t> shape(out0.sizes().begin(), out0.sizes().end());
-  shape.insert(shape.end(), x.sizes().begin(), x.sizes().end());
-  T jac = fg::zeros({out0.numel(), x.numel()}, fg::kDouble);
-  double* px = x.data_ptr<double>();
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    const double saved = px[i];
-    px[i] = saved + kStep;
-    const T up = f(x).reshape({-1}).clone();  // (a copy: f may return a view of x)
-    px[i] = saved - kStep;
-    const T down = f(x).reshape({-1}).clone();
-    px[i] = saved;
-    jac.select(1, i).copy_((up - down) / (2 * kStep));
-  }
-  return jac.reshape(shape);
-}
+using test_inputs::loop_over_batch;
+using test_inputs::numeric_jacobian;
 
 void expect_close(const T& actual, const T& expected, const std::string& what) {
   ASSERT_EQ(actual.sizes(), expected.sizes()) << what;
   EXPECT_TRUE(fg::allclose(actual, expected, 1e-5, 1e-6)) << what << "\nactual\n" << actual << "\nexpected\n" << expected;
-}
-
-T loop_over_batch(const Unary& f, const T& xs) {
-  std::vector<T> outs;
-  for (int64_t b = 0; b < xs.size(0); ++b) outs.push_back(f(xs.select(0, b)));
-  return fg::stack(outs, 0);
 }
 
 struct Assignment {
