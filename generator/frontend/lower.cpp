@@ -1968,18 +1968,9 @@ class FunctionLowerer {
         std::any_of(node->children.begin(), node->children.end(), [](const pytree::Tree& c) { return c.kind != pytree::Tree::Kind::Tensor; }) ||
         !writable(*node, e))
       return false;
-    const int value = generated_var(fresh_name(f_.var(node->children.at(0).var).name + "_fill"), ir::Type::Tensor, "const fg::Tensor");
-    StmtPtr d = make(StmtKind::Decl, e);
-    d->var = value;
-    d->expr = lower_expr(mc->getArg(0));
-    out.push_back(std::move(d));
-    for (const pytree::Tree& leaf : node->children) {
-      StmtPtr st = make(StmtKind::Assign, e);
-      st->var = leaf.var;
-      st->text = "=";
-      st->expr = ir::var_ref(f_, value);
-      out.push_back(std::move(st));
-    }
+    const int value = declare_made(out, e, fresh_name(f_.var(node->children.at(0).var).name + "_fill"), ir::Type::Tensor,
+                                   "const fg::Tensor", lower_expr(mc->getArg(0)));
+    for (const pytree::Tree& leaf : node->children) assign_made(out, e, leaf.var, value);
     return true;
   }
 
@@ -2233,20 +2224,26 @@ class FunctionLowerer {
     out.push_back(std::move(st));
   }
 
-  // A binding of `auto& [a, b] = t;` that the function assigns or changes in place (`a = ...`).
-  const clang::BindingDecl* written_binding(const clang::DecompositionDecl* dd) const {
+  // The names of `v` in the function's body, in order.
+  std::vector<const clang::DeclRefExpr*> references_to(const clang::ValueDecl* v) const {
     struct Refs : clang::RecursiveASTVisitor<Refs> {
-      std::set<const clang::ValueDecl*> bindings;
+      const clang::ValueDecl* v = nullptr;
       std::vector<const clang::DeclRefExpr*> found;
       bool VisitDeclRefExpr(clang::DeclRefExpr* r) {
-        if (bindings.count(r->getDecl()) != 0) found.push_back(r);
+        if (r->getDecl() == v) found.push_back(r);
         return true;
       }
     } refs;
-    for (const clang::BindingDecl* b : dd->bindings()) refs.bindings.insert(b);
+    refs.v = v;
     refs.TraverseStmt(const_cast<clang::Stmt*>(f_.decl->getBody()));
-    for (const clang::DeclRefExpr* r : refs.found)
-      if (written_through(r)) return llvm::cast<clang::BindingDecl>(r->getDecl());
+    return refs.found;
+  }
+
+  // A binding of `auto& [a, b] = t;` that the function assigns or changes in place (`a = ...`).
+  const clang::BindingDecl* written_binding(const clang::DecompositionDecl* dd) const {
+    for (const clang::BindingDecl* b : dd->bindings())
+      for (const clang::DeclRefExpr* r : references_to(b))
+        if (written_through(r)) return b;
     return nullptr;
   }
 
@@ -2292,26 +2289,23 @@ class FunctionLowerer {
                                   name + ") or a std::vector");
       return "-";
     }
-    struct Decays : clang::RecursiveASTVisitor<Decays> {
-      const clang::VarDecl* vd = nullptr;
-      const clang::Expr* found = nullptr;
-      bool VisitArraySubscriptExpr(clang::ArraySubscriptExpr* a) {
-        subscripted.insert(a->getBase()->IgnoreParens());
-        return true;
+    // (`w[i]` decays `w` too, as the base of the subscript)
+    const auto parent = [&](const clang::Expr* e) {
+      const auto parents = context_.getParentMapContext().getParents(*e);
+      return parents.empty() ? nullptr : parents[0].get<clang::Expr>();
+    };
+    const clang::Expr* decay = nullptr;
+    for (const clang::DeclRefExpr* r : references_to(vd)) {
+      const auto* cast = llvm::dyn_cast_or_null<clang::ImplicitCastExpr>(parent(r));
+      if (cast == nullptr || cast->getCastKind() != clang::CK_ArrayToPointerDecay) continue;
+      const auto* subscript = llvm::dyn_cast_or_null<clang::ArraySubscriptExpr>(parent(cast));
+      if (subscript == nullptr || subscript->getBase()->IgnoreParens() != cast) {
+        decay = cast;
+        break;
       }
-      bool VisitImplicitCastExpr(clang::ImplicitCastExpr* c) {
-        const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(c->getSubExpr()->IgnoreParens());
-        if (c->getCastKind() == clang::CK_ArrayToPointerDecay && r != nullptr && r->getDecl() == vd &&
-            subscripted.count(c) == 0 && found == nullptr)
-          found = c;
-        return true;
-      }
-      std::set<const clang::Expr*> subscripted;
-    } decays;
-    decays.vd = vd;
-    decays.TraverseStmt(const_cast<clang::Stmt*>(f_.decl->getBody()));
-    if (decays.found != nullptr) {
-      reject_variable(vd, decays.found, "the C array '" + name + "' is used as a pointer here, which cannot be "
+    }
+    if (decay != nullptr) {
+      reject_variable(vd, decay, "the C array '" + name + "' is used as a pointer here, which cannot be "
                                         "transformed; declare it as a std::array (" + as_std + " " + name +
                                         ") and pass " + name + ".data() or the array itself");
       return "-";
@@ -2874,6 +2868,15 @@ class FunctionLowerer {
     d->expr = std::move(value);
     out.push_back(std::move(d));
     return id;
+  }
+
+  // var = from; for the code the lowering writes (`at`: where it stands for).
+  void assign_made(std::vector<StmtPtr>& out, const clang::Stmt* at, int var, int from) {
+    StmtPtr st = make(StmtKind::Assign, at);
+    st->var = var;
+    st->text = "=";
+    st->expr = ir::var_ref(f_, from);
+    out.push_back(std::move(st));
   }
 
   // The construction of a vector of `n` copies of a tensor (`h(n, h0)`: h0) or of `n` empty ones
@@ -4488,12 +4491,7 @@ class FunctionLowerer {
         // element, as a statement) or is of a variable (a loop's step `z = z * 0.5`, which AD
         // follows): this one would be printed as written and missed by the transforms.
         const std::string target = text_of(oc->getArg(0));
-        const clang::Expr* at = oc;
-        auto parents = context_.getParentMapContext().getParents(*at);
-        while (!parents.empty() && parents[0].get<clang::ExprWithCleanups>() != nullptr)
-          parents = context_.getParentMapContext().getParents(*parents[0].get<clang::ExprWithCleanups>());
-        const bool statement = !parents.empty() && parents[0].get<clang::Expr>() == nullptr;
-        unsupported(oc, statement ? "this assignment to '" + target + "' cannot be transformed; assign a local "
+        unsupported(oc, element_assigned(oc->getArg(0)) ? "this assignment to '" + target + "' cannot be transformed; assign a local "
                                     "variable, an element of a local std::vector of tensors, or a member of a local "
                                     "struct"
                                   : "an assignment to '" + target + "' inside an expression cannot be transformed; "
@@ -4610,18 +4608,10 @@ class FunctionLowerer {
       sides[i] = it->second;
     }
     StmtPtr block = make(StmtKind::Block, e);
-    const int held = generated_var(fresh_name(f_.var(sides[0]).name + "_swap"), ir::Type::Tensor, "const fg::Tensor");
-    StmtPtr d = make(StmtKind::Decl, e);
-    d->var = held;
-    d->expr = ir::var_ref(f_, sides[0]);
-    block->body.push_back(std::move(d));
-    for (const auto& [to, from] : {std::pair<int, int>{sides[0], sides[1]}, std::pair<int, int>{sides[1], held}}) {
-      StmtPtr st = make(StmtKind::Assign, e);
-      st->var = to;
-      st->text = "=";
-      st->expr = ir::var_ref(f_, from);
-      block->body.push_back(std::move(st));
-    }
+    const int held = declare_made(block->body, e, fresh_name(f_.var(sides[0]).name + "_swap"), ir::Type::Tensor,
+                                  "const fg::Tensor", ir::var_ref(f_, sides[0]));
+    assign_made(block->body, e, sides[0], sides[1]);
+    assign_made(block->body, e, sides[1], held);
     return block;
   }
 

@@ -209,18 +209,16 @@ std::optional<Tree> node_of(clang::QualType type, const clang::ASTContext& conte
 
 }  // namespace
 
-std::optional<Tree> tree_of(clang::QualType type, const clang::ASTContext& context, std::string* why) {
-  if (!holds_tensors(type) || is_fg_tensor(type)) return std::nullopt;
-  std::optional<Tree> t = node_of(type, context, why, 0);
-  if (!t || !is_structured(*t)) return std::nullopt;
-  return t;
-}
-
 std::optional<Tree> parameter_tree_of(clang::QualType type, const clang::ASTContext& context, std::string* why) {
   if (!holds_tensors(type) || is_fg_tensor(type)) return std::nullopt;
   std::optional<Tree> t = node_of(type, context, why, 0);
   if (!t || (!is_structured(*t) && t->kind != Tree::Kind::Tuple)) return std::nullopt;
   return t;
+}
+
+std::optional<Tree> tree_of(clang::QualType type, const clang::ASTContext& context, std::string* why) {
+  std::optional<Tree> t = parameter_tree_of(type, context, why);
+  return t && is_structured(*t) ? t : std::nullopt;  // (a flat std::tuple of tensors is a tuple of outputs)
 }
 
 }  // namespace funcgen::pytree

@@ -62,10 +62,23 @@ bool writes_arguments(const std::string& op) {
 bool is_view_op(const std::string& op) {
   static const std::set<std::string> views = {
 #define FG_VIEW(op) #op,
+#define FG_MAY_ALIAS(op)
 #include "views.def"
+#undef FG_MAY_ALIAS
 #undef FG_VIEW
   };
   return views.count(op) != 0;
+}
+
+bool may_alias_input(const std::string& op) {
+  static const std::set<std::string> ops = {
+#define FG_VIEW(op)
+#define FG_MAY_ALIAS(op) #op,
+#include "views.def"
+#undef FG_MAY_ALIAS
+#undef FG_VIEW
+  };
+  return ops.count(op) != 0;
 }
 
 }  // namespace funcgen

@@ -38,6 +38,8 @@ bool writes_arguments(const std::string& op);
 
 // Whether `op` returns a view of its first argument (templates/views.def).
 bool is_view_op(const std::string& op);
+// Whether `op` returns its input's memory only sometimes (views.def's FG_MAY_ALIAS).
+bool may_alias_input(const std::string& op);
 
 // How `op_` is computed out of place: its row, or an Update of `op` for any other name ending in
 // '_'; nullopt for a name that does not.

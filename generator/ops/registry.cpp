@@ -71,6 +71,7 @@ OpInfo make_info(OpId id, const std::string& name) {
   i.batching = find_rule(name);
   i.derivative = ad::find_rule(name);
   i.view = is_view_op(name);
+  i.may_alias = may_alias_input(name);
   i.writes_arguments = funcgen::writes_arguments(name);
   i.fused_unary = unary.count(name) != 0;
   i.fused_binary = binary.count(name) != 0;

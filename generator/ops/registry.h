@@ -69,7 +69,9 @@ inline constexpr std::string_view kOpNames[] = {
 #undef FG_WRITES
 #undef FG_INPLACE
 #define FG_VIEW(op) #op,
+#define FG_MAY_ALIAS(op) #op,
 #include "views.def"
+#undef FG_MAY_ALIAS
 #undef FG_VIEW
 #define FG_FUSED_UNARY(op, kind) #op,
 #define FG_FUSED_BINARY(op, kind) #op,
@@ -109,6 +111,7 @@ struct OpInfo {
   OpRule batching;         // batching_rules.def (rule None: no row; `add_` is add's row in place)
   const ad::Rule* derivative = nullptr;  // derivatives.def's rows, or nullptr
   bool view = false;       // views.def: returns a view of its first argument
+  bool may_alias = false;  // views.def's FG_MAY_ALIAS: returns its input's memory only sometimes
   bool writes_arguments = false;  // in place, out=, FG_WRITES, or unnamed (ops/inplace.h)
   bool fused_unary = false, fused_binary = false;  // fused.def: fg::Fused runs it
   bool broadcasts = false;  // FG_BROADCASTS
@@ -179,12 +182,6 @@ FG_OP_ID(ad_grad_seed, "ad::grad_seed")
 FG_OP_ID(ad_checked, "ad::checked")
 FG_OP_ID(ad_basis_matmul, "ad::basis_matmul")
 FG_OP_ID(ad_matmul_basis, "ad::matmul_basis")
-FG_OP_ID(contiguous, "contiguous")
-FG_OP_ID(to, "to")
-FG_OP_ID(cpu, "cpu")
-FG_OP_ID(reshape, "reshape")
-FG_OP_ID(reshape_as, "reshape_as")
-FG_OP_ID(flatten, "flatten")
 FG_OP_ID(detach, "detach")
 FG_OP_ID(assign_operator, "operator=")
 #undef FG_OP_ID

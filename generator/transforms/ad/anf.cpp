@@ -729,17 +729,6 @@ class Normalizer {
     return found;
   }
 
-  // Ops whose result shares its input's memory only sometimes, as in libtorch: `contiguous`, `to`,
-  // `cpu` and `cuda` return the input itself where it already is so, `reshape`, `reshape_as` and
-  // `flatten` a view where the strides allow one and a copy otherwise; `detach` always shares it,
-  // without derivatives. A write into such a result cannot be functionalized.
-  // (`cuda` has no row: AD refuses it as an op without a derivative before here.)
-  static bool sometimes_aliases(const Expr& e) {
-    const ops::OpId id = ops::id(e);
-    return id == ops::contiguous || id == ops::to || id == ops::cpu || id == ops::reshape || id == ops::reshape_as ||
-           id == ops::flatten || id == ops::detach;
-  }
-
   // A variable that holds `version`, for errors (the version's own name where none does).
   std::string shown_name(int version, const Scope& scope) const {
     for (const auto& [src, v] : scope.vars)
@@ -776,9 +765,9 @@ class Normalizer {
         return self;
       }
       if (auto m = sometimes_aliased_.find(b); m != sometimes_aliased_.end()) {
-        fail(e, "in-place '" + e.op + "' writes into " + (first ? "" : "a view of ") + "what '" + m->second +
-                    "' returned, " +
-                    (m->second == "detach"
+        fail(e, "in-place '" + e.op + "' writes into " + (first ? "" : "a view of ") + "what '" +
+                    ops::name_of(m->second) + "' returned, " +
+                    (m->second == ops::detach
                          ? "which shares its input's memory but not its derivatives, so the write cannot be "
                            "differentiated; write into the input itself, or into a clone()"
                          : "which is its input's memory or a copy depending on the input's layout, so funcgen cannot "
@@ -1057,7 +1046,7 @@ class Normalizer {
       view_of_[id] = self;
       view_call_[id] = ir::clone(*call);
     }
-    if (self >= 0 && sometimes_aliases(e)) sometimes_aliased_[id] = e.op;
+    if (self >= 0 && ops::info(e).may_alias) sometimes_aliased_[id] = ops::id(e);  // (views.def)
     StmtPtr d = ir::decl(id, std::move(call));
     d->range = e.range;
     out.push_back(std::move(d));
@@ -1784,7 +1773,7 @@ class Normalizer {
   std::map<int, int> view_of_;        // version -> the version it is a view of
   std::map<int, ExprPtr> view_call_;  // version -> the view call that made it
   std::map<int, std::set<int>> detached_;  // a merged or carried view -> the source vars of its base
-  std::map<int, std::string> sometimes_aliased_;  // version -> the op that made it (sometimes_aliases)
+  std::map<int, ops::OpId> sometimes_aliased_;  // version -> the op that made it (views.def's FG_MAY_ALIAS)
   std::set<const clang::FunctionDecl*> active_;
   std::vector<std::unique_ptr<ir::Function>> single_returns_;  // helpers with their control flow structured
   bool ok_ = true;
