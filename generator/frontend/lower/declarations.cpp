@@ -1,0 +1,232 @@
+#include "frontend/lower/declarations.h"
+
+#include <algorithm>
+#include <functional>
+#include <iterator>
+#include <set>
+#include <variant>
+
+#include <clang/AST/DeclCXX.h>
+#include <clang/AST/ExprCXX.h>
+#include <clang/AST/ParentMapContext.h>
+#include <clang/AST/RecursiveASTVisitor.h>
+#include <clang/AST/StmtCXX.h>
+#include <clang/Lex/Lexer.h>
+
+#include "compat/clang_compat.h"
+#include "frontend/pytree.h"
+#include "ir/build.h"
+#include "ir/cxx_text.h"
+
+#include "frontend/lower/queries.h"
+
+namespace funcgen::lower {
+
+// The leaves of structures that C++ text assigns (`s.steps++`, `s.steps += 1` kept as text).
+void DeclarationLowering::leaf_writes(const clang::Stmt* s, std::vector<int>& writes) {
+  if (s == nullptr || trees_.empty()) return;
+  std::vector<const clang::Expr*> targets;
+  if (const auto* u = llvm::dyn_cast<clang::UnaryOperator>(s); u != nullptr && u->isIncrementDecrementOp())
+    targets.push_back(u->getSubExpr());
+  if (const auto* b = llvm::dyn_cast<clang::BinaryOperator>(s); b != nullptr && b->isAssignmentOp()) targets.push_back(b->getLHS());
+  if (const auto* c = llvm::dyn_cast<clang::CallExpr>(s); c != nullptr && c->getDirectCallee() != nullptr) {
+    const clang::FunctionDecl* fn = c->getDirectCallee();  // `bump(s.steps)` of a `void bump(int64_t&)`
+    const unsigned shift = llvm::isa<clang::CXXOperatorCallExpr>(c) && llvm::isa<clang::CXXMethodDecl>(fn);
+    for (unsigned i = shift; i < c->getNumArgs() && i - shift < fn->getNumParams(); ++i)
+      if (non_const_reference(fn->getParamDecl(i - shift)->getType())) targets.push_back(c->getArg(i));
+    if (const auto* m = llvm::dyn_cast<clang::CXXMemberCallExpr>(c); m != nullptr && m->getMethodDecl() != nullptr &&
+                                                                    !m->getMethodDecl()->isConst())
+      targets.push_back(m->getImplicitObjectArgument());  // `s.name.append("x")`
+  }
+  for (const clang::Expr* target : targets)
+    if (const pytree::Tree* leaf = resolve(target, false);
+        leaf != nullptr && leaf->kind == pytree::Tree::Kind::Scalar && writable(*leaf, s) &&
+        std::find(writes.begin(), writes.end(), leaf->var) == writes.end())
+      writes.push_back(leaf->var);
+  for (const clang::Stmt* child : s->children()) leaf_writes(child, writes);
+}
+
+void DeclarationLowering::lower_decl(std::vector<StmtPtr>& out, const clang::Decl* d, const clang::DeclStmt* ds) {
+  if (const auto* dd = llvm::dyn_cast<clang::DecompositionDecl>(d)) {
+    if (declare_bindings(dd, ds, out)) return;
+    if (const clang::BindingDecl* b = non_const_reference(dd->getType()) ? written_binding(dd) : nullptr) {
+      unsupported_at(b->getLocation(), "'" + b->getNameAsString() + "' names an element of '" + text_of(dd->getInit()) + "' by "
+                     "reference and is assigned, which cannot be transformed yet; hold the tensors in a struct, "
+                     "std::pair or std::array, or bind copies (auto [...] = ...)");
+      for (const clang::BindingDecl* each : dd->bindings()) rejected_.insert(each);  // (their uses are not reported again)
+      return;
+    }
+    StmtPtr st = make(StmtKind::Bind, ds);
+    for (const clang::BindingDecl* b : dd->bindings()) st->vars.push_back(add_var(b, b->getType()));
+    st->text = dd->getType()->isReferenceType() ? "auto&" : "auto";
+    st->expr = lower_expr(dd->getInit());
+    out.push_back(std::move(st));
+    return;
+  }
+  const auto* vd = llvm::dyn_cast<clang::VarDecl>(d);
+  if (vd == nullptr) {
+    if (involves_tensors(ds)) unsupported(ds, "this declaration cannot be transformed");
+    else out.push_back(opaque_stmt(ds));
+    return;
+  }
+  if (aliases_.count(vd) != 0 || alias(vd)) return;  // reads of it read the parameter's leaves
+  if (auto it = stacked_.find(vd); it != stacked_.end()) {
+    declare_stacked(it->second, vd, ds, out);
+    return;
+  }
+  if (listed_.count(vd) != 0 && filled_list(vd, ds, out)) return;
+  if (const auto* lambda = vd->getInit() != nullptr ? llvm::dyn_cast<clang::LambdaExpr>(strip(vd->getInit())) : nullptr) {
+    // Its calls are helper calls (lower_lambda_call); the definition stays for the generated
+    // code that calls it as it is (unbatched), which may not. One that calls a lambda this helper
+    // was passed cannot be written there: its calls are always transformed.
+    lambdas_.insert(vd);
+    for (const clang::ValueDecl* v : lower::captured(lambda->getLambdaClass()))
+      if (textless_.count(v) != 0) {
+        textless_.insert(vd);
+        return;
+      }
+    StmtPtr st = opaque_stmt(ds);
+    st->text = "[[maybe_unused]] " + st->text;
+    // (AD inlines the calls of one on tensors; one on numbers only is called as written.)
+    st->lambda_definition = is_user_function(lambda->getCallOperator());
+    out.push_back(std::move(st));
+    return;
+  }
+  if (declare_structure(vd, ds, out)) return;
+  if (record_name(vd->getType()) == "std::optional" && is_fg_tensor(template_arg(bare(vd->getType()), 0))) {
+    reject_variable(vd, ds, "'" + vd->getNameAsString() + "' is a local std::optional<fg::Tensor>, which cannot be "
+                                "transformed yet: funcgen specializes on the optionals a function is passed; test "
+                                "the parameter itself (if (b)), or name it with 'const auto& " + vd->getNameAsString() +
+                                " = b;'");
+    return;
+  }
+  if (closure_of(vd->getType()) != nullptr && captures_tensors(vd->getType())) {  // `auto g = f;`
+    reject_variable(vd, ds, "'" + vd->getNameAsString() + "' holds a lambda defined elsewhere, which cannot be "
+                                "transformed; call that lambda by its own name");
+    return;
+  }
+  if (user_record_holds_tensors(vd->getType())) {
+    const auto* record = bare(vd->getType())->getAsCXXRecordDecl();
+    reject_variable(vd, ds, "'" + vd->getNameAsString() + "' is a '" + record->getNameAsString() +
+                                "' that holds tensors, which cannot be transformed; keep the tensors in fg::Tensor, "
+                                "std::vector or std::tuple variables");
+    return;
+  }
+  if (vd->getType()->isPointerType() && is_tensor_type(vd->getType()->getPointeeType())) {
+    reject_variable(vd, ds, "'" + vd->getNameAsString() + "' is a pointer to a tensor, which cannot be transformed; "
+                                "use the tensor itself (fg::Tensor is a handle: copies share its storage) or a reference");
+    return;
+  }
+  if (const auto* array = context_.getAsConstantArrayType(vd->getType()); array != nullptr && is_tensor_type(array->getElementType())) {
+    reject_variable(vd, ds, "'" + vd->getNameAsString() + "' is a C array of tensors, which cannot be transformed; "
+                                "use a std::vector<fg::Tensor> or separate variables");
+    return;
+  }
+  if (vd->getType()->isReferenceType() && is_fg_tensor(vd->getType().getNonReferenceType()) && tensor_reference(vd, ds))
+    return;
+  std::string array_type;
+  if (context_.getAsConstantArrayType(vd->getType()) != nullptr && !(array_type = local_array(vd, ds)).empty())
+    if (array_type == "-") return;
+  StmtPtr st = make(StmtKind::Decl, ds);
+  st->range = vd->getSourceRange();
+  st->var = add_var(vd, vd->getType());
+  if (!array_type.empty()) f_.vars[static_cast<size_t>(st->var)].cxx_type = array_type;
+  st->is_static_local = vd->isStaticLocal();
+  if (const clang::Expr* init = vd->getInit()) {
+    // `fg::Tensor y;` default-constructs through a CXXConstructExpr with no arguments.
+    const auto* ctor = llvm::dyn_cast<clang::CXXConstructExpr>(init);
+    if (!(ctor != nullptr && ctor->getNumArgs() == 0)) st->expr = lower_expr(init);
+  }
+  out.push_back(std::move(st));
+}
+
+// The names of `v` in the function's body, in order.
+std::vector<const clang::DeclRefExpr*> DeclarationLowering::references_to(const clang::ValueDecl* v) const {
+  struct Refs : clang::RecursiveASTVisitor<Refs> {
+    const clang::ValueDecl* v = nullptr;
+    std::vector<const clang::DeclRefExpr*> found;
+    bool VisitDeclRefExpr(clang::DeclRefExpr* r) {
+      if (r->getDecl() == v) found.push_back(r);
+      return true;
+    }
+  } refs;
+  refs.v = v;
+  refs.TraverseStmt(const_cast<clang::Stmt*>(f_.decl->getBody()));
+  return refs.found;
+}
+
+// A binding of `auto& [a, b] = t;` that the function assigns or changes in place (`a = ...`).
+const clang::BindingDecl* DeclarationLowering::written_binding(const clang::DecompositionDecl* dd) const {
+  for (const clang::BindingDecl* b : dd->bindings())
+    for (const clang::DeclRefExpr* r : references_to(b))
+      if (written_through(r)) return b;
+  return nullptr;
+}
+
+// `fg::Tensor& r = y;` (or const): another name for the variable y, as C++ binds it; what is
+// assigned to either is assigned to both, so both are y's variable. A non-const reference to
+// anything else (an element, a member) is reported; a const one to an element is its value
+// there, as before (true: nothing more to declare).
+bool DeclarationLowering::tensor_reference(const clang::VarDecl* vd, const clang::DeclStmt* ds) {
+  const clang::Expr* init = vd->getInit() != nullptr ? vd->getInit()->IgnoreParens() : nullptr;
+  if (init == nullptr || llvm::isa<clang::MaterializeTemporaryExpr>(init) || llvm::isa<clang::ExprWithCleanups>(init))
+    return false;  // a temporary, bound for its lifetime: a value
+  const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(init->IgnoreParenImpCasts());
+  if (ref != nullptr && vars_.count(ref->getDecl()) != 0 && f_.var(vars_.at(ref->getDecl())).type == ir::Type::Tensor) {
+    vars_[vd] = vars_.at(ref->getDecl());
+    return true;
+  }
+  if (!non_const_reference(vd->getType()) || resolve(vd->getInit(), false) != nullptr) return false;
+  reject_variable(vd, ds, "'" + vd->getNameAsString() + "' is a non-const reference to '" + text_of(vd->getInit()) +
+                              "', which cannot be transformed yet; assign the element itself (" +
+                              text_of(vd->getInit()) + " = ...), or bind a reference to a variable");
+  return true;
+}
+
+// A local C array of numbers (`const double w[] = {0.5, 1.5};`) is declared as the std::array it
+// stands for: the transforms keep locals in tuples and pass them to functions, which a C array
+// cannot be. Its reads (w[i], a range-for, std::size) are the same; where it decays to a pointer
+// (passed to a `const double*`), or has more dimensions, it is reported. The type, or "-" after
+// a report.
+std::string DeclarationLowering::local_array(const clang::VarDecl* vd, const clang::DeclStmt* ds) {
+  const clang::ConstantArrayType* array = context_.getAsConstantArrayType(vd->getType());
+  const clang::QualType element = array->getElementType();
+  const std::string name = vd->getNameAsString();
+  const clang::Expr* init = vd->getInit() != nullptr ? strip(vd->getInit()) : nullptr;
+  const std::function<std::string(clang::QualType)> std_array = [&](clang::QualType t) {
+    if (const clang::ConstantArrayType* a = context_.getAsConstantArrayType(t))
+      return "std::array<" + std_array(a->getElementType()) + ", " + std::to_string(a->getSize().getZExtValue()) + ">";
+    return cxx_spelling(t.getUnqualifiedType(), context_);
+  };
+  const std::string as_std = std::string(context_.getBaseElementType(vd->getType()).isConstQualified() ? "const " : "") + std_array(vd->getType());
+  if (!element->isArithmeticType() || (init != nullptr && !llvm::isa<clang::InitListExpr>(init))) {
+    reject_variable(vd, ds, "'" + name + "' is a C array of " + (element->isArrayType() ? "arrays" : "this type") +
+                                ", which cannot be transformed yet; declare it as a std::array (" + as_std + " " +
+                                name + ") or a std::vector");
+    return "-";
+  }
+  // (`w[i]` decays `w` too, as the base of the subscript)
+  const auto parent = [&](const clang::Expr* e) {
+    const auto parents = context_.getParentMapContext().getParents(*e);
+    return parents.empty() ? nullptr : parents[0].get<clang::Expr>();
+  };
+  const clang::Expr* decay = nullptr;
+  for (const clang::DeclRefExpr* r : references_to(vd)) {
+    const auto* cast = llvm::dyn_cast_or_null<clang::ImplicitCastExpr>(parent(r));
+    if (cast == nullptr || cast->getCastKind() != clang::CK_ArrayToPointerDecay) continue;
+    const auto* subscript = llvm::dyn_cast_or_null<clang::ArraySubscriptExpr>(parent(cast));
+    if (subscript == nullptr || subscript->getBase()->IgnoreParens() != cast) {
+      decay = cast;
+      break;
+    }
+  }
+  if (decay != nullptr) {
+    reject_variable(vd, decay, "the C array '" + name + "' is used as a pointer here, which cannot be "
+                                      "transformed; declare it as a std::array (" + as_std + " " + name +
+                                      ") and pass " + name + ".data() or the array itself");
+    return "-";
+  }
+  return as_std;
+}
+
+}  // namespace funcgen::lower

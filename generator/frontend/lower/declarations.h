@@ -1,0 +1,18 @@
+// Declarations of locals: tensors, references, structures, bindings, C arrays.
+#pragma once
+
+#include "frontend/lower/core.h"
+
+namespace funcgen::lower {
+
+class DeclarationLowering : public virtual LowererCore {
+ protected:
+  void leaf_writes(const clang::Stmt* s, std::vector<int>& writes) override;
+  void lower_decl(std::vector<StmtPtr>& out, const clang::Decl* d, const clang::DeclStmt* ds) override;
+  std::vector<const clang::DeclRefExpr*> references_to(const clang::ValueDecl* v) const;
+  const clang::BindingDecl* written_binding(const clang::DecompositionDecl* dd) const;
+  bool tensor_reference(const clang::VarDecl* vd, const clang::DeclStmt* ds);
+  std::string local_array(const clang::VarDecl* vd, const clang::DeclStmt* ds);
+};
+
+}  // namespace funcgen::lower
