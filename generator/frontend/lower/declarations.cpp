@@ -112,9 +112,8 @@ void DeclarationLowering::lower_decl(std::vector<StmtPtr>& out, const clang::Dec
                                 "std::vector or std::tuple variables");
     return;
   }
-  if (vd->getType()->isPointerType() && is_tensor_type(vd->getType()->getPointeeType())) {
-    reject_variable(vd, ds, "'" + vd->getNameAsString() + "' is a pointer to a tensor, which cannot be transformed; "
-                                "use the tensor itself (fg::Tensor is a handle: copies share its storage) or a reference");
+  if (points_to_tensor(vd->getType())) {
+    tensor_pointer(vd, ds);
     return;
   }
   if (const auto* array = context_.getAsConstantArrayType(vd->getType()); array != nullptr && is_tensor_type(array->getElementType())) {
@@ -181,6 +180,45 @@ bool DeclarationLowering::tensor_reference(const clang::VarDecl* vd, const clang
                               "', which cannot be transformed yet; assign the element itself (" +
                               text_of(vd->getInit()) + " = ...), or bind a reference to a variable");
   return true;
+}
+
+// `fg::Tensor* p = &y;`: where p points at a tensor variable for its whole life and is used only
+// as *p and p->, it is another name for y, as a reference is (tensor_reference). A pointer set
+// again, compared, passed on or pointing elsewhere is reported, at that use.
+void DeclarationLowering::tensor_pointer(const clang::VarDecl* vd, const clang::DeclStmt* ds) {
+  const std::string name = vd->getNameAsString();
+  const clang::Expr* init = vd->getInit() != nullptr ? vd->getInit()->IgnoreParenImpCasts() : nullptr;
+  const auto* address = llvm::dyn_cast_or_null<clang::UnaryOperator>(init);
+  const auto* target = address != nullptr && address->getOpcode() == clang::UO_AddrOf
+                           ? llvm::dyn_cast<clang::DeclRefExpr>(address->getSubExpr()->IgnoreParenImpCasts())
+                           : nullptr;
+  auto it = target != nullptr ? vars_.find(target->getDecl()) : vars_.end();
+  if (it == vars_.end() || f_.var(it->second).type != ir::Type::Tensor) {
+    reject_variable(vd, ds, "'" + name + "' is a pointer to a tensor that does not point at a tensor variable (" +
+                                (init != nullptr ? text_of(init) : std::string("no value")) +
+                                "), which cannot be transformed; use the tensor itself (fg::Tensor is a handle: "
+                                "copies share its storage) or a reference");
+    return;
+  }
+  const auto parent = [&](const clang::Stmt* s) -> const clang::Stmt* {
+    const auto parents = context_.getParentMapContext().getParents(*s);
+    return parents.empty() ? nullptr : parents[0].get<clang::Stmt>();
+  };
+  for (const clang::DeclRefExpr* r : references_to(vd)) {
+    const clang::Stmt* use = parent(r);
+    while (const auto* cast = llvm::dyn_cast_or_null<clang::ImplicitCastExpr>(use))  // (to const fg::Tensor* for p->size())
+      if (cast->getCastKind() == clang::CK_LValueToRValue || cast->getCastKind() == clang::CK_NoOp) use = parent(cast);
+      else break;
+    const auto* deref = llvm::dyn_cast_or_null<clang::UnaryOperator>(use);
+    const auto* member = llvm::dyn_cast_or_null<clang::MemberExpr>(use);
+    if ((deref != nullptr && deref->getOpcode() == clang::UO_Deref) || (member != nullptr && member->isArrow())) continue;
+    reject_variable(vd, r, "the pointer '" + name + "' is used here other than as *" + name + " or " + name +
+                               "->, which cannot be transformed; funcgen follows a pointer that points at one tensor "
+                               "variable for its whole life; use that tensor (" + text_of(target) +
+                               ") or a reference to it");
+    return;
+  }
+  vars_[vd] = it->second;
 }
 
 // A local C array of numbers (`const double w[] = {0.5, 1.5};`) is declared as the std::array it

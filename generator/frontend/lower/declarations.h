@@ -12,6 +12,7 @@ class DeclarationLowering : public virtual LowererCore {
   std::vector<const clang::DeclRefExpr*> references_to(const clang::ValueDecl* v) const;
   const clang::BindingDecl* written_binding(const clang::DecompositionDecl* dd) const;
   bool tensor_reference(const clang::VarDecl* vd, const clang::DeclStmt* ds);
+  void tensor_pointer(const clang::VarDecl* vd, const clang::DeclStmt* ds);
   std::string local_array(const clang::VarDecl* vd, const clang::DeclStmt* ds);
 };
 

@@ -73,6 +73,12 @@ const clang::Expr* ExpressionLowering::strip(const clang::Expr* e) {
         continue;
       }
     }
+    if (const auto* u = llvm::dyn_cast<clang::UnaryOperator>(e); u != nullptr && u->getOpcode() == clang::UO_Deref)
+      if (const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(u->getSubExpr()->IgnoreParenImpCasts());
+          r != nullptr && points_to_tensor(r->getType()) && vars_.count(r->getDecl()) != 0) {
+        e = r;  // `*p` of `fg::Tensor* p = &y;`: y (tensor_pointer)
+        continue;
+      }
     if (const auto* f = llvm::dyn_cast<clang::CXXFunctionalCastExpr>(e);
         f != nullptr && (is_fg_tensor(f->getType()) || record_name(f->getType()) == "fg::Scalar")) {
       e = f->getSubExpr();

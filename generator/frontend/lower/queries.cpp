@@ -22,6 +22,8 @@ namespace funcgen::lower {
 
 bool is_tensor_type(clang::QualType t) { return ir::is_tensor_like(ir_type_of(t)); }
 
+bool points_to_tensor(clang::QualType t) { return t->isPointerType() && is_fg_tensor(t->getPointeeType()); }
+
 // A struct or class of the user's that holds tensors (at any depth): its tensors cannot be followed
 // through the object. The runtime's and the standard library's types are not: fg::Tensor and
 // std::vector or std::tuple of tensors are lowered as such.
@@ -80,7 +82,9 @@ class TensorFinder : public clang::RecursiveASTVisitor<TensorFinder> {
  public:
   bool found = false;
   bool VisitExpr(clang::Expr* e) {
-    if (ir::is_tensor_like(ir_type_of(e->getType())) || captures_tensors(e->getType())) found = true;
+    // (a pointer to a tensor too: `p->size(0)` reads the tensor p points at)
+    if (ir::is_tensor_like(ir_type_of(e->getType())) || captures_tensors(e->getType()) || points_to_tensor(e->getType()))
+      found = true;
     return !found;
   }
   bool VisitVarDecl(clang::VarDecl* d) {

@@ -26,6 +26,8 @@ using ir::StmtKind;
 using ir::StmtPtr;
 
 bool is_tensor_type(clang::QualType t);
+// fg::Tensor* or const fg::Tensor*.
+bool points_to_tensor(clang::QualType t);
 // A struct or class of the user's that holds tensors (at any depth): its tensors cannot be followed
 // through the object. The runtime's and the standard library's types are not: fg::Tensor and
 // std::vector or std::tuple of tensors are lowered as such.

@@ -442,6 +442,9 @@ StmtPtr StatementLowering::lower_tie(const clang::Expr* e, const clang::CallExpr
 }
 
 StmtPtr StatementLowering::lower_expr_stmt(const clang::Expr* e) {
+  // A statement on a variable that was reported (`p = &b;` of a pointer that cannot be followed):
+  // its other parts are not reported again. (The function has failed: nothing is generated.)
+  if (uses_rejected(e)) return make(StmtKind::Block, e);
   if (is_assert(e)) return lower_assert(e);
   if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(strip(e))) {
     if (Stacked* v = stacked_object(mc); v != nullptr && is_push(mc)) return push(*v, mc);
@@ -470,7 +473,7 @@ StmtPtr StatementLowering::lower_expr_stmt(const clang::Expr* e) {
       st->expr = lower_expr(rhs);
       return st;
     }
-    if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(lhs->IgnoreParenImpCasts())) {
+    if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(strip(lhs))) {  // (`*p = ...` too: tensor_pointer)
       if (auto it = vars_.find(ref->getDecl()); it != vars_.end()) {
         StmtPtr st = make(StmtKind::Assign, e);
         st->var = it->second;

@@ -1054,6 +1054,29 @@ fg::Tensor tuples_and_fills(const fg::Tensor& x) {
   return (t * rows.back()).sum();
 }
 
+// ---- pointers that point at one tensor variable for their whole life: *p and p-> are that
+// variable, written (`*p += ...`, `*p = ...`) or read, as C++ has them
+FUNCGEN("pointers_grad = grad(pointers)")
+FUNCGEN("pointers_jvp = jvp(pointers)")
+FUNCGEN("pointers_jacfwd = jacfwd(pointers)")
+FUNCGEN("pointers_hessian = hessian(pointers)")
+FUNCGEN("pointers_jacrev2 = jacrev(jacrev(pointers))")
+FUNCGEN("pointers_hvp = jvp(grad(pointers))")
+FUNCGEN("pointers_vmap = vmap(pointers)")
+FUNCGEN("pointers_psg = vmap(grad(pointers))")
+FUNCGEN("pointers_vjacrev = vmap(jacrev(pointers))")
+fg::Tensor pointers(const fg::Tensor& x) {
+  fg::Tensor y = x.sin();
+  fg::Tensor* p = &y;
+  const fg::Tensor* in = &x;
+  *p += *in;                                    // y changes in place
+  for (int64_t i = 1; i < p->size(0); ++i) *p = *p * (*in)[i];  // y assigned through p
+  y = y + 0.5;                                  // p sees the new y
+  auto* q = &y;
+  q->mul_(x.cos());
+  return p->sum() + (*q * *in).sum();
+}
+
 // ---- vmap of a function that returns a vector of tensors built at run time: one batched tensor per
 // element (JAX and torch.func return the list of the batched elements)
 // Returns of lists that the mapped input reaches and of one it does not: each returned batched.

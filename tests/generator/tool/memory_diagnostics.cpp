@@ -111,6 +111,27 @@ fg::Tensor opaque_write(const fg::Tensor& x) {
   return y.sum();
 }
 
-// CHECK: 10 errors generated.
+// A pointer pointed at another tensor: what *p names depends on the run (funcgen follows one that
+// points at one variable, tests/generator/constructs' pointers).
+FUNCGEN("g10 = grad(repointed)")
+fg::Tensor repointed(const fg::Tensor& x, bool second) {
+  fg::Tensor a = x * 2, b = x.sin();
+  fg::Tensor* p = &a;
+  if (second) p = &b;
+// CHECK: memory_diagnostics.cpp:[[@LINE-1]]:15: error: the pointer 'p' is used here other than as *p or p->, which cannot be transformed; funcgen follows a pointer that points at one tensor variable for its whole life; use that tensor (a) or a reference to it [funcgen-unsupported]
+  *p += x;
+  return (a + b).sum();
+}
+
+// A pointer to an element of a vector.
+FUNCGEN("g11 = grad(element_pointer)")
+fg::Tensor element_pointer(const fg::Tensor& x) {
+  std::vector<fg::Tensor> v{x, x * 2};
+  fg::Tensor* p = &v[1];
+// CHECK: memory_diagnostics.cpp:[[@LINE-1]]:3: error: 'p' is a pointer to a tensor that does not point at a tensor variable (&v[1]), which cannot be transformed; use the tensor itself (fg::Tensor is a handle: copies share its storage) or a reference [funcgen-unsupported]
+  return (*p * v[0]).sum();
+}
+
+// CHECK: 12 errors generated.
 
 }  // namespace diag
