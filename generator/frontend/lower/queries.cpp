@@ -41,8 +41,6 @@ const clang::CXXRecordDecl* closure_of(clang::QualType t) {
   return r != nullptr && r->isLambda() ? r : nullptr;
 }
 
-// The variables a lambda captures, in order (its helper's first parameters: lower_lambda_call,
-// closure_parameter).
 std::vector<const clang::ValueDecl*> captured(const clang::CXXRecordDecl* closure) {
   std::vector<const clang::ValueDecl*> out;
   for (const clang::LambdaCapture& c : closure->captures())
@@ -124,10 +122,6 @@ const char* operator_op(clang::OverloadedOperatorKind k, bool unary) {
 
 // ------------------------------------------------------------------ structures (frontend/pytree.h)
 
-// A std::vector<fg::Tensor> parameter that the body reads at run-time indices, iterates, sizes or
-// passes on whole is a list of the flat function (its length is known only at run time); one
-// read only at constant indices is a structure whose leaves are the elements read.
-// Passed whole to a helper, it is what the helper's parameter is.
 bool list_parameter(const clang::ParmVarDecl* p, const clang::Stmt* body, int depth) {
   if (!is_tensor_vector(p->getType()) || body == nullptr || depth > 8) return false;
   struct Uses : clang::RecursiveASTVisitor<Uses> {
@@ -185,7 +179,6 @@ std::vector<const clang::ValueDecl*> captured(const clang::FunctionDecl* fn) {
   return lower::captured(llvm::cast<clang::CXXMethodDecl>(fn)->getParent());
 }
 
-// The variable an init-capture declares (`s` of `[s = w * 2]`), or nullptr for another capture.
 const clang::VarDecl* init_capture(const clang::LambdaCapture& c) {
   const auto* v = c.capturesVariable() ? llvm::dyn_cast<clang::VarDecl>(c.getCapturedVar()) : nullptr;
   return v != nullptr && v->isInitCapture() ? v : nullptr;
@@ -203,8 +196,6 @@ CallParts parts_of(const clang::CallExpr* call, const clang::FunctionDecl* calle
   return p;
 }
 
-// The leaves' names by their paths: p.w1 -> p_w1, std::get<0>(t) -> t_0, params.at("fc1.weight") ->
-// params_fc1.weight (made an identifier by fresh_name).
 void leaf_names(const pytree::Tree& t, const std::string& at, std::vector<std::string>& out) {
   if (t.is_leaf()) {
     out.push_back(at);
@@ -225,7 +216,6 @@ bool non_const_reference(clang::QualType t) {
   return t->isLValueReferenceType() && !t.getNonReferenceType().isConstQualified();
 }
 
-// The object whose part `e` reads (`s.state.h`, `std::get<0>(t)`, `a[1]`: `s`, `t`, `a`), or nullptr.
 const clang::Expr* base_of_part(const clang::Expr* e) {
   if (const auto* m = llvm::dyn_cast<clang::MemberExpr>(e)) return m->getBase();
   if (const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(e); oc != nullptr && oc->getOperator() == clang::OO_Subscript)
@@ -236,7 +226,6 @@ const clang::Expr* base_of_part(const clang::Expr* e) {
   return nullptr;
 }
 
-// The two sides of `a = b` (a built-in or a class's operator=), or false.
 bool assignment_sides(const clang::Expr* e, const clang::Expr*& lhs, const clang::Expr*& rhs, std::string& op) {
   e = e->IgnoreImplicit();
   if (const auto* w = llvm::dyn_cast<clang::ExprWithCleanups>(e)) e = w->getSubExpr()->IgnoreImplicit();
@@ -256,7 +245,6 @@ bool assignment_sides(const clang::Expr* e, const clang::Expr*& lhs, const clang
   return false;
 }
 
-// Whether a case label of a switch follows (control enters there however the code before ends).
 bool case_after(clang::CompoundStmt::const_body_iterator it, clang::CompoundStmt::const_body_iterator end) {
   for (++it; it != end; ++it)
     if (has_case_label(*it)) return true;
@@ -283,8 +271,6 @@ bool is_push(const clang::CXXMemberCallExpr* mc) {
   return (m == "push_back" || m == "emplace_back") && mc->getNumArgs() == 1;
 }
 
-// The construction of a vector of `n` copies of a tensor (`h(n, h0)`: h0) or of `n` empty ones
-// (`h(n)`: the ctor itself); null for other constructions.
 const clang::Expr* filled_with(const clang::CXXConstructExpr* ctor) {
   if (ctor == nullptr || ctor->getNumArgs() == 0 || llvm::isa<clang::CXXDefaultArgExpr>(ctor->getArg(0)) ||
       !ctor->getArg(0)->getType()->isIntegerType())

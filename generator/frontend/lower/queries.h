@@ -52,21 +52,34 @@ struct CallParts {
   std::vector<const clang::Expr*> args;
 };
 
-// The definitions in queries.cpp say what each does.
+// A std::vector<fg::Tensor> parameter that the body reads at run-time indices, iterates, sizes or
+// passes on whole is a list of the flat function (its length is known only at run time); one
+// read only at constant indices is a structure whose leaves are the elements read.
+// Passed whole to a helper, it is what the helper's parameter is.
 bool list_parameter(const clang::ParmVarDecl* p, const clang::Stmt* body, int depth = 0);
 bool is_lambda(const clang::FunctionDecl* fn);
+// The variables a lambda captures, in order (its helper's first parameters: lower_lambda_call,
+// closure_parameter).
 std::vector<const clang::ValueDecl*> captured(const clang::FunctionDecl* fn);
+// The variable an init-capture declares (`s` of `[s = w * 2]`), or nullptr for another capture.
 const clang::VarDecl* init_capture(const clang::LambdaCapture& c);
 CallParts parts_of(const clang::CallExpr* call, const clang::FunctionDecl* callee);
+// The leaves' names by their paths: p.w1 -> p_w1, std::get<0>(t) -> t_0, params.at("fc1.weight") ->
+// params_fc1.weight (made an identifier by fresh_name).
 void leaf_names(const pytree::Tree& t, const std::string& at, std::vector<std::string>& out);
 bool is_instance_method(const clang::FunctionDecl* fn);
 bool non_const_reference(clang::QualType t);
+// The object whose part `e` reads (`s.state.h`, `std::get<0>(t)`, `a[1]`: `s`, `t`, `a`), or nullptr.
 const clang::Expr* base_of_part(const clang::Expr* e);
+// The two sides of `a = b` (a built-in or a class's operator=), or false.
 bool assignment_sides(const clang::Expr* e, const clang::Expr*& lhs, const clang::Expr*& rhs, std::string& op);
+// Whether a case label of a switch follows (control enters there however the code before ends).
 bool case_after(clang::CompoundStmt::const_body_iterator it, clang::CompoundStmt::const_body_iterator end);
 bool has_case_label(const clang::Stmt* s);
 bool is_tensor_vector(clang::QualType t);
 bool is_push(const clang::CXXMemberCallExpr* mc);
+// The construction of a vector of `n` copies of a tensor (`h(n, h0)`: h0) or of `n` empty ones
+// (`h(n)`: the ctor itself); null for other constructions.
 const clang::Expr* filled_with(const clang::CXXConstructExpr* ctor);
 
 // The arguments as a vector (ExprPtr cannot be copied out of an initializer list).
