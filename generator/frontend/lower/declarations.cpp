@@ -117,8 +117,7 @@ void DeclarationLowering::lower_decl(std::vector<StmtPtr>& out, const clang::Dec
     return;
   }
   if (const auto* array = context_.getAsConstantArrayType(vd->getType()); array != nullptr && is_tensor_type(array->getElementType())) {
-    reject_variable(vd, ds, "'" + vd->getNameAsString() + "' is a C array of tensors, which cannot be transformed; "
-                                "use a std::vector<fg::Tensor> or separate variables");
+    tensor_array(vd, ds, out);
     return;
   }
   if (vd->getType()->isReferenceType() && is_fg_tensor(vd->getType().getNonReferenceType()) && tensor_reference(vd, ds))
@@ -219,6 +218,60 @@ void DeclarationLowering::tensor_pointer(const clang::VarDecl* vd, const clang::
     return;
   }
   vars_[vd] = it->second;
+}
+
+// `fg::Tensor a[3] = {x, y, z};` that the function only reads (a[i], a range-for by value or const
+// reference, std::size(a)) is the braced std::vector<fg::Tensor> it stands for: a list, read at
+// run-time indices. Where it is written (a[i] = v, a[i].add_(v)), decays to a pointer, is not
+// given all its elements, or has more dimensions, it is reported.
+void DeclarationLowering::tensor_array(const clang::VarDecl* vd, const clang::DeclStmt* ds, std::vector<StmtPtr>& out) {
+  const std::string name = vd->getNameAsString();
+  const uint64_t n = context_.getAsConstantArrayType(vd->getType())->getSize().getZExtValue();
+  const auto* init = vd->getInit() != nullptr ? llvm::dyn_cast<clang::InitListExpr>(vd->getInit()->IgnoreImplicit()) : nullptr;
+  const std::string advice = "; declare it as a std::vector<fg::Tensor> (std::vector<fg::Tensor> " + name + "{...})";
+  if (init == nullptr || init->getNumInits() != n || init->hasArrayFiller()) {
+    reject_variable(vd, ds, "'" + name + "' is a C array of tensors not given all its " + std::to_string(n) +
+                                " elements, which cannot be transformed" + advice);
+    return;
+  }
+  const auto parent = [&](const clang::Stmt* s) -> const clang::Stmt* {
+    const auto parents = context_.getParentMapContext().getParents(*s);
+    return parents.empty() ? nullptr : parents[0].get<clang::Stmt>();
+  };
+  std::set<const clang::Expr*> looped;  // the ranges of range-fors over it that do not write it
+  struct Loops : clang::RecursiveASTVisitor<Loops> {
+    const clang::VarDecl* vd;
+    std::set<const clang::Expr*>* looped;
+    bool VisitCXXForRangeStmt(clang::CXXForRangeStmt* rs) {
+      const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(rs->getRangeInit()->IgnoreParenImpCasts());
+      if (r != nullptr && r->getDecl() == vd && !non_const_reference(rs->getLoopVariable()->getType())) looped->insert(r);
+      return true;
+    }
+  } loops;
+  loops.vd = vd;
+  loops.looped = &looped;
+  loops.TraverseStmt(const_cast<clang::Stmt*>(f_.decl->getBody()));
+  for (const clang::DeclRefExpr* r : references_to(vd)) {
+    if (looped.count(r) != 0) continue;
+    const clang::Stmt* use = parent(r);
+    const auto* decay = llvm::dyn_cast_or_null<clang::ImplicitCastExpr>(use);
+    const auto* subscript =
+        decay != nullptr && decay->getCastKind() == clang::CK_ArrayToPointerDecay ? llvm::dyn_cast_or_null<clang::ArraySubscriptExpr>(parent(decay)) : nullptr;
+    if (subscript != nullptr && subscript->getBase()->IgnoreParens() == decay && !written_through(subscript)) continue;
+    const auto* call = llvm::dyn_cast_or_null<clang::CallExpr>(use);
+    if (call != nullptr && call->getDirectCallee() != nullptr && call->getDirectCallee()->getQualifiedNameAsString() == "std::size")
+      continue;
+    reject_variable(vd, r, subscript != nullptr ? "an element of the C array of tensors '" + name + "' is changed here, which cannot be transformed" + advice
+                                                : "the C array of tensors '" + name + "' is used here other than as " + name +
+                                                      "[i], in a range-for or in std::size, which cannot be transformed" + advice);
+    return;
+  }
+  StmtPtr st = make(StmtKind::Decl, ds);
+  st->range = vd->getSourceRange();
+  st->var = add_var(vd, vd->getType());
+  f_.vars[static_cast<size_t>(st->var)].cxx_type = "std::vector<fg::Tensor>";
+  st->expr = lower_expr(init);
+  out.push_back(std::move(st));
 }
 
 // A local C array of numbers (`const double w[] = {0.5, 1.5};`) is declared as the std::array it

@@ -128,6 +128,27 @@ ExprPtr ExpressionLowering::lower_expr(const clang::Expr* original) {
   }
   if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(e)) return lower_member_call(mc);
   if (const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(e)) return lower_operator_call(oc);
+  if (const auto* call = llvm::dyn_cast<clang::CallExpr>(e);
+      call != nullptr && call->getNumArgs() == 1 && call->getDirectCallee() != nullptr &&
+      call->getDirectCallee()->getQualifiedNameAsString() == "std::size" &&
+      ir_type_of(call->getArg(0)->getType()) == ir::Type::TensorList) {
+    ExprPtr x = opaque(e);  // the length of a list (of a C array of tensors too): the same in every example
+    x->op = ir::kListSize;
+    return x;
+  }
+  if (const auto* a = llvm::dyn_cast<clang::ArraySubscriptExpr>(e))
+    if (const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(a->getBase()->IgnoreParenImpCasts());
+        r != nullptr && vars_.count(r->getDecl()) != 0 && f_.var(vars_.at(r->getDecl())).type == ir::Type::TensorList) {
+      // `a[i]` of a C array of tensors, declared as the std::vector it stands for (tensor_array):
+      // the element, as `v[i]` of a vector is (lower_operator_call)
+      ExprPtr x = make_expr(ExprKind::Call, e);
+      x->form = ir::CallForm::External;
+      x->text = "[]";
+      x->op = "operator[]";
+      const clang::Expr* args[] = {a->getBase(), a->getIdx()};
+      add_args(*x, nullptr, args);
+      return x;
+    }
   if (const auto* call = llvm::dyn_cast<clang::CallExpr>(e)) return lower_call(call);
   if (const auto* u = llvm::dyn_cast<clang::UnaryOperator>(e);
       u != nullptr && (u->getOpcode() == clang::UO_AddrOf || u->getOpcode() == clang::UO_Deref)) {

@@ -6,6 +6,7 @@
 #include <funcgen/funcgen.h>
 
 #include <array>
+#include <iterator>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -1055,7 +1056,8 @@ fg::Tensor tuples_and_fills(const fg::Tensor& x) {
 }
 
 // ---- pointers that point at one tensor variable for their whole life: *p and p-> are that
-// variable, written (`*p += ...`, `*p = ...`) or read, as C++ has them
+// variable, written (`*p += ...`, `*p = ...`) or read, as C++ has them; a C array of tensors
+// read at run-time indices, in a range-for and sized by std::size
 FUNCGEN("pointers_grad = grad(pointers)")
 FUNCGEN("pointers_jvp = jvp(pointers)")
 FUNCGEN("pointers_jacfwd = jacfwd(pointers)")
@@ -1074,7 +1076,11 @@ fg::Tensor pointers(const fg::Tensor& x) {
   y = y + 0.5;                                  // p sees the new y
   auto* q = &y;
   q->mul_(x.cos());
-  return p->sum() + (*q * *in).sum();
+  const fg::Tensor parts[3] = {x, *p * 2, x.exp()};
+  fg::Tensor s = parts[0];
+  for (size_t i = 1; i < std::size(parts); ++i) s = s + parts[i] * parts[i - 1];
+  for (const fg::Tensor& t : parts) s = s * t.sin();
+  return p->sum() + (*q * *in).sum() + s.sum();
 }
 
 // ---- vmap of a function that returns a vector of tensors built at run time: one batched tensor per

@@ -132,6 +132,15 @@ fg::Tensor element_pointer(const fg::Tensor& x) {
   return (*p * v[0]).sum();
 }
 
-// CHECK: 12 errors generated.
+// A C array of tensors passed on as a pointer.
+fg::Tensor first_of(const fg::Tensor* ts) { return ts[0]; }
+FUNCGEN("g12 = grad(array_decays)")
+fg::Tensor array_decays(const fg::Tensor& x) {
+  fg::Tensor parts[2] = {x, x * 2};
+  return first_of(parts).sum();
+// CHECK: memory_diagnostics.cpp:[[@LINE-1]]:19: error: the C array of tensors 'parts' is used here other than as parts[i], in a range-for or in std::size, which cannot be transformed; declare it as a std::vector<fg::Tensor> (std::vector<fg::Tensor> parts{...}) [funcgen-unsupported]
+}
+
+// CHECK: 13 errors generated.
 
 }  // namespace diag
