@@ -190,7 +190,7 @@ std::optional<Pipeline::Transformed> Pipeline::transform(const AnnotatedSpec& sp
   // Structured parameters or results: the transforms run on the flat function.
   std::optional<structures::Flat> flat;
   if (const StructuredSignature& sig = lowering_.signature(spec.function); sig.structured()) {
-    const structures::Signature user = structures::user_signature(*fn->decl, sig, context_);
+    const structures::Signature user = structures::user_signature(*fn->decl, sig.params, sig.result, context_);
     if (!user.problem.empty()) {
       reporter_.report("unsupported", spec.spec_locations.at(spec.transform->offset), user.problem);
       return std::nullopt;

@@ -4,6 +4,7 @@
 
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/DeclTemplate.h>
+#include <clang/Basic/SourceManager.h>
 
 #include <algorithm>
 #include <functional>
@@ -348,16 +349,17 @@ HeaderNeeds header_needs(const clang::FunctionDecl& fn, const clang::ASTContext&
   return HeaderNeeds{std::move(s.header_lines), std::move(s.problem)};
 }
 
-Signature user_signature(const clang::FunctionDecl& fn, const StructuredSignature& sig, const clang::ASTContext& context) {
+Signature user_signature(const clang::FunctionDecl& fn, const std::vector<std::optional<pytree::Tree>>& params,
+                         const std::optional<pytree::Tree>& result, const clang::ASTContext& context) {
   Signature s;
   HeaderNeeds needs = header_needs(fn, context);
   s.header_lines = std::move(needs.lines);
   s.problem = std::move(needs.problem);
-  size_t first = 0;  // sig.params' index of the first declared parameter
+  size_t first = 0;  // params' index of the first declared parameter
   if (const auto* method = llvm::dyn_cast<clang::CXXMethodDecl>(&fn); method != nullptr && !method->isStatic()) {
     Param self;  // the object, the first parameter of the generated free functions (lower.h)
     self.name = "self";
-    self.tree = *sig.params.at(0);
+    self.tree = *params.at(0);
     self.cxx_decl = "const " + self.tree.cxx_type + "& self";
     s.params.push_back(std::move(self));
     first = 1;
@@ -366,8 +368,8 @@ Signature user_signature(const clang::FunctionDecl& fn, const StructuredSignatur
     const clang::ParmVarDecl* p = fn.getParamDecl(i);
     Param param;
     param.name = p->getNameAsString();
-    if (first + i < sig.params.size() && sig.params[first + i]) {
-      param.tree = *sig.params[first + i];
+    if (first + i < params.size() && params[first + i]) {
+      param.tree = *params[first + i];
       param.cxx_decl = "const " + param.tree.cxx_type + "& " + param.name;
     } else if (ir::is_tensor_like(ir_type_of(p->getType()))) {
       param.tree = leaf(Kind::Tensor, bare_spelling(p->getType(), context));
@@ -380,8 +382,8 @@ Signature user_signature(const clang::FunctionDecl& fn, const StructuredSignatur
     s.params.push_back(std::move(param));
   }
   const clang::QualType ret = fn.getReturnType();
-  if (sig.result) {
-    s.result = *sig.result;
+  if (result) {
+    s.result = *result;
   } else if (record_name(ret) == "std::tuple") {
     std::vector<Tree> items;
     for (const clang::TemplateArgument& a : llvm::cast<clang::ClassTemplateSpecializationDecl>(bare(ret)->getAsCXXRecordDecl())

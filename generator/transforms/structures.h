@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "frontend/annotations.h"
-#include "frontend/lower.h"
 #include "frontend/pytree.h"
 
 namespace funcgen::structures {
@@ -37,8 +36,10 @@ struct HeaderNeeds {
 };
 HeaderNeeds header_needs(const clang::FunctionDecl& fn, const clang::ASTContext& context);
 
-// The function the spec names: as the user wrote it, and flat (as lowered).
-Signature user_signature(const clang::FunctionDecl& fn, const StructuredSignature& sig, const clang::ASTContext& context);
+// The function the spec names: as the user wrote it, and flat (as lowered). `params` and `result`:
+// the trees its lowering found (one per C++ parameter, the object first for a method).
+Signature user_signature(const clang::FunctionDecl& fn, const std::vector<std::optional<pytree::Tree>>& params,
+                         const std::optional<pytree::Tree>& result, const clang::ASTContext& context);
 Signature flat_signature(const ir::Function& fn, const Signature& user);
 
 // The spec's chain over the flat function, and both signatures of its result.
