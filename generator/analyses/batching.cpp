@@ -7,8 +7,8 @@
 namespace funcgen {
 
 BatchingAnalysis::BatchingAnalysis(const ir::Function& fn, std::vector<Levels> param_levels, VmapLevels vmap,
-                                   Lowering& lowering, std::set<const clang::FunctionDecl*>* active)
-    : fn_(fn), vmap_(vmap), lowering_(lowering), vars_(fn.vars.size(), 0), active_(active ? active : &own_active_) {
+                                   const ir::Module& module, std::set<const clang::FunctionDecl*>* active)
+    : fn_(fn), vmap_(vmap), module_(module), vars_(fn.vars.size(), 0), active_(active ? active : &own_active_) {
   for (size_t i = 0; i < fn.params.size() && i < param_levels.size(); ++i)
     vars_[static_cast<size_t>(fn.params[i])] = param_levels[i];
   active_->insert(fn.decl);
@@ -109,9 +109,9 @@ Levels BatchingAnalysis::eval(const ir::Expr& e) {
           if (recursive_call_ == nullptr) recursive_call_ = &e;
           break;
         }
-        const ir::Function* callee = lowering_.lower(e.callee, e.absent);
+        const ir::Function* callee = module_.find(e.callee, e.absent);
         if (callee == nullptr) break;
-        auto analysis = std::make_unique<BatchingAnalysis>(*callee, params, vmap_, lowering_, active_);
+        auto analysis = std::make_unique<BatchingAnalysis>(*callee, params, vmap_, module_, active_);
         recursive_ |= analysis->recursive();
         if (recursive_call_ == nullptr) recursive_call_ = analysis->recursive_call();
         out = 0;
@@ -139,7 +139,7 @@ Levels BatchingAnalysis::eval(const ir::Expr& e) {
         levels.select = false;
         if (e.randomness == ir::Randomness::Different) levels.different |= inner;
         if (e.randomness == ir::Randomness::Same) levels.same |= inner;
-        auto analysis = std::make_unique<BatchingAnalysis>(*e.vmapped, params, levels, lowering_, active_);
+        auto analysis = std::make_unique<BatchingAnalysis>(*e.vmapped, params, levels, module_, active_);
         recursive_ |= analysis->recursive();
         if (recursive_call_ == nullptr) recursive_call_ = analysis->recursive_call();
         const auto& outs = analysis->outputs();

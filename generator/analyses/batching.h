@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "analyses/levels.h"
-#include "frontend/lower.h"
 #include "ir/ir.h"
+#include "ir/module.h"
 
 namespace funcgen {
 
@@ -27,7 +27,8 @@ struct VmapLevels {
 class BatchingAnalysis {
  public:
   // `active`: the functions being analysed up the call chain (recursion is not transformable).
-  BatchingAnalysis(const ir::Function& fn, std::vector<Levels> param_levels, VmapLevels vmap, Lowering& lowering,
+  // `module` holds the helpers fn calls (pipeline/callees.h).
+  BatchingAnalysis(const ir::Function& fn, std::vector<Levels> param_levels, VmapLevels vmap, const ir::Module& module,
                    std::set<const clang::FunctionDecl*>* active = nullptr);
 
   Levels of(const ir::Expr& e) const;
@@ -51,7 +52,7 @@ class BatchingAnalysis {
 
   const ir::Function& fn_;
   VmapLevels vmap_;
-  Lowering& lowering_;
+  const ir::Module& module_;
   std::vector<Levels> vars_;
   std::map<const ir::Expr*, Levels> exprs_;
   std::vector<Levels> outputs_;

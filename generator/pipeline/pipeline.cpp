@@ -9,6 +9,7 @@
 #include "emitter/printer.h"
 #include "ir/build.h"
 #include "ir/cxx_text.h"
+#include "pipeline/callees.h"
 #include "transforms/ad/ad_transforms.h"
 #include "transforms/fuse.h"
 #include "transforms/simplify.h"
@@ -185,6 +186,7 @@ std::optional<OutputFunction> Pipeline::specialized(const AnnotatedSpec& spec, c
 std::optional<Pipeline::Transformed> Pipeline::transform(const AnnotatedSpec& spec, const std::string& name) {
   const unsigned errors_before = reporter_.errors();
   const ir::Function* fn = lowering_.lower(spec.function);
+  module_.add(spec.function, {}, fn);
   if (fn == nullptr) return std::nullopt;
   std::vector<SpecLink> chain = spec_chain(spec, specs_);
   // Structured parameters or results: the transforms run on the flat function.
@@ -224,7 +226,7 @@ std::optional<Pipeline::Transformed> Pipeline::transform(const AnnotatedSpec& sp
     Reporter::Context at_spec(reporter_, spec.location, "");
     AnnotatedSpec named = spec;  // a structured spec's flat function: structures::flat_name
     named.name = flat ? structures::flat_name(name, *flat) : name;
-    g = ad::emit_ad_spec(named, chain, lowering_, reporter_, resolver_, stages);
+    g = ad::emit_ad_spec(named, chain, module_, reporter_, resolver_, stages);
   } else {
     std::vector<VmapLevel> levels;
     for (size_t k = 0; k < head; ++k) levels.push_back(make_level(*chain[k].t, chain[k].where, *fn));
@@ -261,9 +263,9 @@ void fuse_program(ir::Program& program) {
 // as written, or on fn itself where simplifying changes nothing or `optimize` is off.
 template <typename Emit>
 auto on_simplified(const ir::Function& fn, const BatchingAnalysis& analysis, const std::vector<Levels>& params,
-                   Lowering& lowering, bool optimize, Emit&& emit) {
+                   const std::function<const ir::Module&(const ir::Function&)>& module_of, bool optimize, Emit&& emit) {
   if (std::unique_ptr<ir::Function> simple = optimize ? simplify(fn) : nullptr) {
-    const BatchingAnalysis simple_analysis(*simple, params, analysis.vmap(), lowering);
+    const BatchingAnalysis simple_analysis(*simple, params, analysis.vmap(), module_of(*simple));
     return emit(*simple, simple_analysis);
   }
   return emit(fn, analysis);
@@ -285,7 +287,7 @@ std::optional<GeneratedFunction> Pipeline::vmap_stage(const AnnotatedSpec& spec,
       return std::nullopt;
     }
   }
-  BatchingAnalysis analysis(fn, params, masks, lowering_);
+  BatchingAnalysis analysis(fn, params, masks, module_of(fn));
   if (analysis.recursive()) {
     const ir::Expr* call = analysis.recursive_call();
     reporter_.report("unsupported",
@@ -306,7 +308,8 @@ std::optional<GeneratedFunction> Pipeline::vmap_stage(const AnnotatedSpec& spec,
   }
   if (reporter_.errors() != errors_before) return std::nullopt;
   const std::string what = made_by.empty() ? "" : "the code that " + made_by + " makes";
-  return on_simplified(fn, analysis, params, lowering_, optimize_, [&](const ir::Function& f, const BatchingAnalysis& a) {
+  const auto module = [this](const ir::Function& f) -> const ir::Module& { return module_of(f); };
+  return on_simplified(fn, analysis, params, module, optimize_, [&](const ir::Function& f, const BatchingAnalysis& a) {
     ir::Program program = emit_vmap(name, f, levels, a, reporter_, what);
     if (optimize_) fuse_program(program);
     return emitter::print_program(program);
@@ -371,7 +374,7 @@ std::optional<GeneratedFunction> Pipeline::nested_vmap_stage(const AnnotatedSpec
 std::string Pipeline::plain_stage(const AnnotatedSpec& spec, const ir::Function& fn, const std::string& name,
                                   const std::string& made_by, std::string& helpers) {
   const std::vector<Levels> params(fn.params.size(), 0);
-  BatchingAnalysis analysis(fn, params, VmapLevels{}, lowering_);
+  BatchingAnalysis analysis(fn, params, VmapLevels{}, module_of(fn));
   {
     Reporter::Context in_spec(reporter_, spec.location,
                               "'" + spec.name + "' vmaps the code that '" + made_by +
@@ -380,7 +383,8 @@ std::string Pipeline::plain_stage(const AnnotatedSpec& spec, const ir::Function&
     const std::vector<VmapLevel> none;
     run_vmapped_call_checks(VmapCheckContext{analysis, none, spec, reporter_, context_, true});
   }
-  return on_simplified(fn, analysis, params, lowering_, optimize_, [&](const ir::Function& f, const BatchingAnalysis& a) {
+  const auto module = [this](const ir::Function& f) -> const ir::Module& { return module_of(f); };
+  return on_simplified(fn, analysis, params, module, optimize_, [&](const ir::Function& f, const BatchingAnalysis& a) {
     ir::Program program = emit_plain(f, name, a, reporter_);
     if (optimize_) fuse_program(program);
     for (const auto& h : program.helpers) helpers += emitter::print_function(h) + "\n";
@@ -400,7 +404,7 @@ bool Pipeline::outer_vmap_checks(const AnnotatedSpec& spec, const ir::Function& 
   std::vector<Levels> params(fn.params.size(), 0);
   const VmapLevels masks = vmap_masks(levels, params);
   if (std::all_of(params.begin(), params.end(), [](Levels l) { return l == 0; })) return true;
-  BatchingAnalysis analysis(fn, params, masks, lowering_);
+  BatchingAnalysis analysis(fn, params, masks, module_of(fn));
   if (analysis.recursive()) return true;  // reported where the function is vmapped
   const unsigned errors_before = reporter_.errors();
   Reporter::Context in_spec(reporter_, spec.location,
@@ -409,11 +413,16 @@ bool Pipeline::outer_vmap_checks(const AnnotatedSpec& spec, const ir::Function& 
   return reporter_.errors() == errors_before;
 }
 
+const ir::Module& Pipeline::module_of(const ir::Function& fn) {
+  lower_callees(fn, lowering_, module_);
+  return module_;
+}
+
 bool Pipeline::function_checks(const AnnotatedSpec& spec, const std::vector<SpecLink>& chain) {
   const ir::Function* fn = lowering_.lower(spec.function);
   if (fn == nullptr) return false;
   const unsigned errors_before = reporter_.errors();
-  BatchingAnalysis analysis(*fn, std::vector<Levels>(fn->params.size(), 0), VmapLevels{}, lowering_);
+  BatchingAnalysis analysis(*fn, std::vector<Levels>(fn->params.size(), 0), VmapLevels{}, module_of(*fn));
   const std::vector<VmapLevel> none;
   run_function_checks(VmapCheckContext{analysis, none, spec, reporter_, context_, true});
   RandomnessContext random{{}, spec.function, lowering_, reporter_};

@@ -15,6 +15,7 @@
 #include "emitter/output.h"
 #include "frontend/annotations.h"
 #include "frontend/lower.h"
+#include "ir/module.h"
 #include "ops/derivative_rules.h"
 #include "transforms/structures.h"
 #include "transforms/vmap.h"
@@ -66,10 +67,14 @@ class Pipeline {
                          size_t head);
   // The limitation checks of the user's function that hold under every transform.
   bool function_checks(const AnnotatedSpec& spec, const std::vector<SpecLink>& chain);
+  // The module with the helpers `fn` calls lowered into it (pipeline/callees.h): the passes take
+  // it, and it is filled where they first need it, before the batching analysis of each function.
+  const ir::Module& module_of(const ir::Function& fn);
 
   clang::ASTContext& context_;
   Reporter& reporter_;
   Lowering& lowering_;
+  ir::Module module_;  // the functions `lowering_` lowered (the spec's own under its declaration)
   const ad::OpResolver& resolver_;
   const std::vector<AnnotatedSpec>& specs_;
   // Whether the structured basis and simplify run (off: the code as the transforms derive it).

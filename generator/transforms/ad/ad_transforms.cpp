@@ -23,7 +23,7 @@ using spec::TransformKind;
 
 using Link = SpecLink;
 
-// An IR function, owned or the lowering's.
+// An IR function, owned or the lowering's (ir::Module).
 struct Ir {
   std::unique_ptr<ir::Function> owned;
   const ir::Function* fn = nullptr;
@@ -114,9 +114,9 @@ Split split(const ir::Function& fn, const std::function<bool(const ir::Stmt&)>& 
 
 class AdEmitter {
  public:
-  AdEmitter(const AnnotatedSpec& spec, const std::vector<SpecLink>& chain, Lowering& lowering, Reporter& reporter,
+  AdEmitter(const AnnotatedSpec& spec, const std::vector<SpecLink>& chain, const ir::Module& module, Reporter& reporter,
             const OpResolver& resolver, const Stages& stages)
-      : spec_(spec), lowering_(lowering), reporter_(reporter), resolver_(resolver), stages_(stages),
+      : spec_(spec), module_(module), reporter_(reporter), resolver_(resolver), stages_(stages),
         function_(spec.function), links_(chain) {}
 
   std::optional<GeneratedFunction> run() {
@@ -214,7 +214,7 @@ class AdEmitter {
   std::unique_ptr<ir::Function> normalized(size_t i, const char* what) {
     Ir inner = ir_of(i);
     if (inner.fn == nullptr) return nullptr;
-    return normalize(*inner.fn, lowering_, reporter_, what, resolver_);
+    return normalize(*inner.fn, module_, reporter_, what, resolver_);
   }
 
   // The IR of links_[i] applied to what is inside it.
@@ -223,7 +223,7 @@ class AdEmitter {
     const Link& l = links_[i];
     switch (l.t->kind) {
       case TransformKind::Function:
-        r.fn = lowering_.lower(function_);
+        r.fn = module_.find(function_);
         return r;
       case TransformKind::Grad:
       case TransformKind::GradAndValue:
@@ -325,7 +325,7 @@ class AdEmitter {
     auto n = normalized(i + 1, spec::name_of(l.t->kind));
     if (!n) return nullptr;
     if (!enough_outputs(l, returned(*n))) return nullptr;
-    ReverseResult r = reverse(*n, argnums(*l.t, *n), 1, true, spec_.name, lowering_, resolver_, reporter_);
+    ReverseResult r = reverse(*n, argnums(*l.t, *n), 1, true, spec_.name, module_, resolver_, reporter_);
     if (!r.fn) return nullptr;
     ir::Function& f = *r.fn;
     ExprPtr grads = refs(f, r.grads, l.t->argnums.is_tuple);
@@ -362,7 +362,7 @@ class AdEmitter {
     const auto outs = returned(*n);
     if (!enough_outputs(l, outs)) return nullptr;
     const size_t differentiated = l.t->has_aux ? 1 : outs.size();
-    ForwardResult r = forward(*n, differentiable_params(*n), differentiated, lowering_, resolver_, reporter_);
+    ForwardResult r = forward(*n, differentiable_params(*n), differentiated, module_, resolver_, reporter_);
     if (!r.fn) return nullptr;
     ir::Function& f = *r.fn;
     std::vector<int> primal(r.outputs.begin(), r.outputs.begin() + static_cast<long>(differentiated));
@@ -450,7 +450,7 @@ class AdEmitter {
   };
   std::optional<JacobianFrame> jacobian_frame(const ir::Function& fn, const Link& l) {
     JacobianFrame f;
-    f.n = normalize(fn, lowering_, reporter_, spec::name_of(l.t->kind), resolver_);
+    f.n = normalize(fn, module_, reporter_, spec::name_of(l.t->kind), resolver_);
     if (!f.n) return std::nullopt;
     f.outs = returned(*f.n);
     if (!enough_outputs(l, f.outs)) return std::nullopt;
@@ -492,7 +492,7 @@ class AdEmitter {
     std::vector<std::vector<int>> jacs;
     for (size_t o = 0; o < differentiated; ++o) {
       std::shared_ptr<const ir::Function> g =
-          vjp_function(*n, wrt, o, lowering_, resolver_, reporter_, "jacrev");
+          vjp_function(*n, wrt, o, module_, resolver_, reporter_, "jacrev");
       if (!g) return nullptr;
       const int out = outs[o]->var;
       const int basis = define(*j, "basis", "fg::ad::basis(o, o.sizes())", {{"o", out}});
@@ -524,7 +524,7 @@ class AdEmitter {
     std::vector<std::vector<int>> jacs(differentiated);
     for (int a : wrt) {
       std::shared_ptr<const ir::Function> g =
-          jvp_function(*n, {a}, lowering_, resolver_, reporter_, spec::name_of(l.t->kind));
+          jvp_function(*n, {a}, module_, resolver_, reporter_, spec::name_of(l.t->kind));
       if (!g) return nullptr;
       const int x = n->params[static_cast<size_t>(a)];
       const int basis = define(*j, "basis", "fg::ad::basis(x, x.sizes())", {{"x", x}});  // (never a list: no_list_wrt)
@@ -643,7 +643,7 @@ class AdEmitter {
     if (!enough_outputs(l, outs)) return std::nullopt;
     const size_t differentiated = l.t->has_aux ? 1 : outs.size();
     const std::vector<int> wrt = differentiable_params(*n);
-    ReverseResult r = reverse(*n, wrt, differentiated, false, spec_.name, lowering_, resolver_, reporter_);
+    ReverseResult r = reverse(*n, wrt, differentiated, false, spec_.name, module_, resolver_, reporter_);
     if (!r.fn) return std::nullopt;
     Split s = split(*r.fn, from_statement(*r.fn, r.forward_size), r.cotangents, r.outputs, refs(*r.fn, r.grads, true));
     return callable(s, i, r.outputs.size(), differentiated, "pullback", "__forward", "__backward",
@@ -655,7 +655,7 @@ class AdEmitter {
     auto n = normalized(i + 1, "linearize");
     if (!n) return std::nullopt;
     const auto outs = returned(*n);
-    ForwardResult r = forward(*n, differentiable_params(*n), outs.size(), lowering_, resolver_, reporter_);
+    ForwardResult r = forward(*n, differentiable_params(*n), outs.size(), module_, resolver_, reporter_);
     if (!r.fn) return std::nullopt;
     const size_t nvars = n->vars.size();
     bool tangents_in_control_flow = false;
@@ -780,7 +780,7 @@ class AdEmitter {
     };
     if (!l.t->has_aux && outs.size() != 1) return composed();  // one jacobian per output
     const std::vector<int> wrt = argnums(*l.t, *n);
-    ReverseResult r = reverse(*n, wrt, 1, false, spec_.name, lowering_, resolver_, reporter_);
+    ReverseResult r = reverse(*n, wrt, 1, false, spec_.name, module_, resolver_, reporter_);
     if (!r.fn) return std::nullopt;
     Split s = split(*r.fn, from_statement(*r.fn, r.forward_size), r.cotangents, r.outputs, refs(*r.fn, r.grads, true));
     // Under vmap, the split passes only tensors from the batched forward pass to the pullback; a
@@ -841,7 +841,7 @@ class AdEmitter {
     std::vector<Levels> held(s.residuals.size(), all);
     std::vector<Levels> params(s.first->params.size(), 0);
     const VmapLevels masks = vmap_masks(levels, params);
-    const BatchingAnalysis analysis(*s.first, params, masks, lowering_);
+    const BatchingAnalysis analysis(*s.first, params, masks, module_);
     const size_t noutputs = s.first->outputs - s.residuals.size();
     if (analysis.recursive() || analysis.outputs().size() != s.first->outputs) return held;
     for (size_t p = 0; p < held.size(); ++p)
@@ -1011,7 +1011,7 @@ class AdEmitter {
     if (hessian) {
       auto jr = jacrev_ir(*n, l);
       if (!jr) return std::nullopt;
-      n = normalize(*jr, lowering_, reporter_, what, resolver_);
+      n = normalize(*jr, module_, reporter_, what, resolver_);
       if (!n) return std::nullopt;
       how = "jacfwd of jacrev: the jvp of the rows of the gradient for each basis tangent";
     }
@@ -1025,7 +1025,7 @@ class AdEmitter {
     std::vector<std::string> jac_types, aux;  // per argnum
     std::string d;
     for (size_t a = 0; a < wrt.size(); ++a) {
-      ForwardResult r = forward(*n, {wrt[a]}, differentiated, lowering_, resolver_, reporter_);
+      ForwardResult r = forward(*n, {wrt[a]}, differentiated, module_, resolver_, reporter_);
       if (!r.fn) return std::nullopt;
       std::unique_ptr<ir::Function> g = std::move(r.fn);
       // The tangents of the differentiated outputs, then the aux values (not batched by the basis).
@@ -1072,7 +1072,7 @@ class AdEmitter {
   }
 
   const AnnotatedSpec& spec_;
-  Lowering& lowering_;
+  const ir::Module& module_;
   Reporter& reporter_;
   const OpResolver& resolver_;
   const Stages& stages_;
@@ -1083,9 +1083,9 @@ class AdEmitter {
 }  // namespace
 
 std::optional<GeneratedFunction> emit_ad_spec(const AnnotatedSpec& spec, const std::vector<SpecLink>& chain,
-                                              Lowering& lowering, Reporter& reporter, const OpResolver& resolver,
+                                              const ir::Module& module, Reporter& reporter, const OpResolver& resolver,
                                               const Stages& stages) {
-  return AdEmitter(spec, chain, lowering, reporter, resolver, stages).run();
+  return AdEmitter(spec, chain, module, reporter, resolver, stages).run();
 }
 
 }  // namespace funcgen::ad

@@ -14,7 +14,7 @@
 
 #include "diag/reporter.h"
 #include "frontend/annotations.h"
-#include "frontend/lower.h"
+#include "ir/module.h"
 #include "ops/derivative_rules.h"
 #include "transforms/vmap.h"
 
@@ -35,7 +35,7 @@ struct Stages {
 // The generated code of a spec whose chain (spec_chain) has a transform other than vmap; nullopt
 // when errors were reported.
 std::optional<GeneratedFunction> emit_ad_spec(const AnnotatedSpec& spec, const std::vector<SpecLink>& chain,
-                                              Lowering& lowering, Reporter& reporter, const OpResolver& resolver,
+                                              const ir::Module& module, Reporter& reporter, const OpResolver& resolver,
                                               const Stages& stages);
 
 }  // namespace funcgen::ad

@@ -42,8 +42,8 @@ const char* statement_name(StmtKind k) {
 
 class Normalizer {
  public:
-  Normalizer(Lowering& lowering, Reporter& reporter, std::string what, const OpResolver& resolver)
-      : lowering_(lowering), reporter_(reporter), what_(std::move(what)), resolver_(resolver) {}
+  Normalizer(const ir::Module& module, Reporter& reporter, std::string what, const OpResolver& resolver)
+      : module_(module), reporter_(reporter), what_(std::move(what)), resolver_(resolver) {}
 
   std::unique_ptr<ir::Function> run(const ir::Function& src) {
     out_ = ir::derived_function(src);
@@ -1548,9 +1548,9 @@ class Normalizer {
       fail(e, "'" + e.op + "' calls itself (directly or through helpers); recursion cannot be differentiated");
       return {};
     }
-    const ir::Function* callee = lowering_.lower(e.callee, e.absent);
+    const ir::Function* callee = module_.find(e.callee, e.absent);
     if (callee == nullptr) {
-      ok_ = false;  // reported by the lowering
+      ok_ = false;  // its lowering failed, reported there
       return {};
     }
     callee = &structured_control_flow(*callee, single_returns_);  // ?:, switches, jumps and returns as ifs
@@ -1744,7 +1744,7 @@ class Normalizer {
   const ir::Function* helper_of(const Expr& e) {
     if (e.kind != ExprKind::Call || e.form != ir::CallForm::User || e.callee == nullptr || resolver_.has_custom_rule(e.callee))
       return nullptr;
-    return lowering_.lower(e.callee, e.absent);
+    return module_.find(e.callee, e.absent);
   }
 
   // Whether `body`, or a helper it calls, writes a tensor in place.
@@ -1762,7 +1762,7 @@ class Normalizer {
 
   std::set<int> from_list_;  // versions read from a list parameter (ws[i])
   std::set<int> overwritten_;  // versions written in place (their memory holds a newer one)
-  Lowering& lowering_;
+  const ir::Module& module_;
   Reporter& reporter_;
   std::string what_;
   const OpResolver& resolver_;
@@ -1781,11 +1781,11 @@ class Normalizer {
 
 }  // namespace
 
-std::unique_ptr<ir::Function> normalize(const ir::Function& fn, Lowering& lowering, Reporter& reporter,
+std::unique_ptr<ir::Function> normalize(const ir::Function& fn, const ir::Module& module, Reporter& reporter,
                                         const std::string& what, const OpResolver& resolver) {
   std::vector<std::unique_ptr<ir::Function>> owned;
   const ir::Function& src = structured_control_flow(fn, owned);  // ?:, switches, jumps and returns as ifs
-  return Normalizer(lowering, reporter, what, resolver).run(src);
+  return Normalizer(module, reporter, what, resolver).run(src);
 }
 
 std::vector<const ir::Expr*> returned(const ir::Function& fn) {

@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "diag/reporter.h"
-#include "frontend/lower.h"
+#include "ir/module.h"
 #include "ir/ir.h"
 #include "ops/derivative_rules.h"
 
@@ -17,7 +17,7 @@ namespace funcgen::ad {
 // nullptr when `fn` has a construct AD cannot handle (reported as funcgen-unsupported at it).
 // `what`: the transform asking, for messages ("grad").
 // Calls of functions with a custom rule (`resolver`) stay calls, for AD to apply the rule.
-std::unique_ptr<ir::Function> normalize(const ir::Function& fn, Lowering& lowering, Reporter& reporter,
+std::unique_ptr<ir::Function> normalize(const ir::Function& fn, const ir::Module& module, Reporter& reporter,
                                         const std::string& what, const OpResolver& resolver);
 
 // The returned atoms of a normalized function (one VarRef per tensor it returns, in order).

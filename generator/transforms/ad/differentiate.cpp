@@ -38,8 +38,8 @@ namespace {
 // rules applied to one op.
 class Differentiator {
  public:
-  Differentiator(const ir::Function& n, Lowering& lowering, const OpResolver& resolver, Reporter& reporter)
-      : lowering_(lowering), resolver_(resolver), reporter_(reporter) {
+  Differentiator(const ir::Function& n, const ir::Module& module, const OpResolver& resolver, Reporter& reporter)
+      : module_(module), resolver_(resolver), reporter_(reporter) {
     fn_ = ir::derived_function(n);
     fn_->vars = n.vars;
     fn_->params = n.params;
@@ -274,7 +274,7 @@ class Differentiator {
   std::unique_ptr<ir::Function> fn_;
   std::vector<int> outputs_;
   std::set<int> active_;
-  Lowering& lowering_;
+  const ir::Module& module_;
   const OpResolver& resolver_;
   Reporter& reporter_;
   std::set<std::string> names_;
@@ -758,7 +758,7 @@ class Reverse {
     const std::vector<int> wrt = d_.active_tensor_args(call);
     if (wrt.empty()) return;
     std::shared_ptr<const ir::Function> g =
-        vjp_function(*call.vmapped, wrt, static_cast<size_t>(call.index), d_.lowering_, d_.resolver_, d_.reporter_, "vjp");
+        vjp_function(*call.vmapped, wrt, static_cast<size_t>(call.index), d_.module_, d_.resolver_, d_.reporter_, "vjp");
     if (!g) {
       d_.ok_ = false;
       return;
@@ -1012,8 +1012,8 @@ class Reverse {
 }  // namespace
 
 ReverseResult reverse(const ir::Function& normalized, const std::vector<int>& wrt, size_t differentiated, bool seed,
-                      const std::string& name, Lowering& lowering, const OpResolver& resolver, Reporter& reporter) {
-  Differentiator d(normalized, lowering, resolver, reporter);
+                      const std::string& name, const ir::Module& module, const OpResolver& resolver, Reporter& reporter) {
+  Differentiator d(normalized, module, resolver, reporter);
   Reverse rev(d);
   ReverseResult r;
   std::vector<ir::StmtPtr> forward;
@@ -1278,7 +1278,7 @@ class Forward {
   ExprPtr vmapped_jvp(const Expr& call) {
     const std::vector<int> wrt = d_.active_tensor_args(call);
     std::shared_ptr<const ir::Function> g =
-        jvp_function(*call.vmapped, wrt, d_.lowering_, d_.resolver_, d_.reporter_, "jvp");
+        jvp_function(*call.vmapped, wrt, d_.module_, d_.resolver_, d_.reporter_, "jvp");
     if (!g) {
       d_.ok_ = false;
       return nullptr;
@@ -1341,8 +1341,8 @@ class Forward {
 }  // namespace
 
 ForwardResult forward(const ir::Function& normalized, const std::vector<int>& wrt, size_t differentiated,
-                      Lowering& lowering, const OpResolver& resolver, Reporter& reporter) {
-  Differentiator d(normalized, lowering, resolver, reporter);
+                      const ir::Module& module, const OpResolver& resolver, Reporter& reporter) {
+  Differentiator d(normalized, module, resolver, reporter);
   ForwardResult r;
   r.outputs = d.outputs_;
   Forward f(d);
@@ -1419,9 +1419,9 @@ ExprPtr returned_refs(const ir::Function& fn, const std::vector<int>& ids) {
 }  // namespace
 
 std::unique_ptr<ir::Function> vjp_function(const ir::Function& fn, const std::vector<int>& wrt, size_t output,
-                                           Lowering& lowering, const OpResolver& resolver, Reporter& reporter,
+                                           const ir::Module& module, const OpResolver& resolver, Reporter& reporter,
                                            const std::string& what) {
-  auto n = normalize(fn, lowering, reporter, what, resolver);
+  auto n = normalize(fn, module, reporter, what, resolver);
   if (!n) return nullptr;
   const auto outs = returned(*n);
   if (output >= outs.size()) return nullptr;
@@ -1429,18 +1429,18 @@ std::unique_ptr<ir::Function> vjp_function(const ir::Function& fn, const std::ve
   const int value = outs[output]->var;
   n->body.pop_back();
   ir::finish(*n, ir::var_ref(*n, value));
-  ReverseResult r = reverse(*n, wrt, 1, false, what, lowering, resolver, reporter);
+  ReverseResult r = reverse(*n, wrt, 1, false, what, module, resolver, reporter);
   if (!r.fn) return nullptr;
   ir::finish(*r.fn, returned_refs(*r.fn, r.grads));
   drop_unused(*r.fn);  // the output itself, when its gradient does not read it
   return std::move(r.fn);
 }
 
-std::unique_ptr<ir::Function> jvp_function(const ir::Function& fn, const std::vector<int>& wrt, Lowering& lowering,
+std::unique_ptr<ir::Function> jvp_function(const ir::Function& fn, const std::vector<int>& wrt, const ir::Module& module,
                                            const OpResolver& resolver, Reporter& reporter, const std::string& what) {
-  auto n = normalize(fn, lowering, reporter, what, resolver);
+  auto n = normalize(fn, module, reporter, what, resolver);
   if (!n) return nullptr;
-  ForwardResult r = forward(*n, wrt, returned(*n).size(), lowering, resolver, reporter);
+  ForwardResult r = forward(*n, wrt, returned(*n).size(), module, resolver, reporter);
   if (!r.fn) return nullptr;
   ir::finish(*r.fn, returned_refs(*r.fn, r.tangents));
   return std::move(r.fn);

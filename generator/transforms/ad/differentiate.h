@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "diag/reporter.h"
-#include "frontend/lower.h"
+#include "ir/module.h"
 #include "ir/ir.h"
 #include "ops/derivative_rules.h"
 
@@ -27,7 +27,7 @@ struct ReverseResult {
 // get cotangents: parameters of the result, or, with `seed` (grad), ones after checking that the
 // output has one element (`name` in that message).
 ReverseResult reverse(const ir::Function& normalized, const std::vector<int>& wrt, size_t differentiated, bool seed,
-                      const std::string& name, Lowering& lowering, const OpResolver& resolver, Reporter& reporter);
+                      const std::string& name, const ir::Module& module, const OpResolver& resolver, Reporter& reporter);
 
 struct ForwardResult {
   std::unique_ptr<ir::Function> fn;  // parameters: the primals, then one tangent per `wrt`; no return yet
@@ -36,7 +36,7 @@ struct ForwardResult {
 };
 
 ForwardResult forward(const ir::Function& normalized, const std::vector<int>& wrt, size_t differentiated,
-                      Lowering& lowering, const OpResolver& resolver, Reporter& reporter);
+                      const ir::Module& module, const OpResolver& resolver, Reporter& reporter);
 
 // Whether running `fn` draws random values (its random ops, those of the functions it vmaps).
 bool draws_random(const ir::Function& fn);
@@ -44,12 +44,12 @@ bool draws_random(const ir::Function& fn);
 // The function that vjp of output `output` of `fn` needs: fn's parameters and the cotangent of
 // that output, returning the gradient of each of `wrt` (a tuple when several); nullptr on errors.
 std::unique_ptr<ir::Function> vjp_function(const ir::Function& fn, const std::vector<int>& wrt, size_t output,
-                                           Lowering& lowering, const OpResolver& resolver, Reporter& reporter,
+                                           const ir::Module& module, const OpResolver& resolver, Reporter& reporter,
                                            const std::string& what);
 
 // The function that jvp needs: fn's parameters and one tangent per `wrt`, returning the tangent of
 // each output of fn (a tuple when several); nullptr on errors.
-std::unique_ptr<ir::Function> jvp_function(const ir::Function& fn, const std::vector<int>& wrt, Lowering& lowering,
+std::unique_ptr<ir::Function> jvp_function(const ir::Function& fn, const std::vector<int>& wrt, const ir::Module& module,
                                            const OpResolver& resolver, Reporter& reporter, const std::string& what);
 
 }  // namespace funcgen::ad
