@@ -7,6 +7,10 @@ target_link_libraries(test_spec PRIVATE funcgen_spec GTest::gtest GTest::gtest_m
 target_compile_options(test_spec PRIVATE -fno-rtti)
 funcgen_discover(test_spec generator)
 
+# Pass-level tests of the generator's library (funcgen_core): lowering, registry, simplify, fuse,
+# printer and AD's functionalization on small inputs.
+include(${CMAKE_CURRENT_LIST_DIR}/passes/passes.cmake)
+
 # The tool's diagnostics, checked with FileCheck against the inputs' CHECK lines.
 find_program(FUNCGEN_FILECHECK NAMES FileCheck-16 FileCheck HINTS /usr/lib/llvm-16/bin REQUIRED)
 # The limitations gallery (samples/limitations) carries its expected diagnostics the same way.
