@@ -17,4 +17,5 @@ function(funcgen_pass_test name)
   funcgen_discover(test_${name} generator TEST_PREFIX passes.)
 endfunction()
 
+funcgen_pass_test(registry)
 funcgen_pass_test(lowering FRONTEND)
