@@ -25,3 +25,4 @@ funcgen_pass_test(simplify FRONTEND)
 funcgen_pass_test(fuse)
 funcgen_pass_test(printer)
 
+funcgen_pass_test(functionalize FRONTEND)
