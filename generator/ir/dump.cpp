@@ -4,9 +4,13 @@ namespace funcgen::ir {
 
 namespace {
 
+// A variable's name; "?" for an id the function has no variable of (IR a pass got wrong).
+bool known(const Function& fn, int id) { return id >= 0 && static_cast<size_t>(id) < fn.vars.size(); }
+std::string name(const Function& fn, int id) { return known(fn, id) ? fn.var(id).name : "?"; }
+
 std::string names(const Function& fn, const std::vector<int>& ids) {
   std::string out;
-  for (int id : ids) out += (out.empty() ? "" : ", ") + (id >= 0 ? fn.var(id).name : std::string("?"));
+  for (int id : ids) out += (out.empty() ? "" : ", ") + name(fn, id);
   return out;
 }
 
@@ -41,11 +45,11 @@ std::string head(const Function& fn, const Stmt& s) {
   const auto x = [&](const char* prefix) { return s.expr ? prefix + dump(fn, *s.expr) : std::string(); };
   switch (s.kind) {
     case StmtKind::Decl: {
-      const Var& v = fn.var(s.var);
-      return std::string(s.is_static_local ? "static " : "") + "decl " + v.name + ": " + name_of(v.type) + x(" = ");
+      const char* type = known(fn, s.var) ? name_of(fn.var(s.var).type) : "?";
+      return std::string(s.is_static_local ? "static " : "") + "decl " + name(fn, s.var) + ": " + type + x(" = ");
     }
     case StmtKind::Bind: return "bind [" + names(fn, s.vars) + "]" + x(" = ");
-    case StmtKind::Assign: return "assign " + fn.var(s.var).name + " " + (s.text.empty() ? "=" : s.text) + x(" ");
+    case StmtKind::Assign: return "assign " + name(fn, s.var) + " " + (s.text.empty() ? "=" : s.text) + x(" ");
     case StmtKind::Eval: return "eval" + x(" ");
     case StmtKind::If: return "if" + x(" ");
     case StmtKind::For: return "for" + x(" ") + (s.step ? "; step " + dump(fn, *s.step) : "");
@@ -81,7 +85,7 @@ void stmts(const Function& fn, const std::vector<StmtPtr>& body, int indent, std
 
 std::string dump(const Function& fn, const Expr& e) {
   switch (e.kind) {
-    case ExprKind::VarRef: return e.var >= 0 ? fn.var(e.var).name : "?";
+    case ExprKind::VarRef: return name(fn, e.var);
     case ExprKind::Opaque:
       if (!e.op.empty()) return "opaque<" + e.op + ">(" + names(fn, e.reads) + ")";
       return "'" + e.text + "'" + effects(fn, e.reads, e.writes);
@@ -119,7 +123,7 @@ std::string dump(const Function& fn, const std::vector<StmtPtr>& body, int inden
 
 std::string dump(const Function& fn) {
   std::string params;
-  for (int p : fn.params) params += (params.empty() ? "" : ", ") + fn.var(p).name + ": " + name_of(fn.var(p).type);
+  for (int p : fn.params) params += (params.empty() ? "" : ", ") + name(fn, p) + ": " + name_of(fn.var(p).type);
   return "function " + fn.name + "(" + params + ") -> " + name_of(fn.return_type) + "\n" + dump(fn, fn.body, 1);
 }
 
