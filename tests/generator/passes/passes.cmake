@@ -1,7 +1,6 @@
 # Pass-level unit tests (issue 42): each pass of the generator on small inputs, compared with the
 # text the test expects (the IR as ir::dump prints it, or the C++ the printer makes). They link
-# funcgen_core, the passes as a library; those that lower C++ (or run AD, whose normalizer holds
-# the front end's Lowering) link the front end too, funcgen_tool. Built with -fno-rtti, as the
+# funcgen_core, the passes as a library; those that lower C++ link the front end too, funcgen_tool. Built with -fno-rtti, as the
 # library (its PUBLIC options): see funcgen_spec's comment on UBSan's vptr check.
 function(funcgen_pass_test name)
   cmake_parse_arguments(ARG "FRONTEND" "" "" ${ARGN})
@@ -19,10 +18,8 @@ endfunction()
 
 funcgen_pass_test(registry)
 funcgen_pass_test(lowering FRONTEND)
-# simplify.cpp asks AD whether a vmapped call draws (ad::draws_random), which pulls in the AD objects
-# and, until the AD transforms stop calling Lowering::lower, the front end.
-funcgen_pass_test(simplify FRONTEND)
+funcgen_pass_test(simplify)
 funcgen_pass_test(fuse)
 funcgen_pass_test(printer)
 
-funcgen_pass_test(functionalize FRONTEND)
+funcgen_pass_test(functionalize)

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "diag/reporter.h"
-#include "frontend/lower.h"
 #include "ir/dump.h"
+#include "ir/module.h"
 #include "ir_builders.h"
 #include "ops/derivative_rules.h"
 #include "parse.h"
@@ -33,7 +33,7 @@ class Functionalize : public ::testing::Test {
 
   // The dump of the normalized function, or "refused" (with the errors it reported).
   std::string normalized(const ir::Function& fn) {
-    std::unique_ptr<ir::Function> out = ad::normalize(fn, lowering_, reporter_, "grad", resolver_);
+    std::unique_ptr<ir::Function> out = ad::normalize(fn, module_, reporter_, "grad", resolver_);
     if (!out) return "refused, " + std::to_string(reporter_.errors()) + " error(s)";
     EXPECT_EQ(reporter_.errors(), 0u);
     return ir::dump(*out);
@@ -42,7 +42,7 @@ class Functionalize : public ::testing::Test {
 
   static clang::ASTUnit* ast_;
   Reporter reporter_{ast_->getDiagnostics(), ast_->getSourceManager()};
-  Lowering lowering_{ast_->getASTContext(), reporter_};
+  ir::Module module_;  // (the functions call no helper)
   ad::OpResolver resolver_{ast_->getASTContext()};
 };
 clang::ASTUnit* Functionalize::ast_ = nullptr;
