@@ -111,6 +111,11 @@ void LowererCore::unsupported(const clang::Stmt* s, const std::string& what) {
   reporter_.report("unsupported", s->getBeginLoc(), what) << s->getSourceRange();
 }
 
+const clang::Stmt* LowererCore::parent_of(const clang::Stmt* s) const {
+  const auto parents = context_.getParentMapContext().getParents(*s);
+  return parents.empty() ? nullptr : parents[0].get<clang::Stmt>();
+}
+
 // The C++ text of a node as written; inside a macro expansion, its spelling (the macro argument
 // or body it came from), or else Clang's printing of it.
 std::string LowererCore::text_of(const clang::Stmt* node) const {

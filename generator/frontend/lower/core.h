@@ -78,6 +78,8 @@ class LowererCore {
   bool uses_rejected(const clang::Stmt* s) const;
   void unsupported_at(clang::SourceLocation at, const std::string& what);
   void unsupported(const clang::Stmt* s, const std::string& what);
+  // The statement or expression that `s` is a child of in the AST (nullptr at a declaration).
+  const clang::Stmt* parent_of(const clang::Stmt* s) const;
   std::string text_of(const clang::Stmt* node) const;
   std::string written_text(const clang::Stmt* node) const;
   StmtPtr make(StmtKind kind, const clang::Stmt* s);

@@ -199,14 +199,10 @@ void DeclarationLowering::tensor_pointer(const clang::VarDecl* vd, const clang::
                                 "copies share its storage) or a reference");
     return;
   }
-  const auto parent = [&](const clang::Stmt* s) -> const clang::Stmt* {
-    const auto parents = context_.getParentMapContext().getParents(*s);
-    return parents.empty() ? nullptr : parents[0].get<clang::Stmt>();
-  };
   for (const clang::DeclRefExpr* r : references_to(vd)) {
-    const clang::Stmt* use = parent(r);
+    const clang::Stmt* use = parent_of(r);
     while (const auto* cast = llvm::dyn_cast_or_null<clang::ImplicitCastExpr>(use))  // (to const fg::Tensor* for p->size())
-      if (cast->getCastKind() == clang::CK_LValueToRValue || cast->getCastKind() == clang::CK_NoOp) use = parent(cast);
+      if (cast->getCastKind() == clang::CK_LValueToRValue || cast->getCastKind() == clang::CK_NoOp) use = parent_of(cast);
       else break;
     const auto* deref = llvm::dyn_cast_or_null<clang::UnaryOperator>(use);
     const auto* member = llvm::dyn_cast_or_null<clang::MemberExpr>(use);
@@ -234,10 +230,6 @@ void DeclarationLowering::tensor_array(const clang::VarDecl* vd, const clang::De
                                 " elements, which cannot be transformed" + advice);
     return;
   }
-  const auto parent = [&](const clang::Stmt* s) -> const clang::Stmt* {
-    const auto parents = context_.getParentMapContext().getParents(*s);
-    return parents.empty() ? nullptr : parents[0].get<clang::Stmt>();
-  };
   std::set<const clang::Expr*> looped;  // the ranges of range-fors over it that do not write it
   struct Loops : clang::RecursiveASTVisitor<Loops> {
     const clang::VarDecl* vd;
@@ -253,10 +245,10 @@ void DeclarationLowering::tensor_array(const clang::VarDecl* vd, const clang::De
   loops.TraverseStmt(const_cast<clang::Stmt*>(f_.decl->getBody()));
   for (const clang::DeclRefExpr* r : references_to(vd)) {
     if (looped.count(r) != 0) continue;
-    const clang::Stmt* use = parent(r);
+    const clang::Stmt* use = parent_of(r);
     const auto* decay = llvm::dyn_cast_or_null<clang::ImplicitCastExpr>(use);
     const auto* subscript =
-        decay != nullptr && decay->getCastKind() == clang::CK_ArrayToPointerDecay ? llvm::dyn_cast_or_null<clang::ArraySubscriptExpr>(parent(decay)) : nullptr;
+        decay != nullptr && decay->getCastKind() == clang::CK_ArrayToPointerDecay ? llvm::dyn_cast_or_null<clang::ArraySubscriptExpr>(parent_of(decay)) : nullptr;
     if (subscript != nullptr && subscript->getBase()->IgnoreParens() == decay && !written_through(subscript)) continue;
     const auto* call = llvm::dyn_cast_or_null<clang::CallExpr>(use);
     if (call != nullptr && call->getDirectCallee() != nullptr && call->getDirectCallee()->getQualifiedNameAsString() == "std::size")
@@ -297,15 +289,11 @@ std::string DeclarationLowering::local_array(const clang::VarDecl* vd, const cla
     return "-";
   }
   // (`w[i]` decays `w` too, as the base of the subscript)
-  const auto parent = [&](const clang::Expr* e) {
-    const auto parents = context_.getParentMapContext().getParents(*e);
-    return parents.empty() ? nullptr : parents[0].get<clang::Expr>();
-  };
   const clang::Expr* decay = nullptr;
   for (const clang::DeclRefExpr* r : references_to(vd)) {
-    const auto* cast = llvm::dyn_cast_or_null<clang::ImplicitCastExpr>(parent(r));
+    const auto* cast = llvm::dyn_cast_or_null<clang::ImplicitCastExpr>(parent_of(r));
     if (cast == nullptr || cast->getCastKind() != clang::CK_ArrayToPointerDecay) continue;
-    const auto* subscript = llvm::dyn_cast_or_null<clang::ArraySubscriptExpr>(parent(cast));
+    const auto* subscript = llvm::dyn_cast_or_null<clang::ArraySubscriptExpr>(parent_of(cast));
     if (subscript == nullptr || subscript->getBase()->IgnoreParens() != cast) {
       decay = cast;
       break;
