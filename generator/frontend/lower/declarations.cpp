@@ -216,10 +216,11 @@ void DeclarationLowering::tensor_pointer(const clang::VarDecl* vd, const clang::
   vars_[vd] = it->second;
 }
 
-// `fg::Tensor a[3] = {x, y, z};` that the function only reads (a[i], a range-for by value or const
-// reference, std::size(a)) is the braced std::vector<fg::Tensor> it stands for: a list, read at
-// run-time indices. Where it is written (a[i] = v, a[i].add_(v)), decays to a pointer, is not
-// given all its elements, or has more dimensions, it is reported.
+// `fg::Tensor a[3] = {x, y, z};` that the function reads (a[i], a range-for by value or const
+// reference, std::size(a)) and assigns elements of (a[i] = v) is the braced std::vector<fg::Tensor>
+// it stands for: a list, read at run-time indices, its elements set (ir::kListSet). Where an
+// element is changed otherwise (a[i].add_(v), bound to a non-const reference), it decays to a
+// pointer, is not given all its elements, or has more dimensions, it is reported.
 void DeclarationLowering::tensor_array(const clang::VarDecl* vd, const clang::DeclStmt* ds, std::vector<StmtPtr>& out) {
   const std::string name = vd->getNameAsString();
   const uint64_t n = context_.getAsConstantArrayType(vd->getType())->getSize().getZExtValue();
@@ -230,6 +231,7 @@ void DeclarationLowering::tensor_array(const clang::VarDecl* vd, const clang::De
                                 " elements, which cannot be transformed" + advice);
     return;
   }
+  bool written = false;
   std::set<const clang::Expr*> looped;  // the ranges of range-fors over it that do not write it
   struct Loops : clang::RecursiveASTVisitor<Loops> {
     const clang::VarDecl* vd;
@@ -250,6 +252,10 @@ void DeclarationLowering::tensor_array(const clang::VarDecl* vd, const clang::De
     const auto* subscript =
         decay != nullptr && decay->getCastKind() == clang::CK_ArrayToPointerDecay ? llvm::dyn_cast_or_null<clang::ArraySubscriptExpr>(parent_of(decay)) : nullptr;
     if (subscript != nullptr && subscript->getBase()->IgnoreParens() == decay && !written_through(subscript)) continue;
+    if (subscript != nullptr && subscript->getBase()->IgnoreParens() == decay && element_assigned(subscript)) {
+      written = true;  // `a[i] = y;`: a list operation (assign_listed), as on the vector it stands for
+      continue;
+    }
     const auto* call = llvm::dyn_cast_or_null<clang::CallExpr>(use);
     if (call != nullptr && call->getDirectCallee() != nullptr && call->getDirectCallee()->getQualifiedNameAsString() == "std::size")
       continue;
@@ -262,6 +268,7 @@ void DeclarationLowering::tensor_array(const clang::VarDecl* vd, const clang::De
   st->range = vd->getSourceRange();
   st->var = add_var(vd, vd->getType());
   f_.vars[static_cast<size_t>(st->var)].cxx_type = "std::vector<fg::Tensor>";
+  if (written) listed_.insert(vd);
   st->expr = lower_expr(init);
   out.push_back(std::move(st));
 }

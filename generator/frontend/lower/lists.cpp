@@ -152,7 +152,7 @@ void ListLowering::join_lists(std::vector<StmtPtr>& out, const clang::Stmt* s) {
   joined_[call] = joined;
 }
 
-// v[i] = y; (also v.at(i), v.back(), v.front()) on a list  ->  { const fg::Tensor v_item__ = y;
+// v[i] = y; (also v.at(i), v.back(), v.front(), a[i] of a C array) on a list  ->  { const fg::Tensor v_item__ = y;
 // const int64_t v_at__ = i; v[v_at__] = v_item__; } (ir::kListSet); null for other statements.
 StmtPtr ListLowering::assign_listed(const clang::Expr* e) {
   const clang::Expr* lhs = nullptr;
@@ -165,6 +165,9 @@ StmtPtr ListLowering::assign_listed(const clang::Expr* e) {
   if (const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(lhs); oc != nullptr && oc->getOperator() == clang::OO_Subscript) {
     list = oc->getArg(0);
     index = lower_expr(oc->getArg(1));
+  } else if (const auto* a = llvm::dyn_cast<clang::ArraySubscriptExpr>(lhs)) {  // of a C array of tensors
+    list = a->getBase();
+    index = lower_expr(a->getIdx());
   } else if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(lhs); mc != nullptr && mc->getMethodDecl() != nullptr) {
     list = mc->getImplicitObjectArgument();
     const std::string m = mc->getMethodDecl()->getNameAsString(), name = text_of(list);

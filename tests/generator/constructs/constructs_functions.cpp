@@ -1104,4 +1104,23 @@ std::vector<fg::Tensor> filled_rows(const fg::Tensor& x) {
   return rows;
 }
 
+// ---- C arrays of tensors whose elements are assigned (`parts[i] = y`), at constant indices and
+// in a loop: the braced std::vector they stand for, its elements set
+FUNCGEN("arrays_written_grad = grad(arrays_written)")
+FUNCGEN("arrays_written_jvp = jvp(arrays_written)")
+FUNCGEN("arrays_written_jacfwd = jacfwd(arrays_written)")
+FUNCGEN("arrays_written_hessian = hessian(arrays_written)")
+FUNCGEN("arrays_written_jacrev2 = jacrev(jacrev(arrays_written))")
+FUNCGEN("arrays_written_hvp = jvp(grad(arrays_written))")
+FUNCGEN("arrays_written_vmap = vmap(arrays_written)")
+FUNCGEN("arrays_written_psg = vmap(grad(arrays_written))")
+FUNCGEN("arrays_written_vjacrev = vmap(jacrev(arrays_written))")
+fg::Tensor arrays_written(const fg::Tensor& x) {
+  fg::Tensor parts[2] = {x, x.sin()};
+  parts[1] = parts[0] * 2 + parts[1];
+  fg::Tensor ring[3] = {x, x.cos(), x * x};
+  for (int i = 0; i < 3; ++i) ring[i] = ring[i] * ring[(i + 1) % 3];
+  return (parts[0] + parts[1]).sum() + (ring[0] + ring[1] * ring[2]).sum();
+}
+
 }  // namespace cs

@@ -43,6 +43,7 @@ fg::Tensor built_lists(const fg::Tensor& x);
 fg::Tensor element_refs(const fg::Tensor& x);
 fg::Tensor nested_cases(const fg::Tensor& x);
 fg::Tensor pointers(const fg::Tensor& x);
+fg::Tensor arrays_written(const fg::Tensor& x);
 fg::Tensor condition_vars(const fg::Tensor& x);
 fg::Tensor tuples_and_fills(const fg::Tensor& x);
 std::vector<fg::Tensor> unrolled(const fg::Tensor& x0, const fg::Tensor& w, int64_t steps);
@@ -81,7 +82,7 @@ std::vector<Construct> constructs() {
           CONSTRUCT(switch_breaks), CONSTRUCT(braced), CONSTRUCT(local_structs), CONSTRUCT(out_params), CONSTRUCT(passed_on),
           CONSTRUCT(lambdas_passed), CONSTRUCT(listed), CONSTRUCT(assigned), CONSTRUCT(counters),
           CONSTRUCT(captures), CONSTRUCT(built_lists), CONSTRUCT(element_refs), CONSTRUCT(nested_cases), CONSTRUCT(condition_vars), CONSTRUCT(tuples_and_fills),
-          CONSTRUCT(pointers)};
+          CONSTRUCT(pointers), CONSTRUCT(arrays_written)};
 }
 
 // d f(x) / d x by central differences: shape out.shape + x.shape.
