@@ -147,7 +147,7 @@ class FunctionLowerer final : public ExpressionLowering,
       return false;
     }
     std::string why;
-    std::optional<pytree::Tree> tree = pytree::tree_of(method->getThisType()->getPointeeType(), context_, &why);
+    std::optional<pytree::Tree> tree = pytree::object_tree_of(method->getThisType()->getPointeeType(), context_, &why);
     if (!tree) {
       unsupported_at(decl->getLocation(), "'" + cls + "::" + f_.name + "' cannot be transformed with its object: " +
                                           (why.empty() ? "'" + cls + "' has no tensor members" : why));

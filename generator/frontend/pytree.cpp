@@ -221,4 +221,12 @@ std::optional<Tree> tree_of(clang::QualType type, const clang::ASTContext& conte
   return t && is_structured(*t) ? t : std::nullopt;  // (a flat std::tuple of tensors is a tuple of outputs)
 }
 
+std::optional<Tree> object_tree_of(clang::QualType type, const clang::ASTContext& context, std::string* why) {
+  if (holds_tensors(type)) return tree_of(type, context, why);
+  const auto* record = bare(type)->getAsCXXRecordDecl();
+  if (record == nullptr || record->field_empty()) return fail(why, "");
+  std::optional<Tree> t = node_of(type, context, why, 0);
+  return t && t->kind == Tree::Kind::Record ? t : std::nullopt;
+}
+
 }  // namespace funcgen::pytree

@@ -81,5 +81,8 @@ std::optional<Tree> tree_of(clang::QualType type, const clang::ASTContext& conte
 // a tuple of outputs, each transformed as one; a parameter of it a structure whose leaves are its
 // elements, as a std::pair's.)
 std::optional<Tree> parameter_tree_of(clang::QualType type, const clang::ASTContext& context, std::string* why = nullptr);
+// A member function's object: as tree_of, and a class of only numbers too (`Scaler{2.0}`, a
+// functor's constants): a record of scalar leaves, passed through as torch.func passes non-tensors.
+std::optional<Tree> object_tree_of(clang::QualType type, const clang::ASTContext& context, std::string* why = nullptr);
 
 }  // namespace funcgen::pytree

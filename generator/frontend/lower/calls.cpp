@@ -167,6 +167,7 @@ ExprPtr CallLowering::lower_member_call_on(const clang::CXXMemberCallExpr* mc, c
       return t->children.empty() ? lower_expr(mc->getArg(0)) : node_value(t->children[0], mc);
   if (method != nullptr && object != nullptr && !method->isStatic() && is_user_function(method))
     if (pytree::Tree* given = resolve(object, false)) return lower_method_call(mc, method, *given);
+  if (method != nullptr && object != nullptr && of_numbers_only(method, object)) return lower_constant_method_call(mc, method);
   if (method != nullptr && object != nullptr && ir_type_of(object->getType()) == ir::Type::TensorList &&
       (method->getName() == "size" || method->getName() == "empty"))
   {
@@ -338,6 +339,39 @@ ExprPtr CallLowering::lower_method_call(const clang::CallExpr* mc, const clang::
   return x;
 }
 
+// Whether `method` of this file is called on an object whose class holds only numbers.
+bool CallLowering::of_numbers_only(const clang::FunctionDecl* method, const clang::Expr* object) const {
+  return is_instance_method(method) && is_user_function(method) && !is_lambda(method) &&
+         !holds_tensors(object->getType()) && object->getType()->getAsCXXRecordDecl() != nullptr;
+}
+
+// `s.apply(x)`, `f(x)` on an object of only numbers (`Scaler s{2.0}`): a helper whose object is
+// its constants, read off the object where it is called and passed leaf by leaf (not differentiated).
+ExprPtr CallLowering::lower_constant_method_call(const clang::CallExpr* mc, const clang::FunctionDecl* method) {
+  const clang::FunctionDecl* callee = method->getDefinition();
+  const pytree::Tree* wanted = object_tree(callee, {});
+  if (wanted == nullptr) return opaque(mc);  // reported by the callee's lowering
+  ExprPtr x = make_expr(ExprKind::Call, mc);
+  if (!structured_result_of(*x, callee, mc)) return reported(mc);
+  x->form = ir::CallForm::User;
+  x->callee = callee;
+  x->op = callee->getNameAsString();
+  x->template_args = template_args_of(callee, context_);
+  const CallParts parts = parts_of(mc, callee);
+  std::vector<const pytree::Tree*> leaves;
+  wanted->leaves(leaves);
+  std::vector<std::string> names;
+  leaf_names(*wanted, "self", names);
+  const std::vector<std::string> reads = pytree::leaf_accesses(*wanted, "(" + text_of(parts.object) + ")");
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    x->args.push_back(ir::opaque(reads[i], leaves[i]->scalar_type));
+    x->params.push_back(names[i]);
+    x->param_types.push_back(leaves[i]->scalar_type);
+  }
+  add_args(*x, callee, parts.args, true, {packing_of(*wanted)});
+  return x;
+}
+
 // `x[i] = v`, `x.narrow(0, 1, 2) = 0.0`: an assignment to a temporary tensor (fg::Tensor's
 // rvalue operator=, as libtorch's) copies into its memory: the in-place `copy_(v)` (a number:
 // `fill_(v)`) of what the left side makes, so that AD functionalizes the write into the view and
@@ -376,6 +410,8 @@ ExprPtr CallLowering::lower_operator_call(const clang::CXXOperatorCallExpr* oc) 
   // `layer(x)` on a structured parameter (or part) whose class has an operator(): a member function call.
   if (callee != nullptr && oc->getOperator() == clang::OO_Call && is_instance_method(callee) && is_user_function(callee))
     if (pytree::Tree* given = resolve(oc->getArg(0), false)) return lower_method_call(oc, callee, *given);
+  if (callee != nullptr && oc->getOperator() == clang::OO_Call && of_numbers_only(callee, oc->getArg(0)))
+    return lower_constant_method_call(oc, callee);  // a functor of constants: `Affine f{2.0, 1.0}; f(x)`
   // A free operator function of this file (operator*(const Affine&, const fg::Tensor&)) is a
   // helper like any other: transformed with its caller.
   if (callee != nullptr && !llvm::isa<clang::CXXMethodDecl>(callee) && is_user_function(callee)) return lower_call(oc);

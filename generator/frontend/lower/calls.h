@@ -16,6 +16,8 @@ class CallLowering : public virtual LowererCore {
   bool structured_result_of(ir::Expr& x, const clang::FunctionDecl* callee, const clang::Expr* call) override;
   ExprPtr call_part(const clang::Expr* e) override;
   ExprPtr lower_method_call(const clang::CallExpr* mc, const clang::FunctionDecl* method, pytree::Tree& object);
+  ExprPtr lower_constant_method_call(const clang::CallExpr* mc, const clang::FunctionDecl* method);
+  bool of_numbers_only(const clang::FunctionDecl* method, const clang::Expr* object) const;
   ExprPtr assignment_into(const clang::CXXOperatorCallExpr* oc, const clang::FunctionDecl* callee);
   ExprPtr lower_operator_call(const clang::CXXOperatorCallExpr* oc) override;
   ExprPtr lower_call(const clang::CallExpr* call) override;
