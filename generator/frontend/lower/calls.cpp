@@ -341,8 +341,10 @@ ExprPtr CallLowering::lower_method_call(const clang::CallExpr* mc, const clang::
 
 // Whether `method` of this file is called on an object whose class holds only numbers.
 bool CallLowering::of_numbers_only(const clang::FunctionDecl* method, const clang::Expr* object) const {
+  // (a virtual call is not resolved to an override yet: reported at the call, as another object's)
   return is_instance_method(method) && is_user_function(method) && !is_lambda(method) &&
-         !holds_tensors(object->getType()) && object->getType()->getAsCXXRecordDecl() != nullptr;
+         !llvm::cast<clang::CXXMethodDecl>(method)->isVirtual() && !holds_tensors(object->getType()) &&
+         object->getType()->getAsCXXRecordDecl() != nullptr;
 }
 
 // `s.apply(x)`, `f(x)` on an object of only numbers (`Scaler s{2.0}`): a helper whose object is
