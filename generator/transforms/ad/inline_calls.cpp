@@ -22,7 +22,10 @@ std::vector<int> Inliner::inline_call(const Expr& e, Scope& scope, std::vector<i
   }
   const ir::Function* callee = facts_.module().find(e.callee, e.absent);
   if (callee == nullptr) {
-    form_.failed();  // its lowering failed, reported there
+    if (facts_.module().contains(e.callee, e.absent))
+      form_.failed();  // its lowering failed, reported there
+    else  // never lowered: say so rather than fail without a diagnostic
+      form_.fail(e, "internal error: '" + e.op + "' was not lowered before the transform met its call");
     return {};
   }
   callee = &structured_control_flow(*callee, single_returns_);  // ?:, switches, jumps and returns as ifs
