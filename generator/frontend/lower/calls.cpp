@@ -166,8 +166,8 @@ ExprPtr CallLowering::lower_member_call_on(const clang::CXXMemberCallExpr* mc, c
     if (const pytree::Tree* t = resolve(object, false); t != nullptr && t->kind == pytree::Tree::Kind::Optional)
       return t->children.empty() ? lower_expr(mc->getArg(0)) : node_value(t->children[0], mc);
   if (method != nullptr && object != nullptr && !method->isStatic() && is_user_function(method))
-    if (pytree::Tree* given = resolve(object, false)) return lower_method_call(mc, method, *given);
-  if (method != nullptr && object != nullptr && of_numbers_only(method, object)) return lower_constant_method_call(mc, method);
+    if (pytree::Tree* given = resolve(object, false)) return lower_method_call(mc, method, given);
+  if (method != nullptr && object != nullptr && of_numbers_only(method, object)) return lower_method_call(mc, method, nullptr);
   if (method != nullptr && object != nullptr && ir_type_of(object->getType()) == ir::Type::TensorList &&
       (method->getName() == "size" || method->getName() == "empty"))
   {
@@ -321,9 +321,10 @@ ExprPtr CallLowering::call_part(const clang::Expr* e) {
 // `forward(x)` in another member function of the class (or `layer.forward(x)` on a structured
 // part): a helper whose first parameter is its object, passed leaf by leaf.
 // A functor's call `layer(x)` (its operator()) is the same.
-ExprPtr CallLowering::lower_method_call(const clang::CallExpr* mc, const clang::FunctionDecl* method, pytree::Tree& object) {
+// `object` null: an object of only numbers (pass_constants).
+ExprPtr CallLowering::lower_method_call(const clang::CallExpr* mc, const clang::FunctionDecl* method, pytree::Tree* object) {
   const clang::FunctionDecl* callee = method->getDefinition();
-  const std::vector<std::string> absent = absent_at(mc, callee, false);
+  const std::vector<std::string> absent = object != nullptr ? absent_at(mc, callee, false) : std::vector<std::string>{};
   const pytree::Tree* wanted = object_tree(callee, absent);
   if (wanted == nullptr) return opaque(mc);  // reported by the callee's lowering
   ExprPtr x = make_expr(ExprKind::Call, mc);
@@ -334,7 +335,10 @@ ExprPtr CallLowering::lower_method_call(const clang::CallExpr* mc, const clang::
   x->op = callee->getNameAsString();
   x->template_args = template_args_of(callee, context_);
   const CallParts parts = parts_of(mc, callee);
-  pass_leaves(object, *wanted, parts.object, *x);
+  if (object != nullptr)
+    pass_leaves(*object, *wanted, parts.object, *x);
+  else
+    pass_constants(*wanted, parts.object, *x);
   add_args(*x, callee, parts.args, true, {packing_of(*wanted)});
   return x;
 }
@@ -347,31 +351,19 @@ bool CallLowering::of_numbers_only(const clang::FunctionDecl* method, const clan
          object->getType()->getAsCXXRecordDecl() != nullptr;
 }
 
-// `s.apply(x)`, `f(x)` on an object of only numbers (`Scaler s{2.0}`): a helper whose object is
-// its constants, read off the object where it is called and passed leaf by leaf (not differentiated).
-ExprPtr CallLowering::lower_constant_method_call(const clang::CallExpr* mc, const clang::FunctionDecl* method) {
-  const clang::FunctionDecl* callee = method->getDefinition();
-  const pytree::Tree* wanted = object_tree(callee, {});
-  if (wanted == nullptr) return opaque(mc);  // reported by the callee's lowering
-  ExprPtr x = make_expr(ExprKind::Call, mc);
-  if (!structured_result_of(*x, callee, mc)) return reported(mc);
-  x->form = ir::CallForm::User;
-  x->callee = callee;
-  x->op = callee->getNameAsString();
-  x->template_args = template_args_of(callee, context_);
-  const CallParts parts = parts_of(mc, callee);
+// `s.apply(x)`, `f(x)` on an object of only numbers (`Scaler s{2.0}`): its constants, read off the
+// object where it is called and passed leaf by leaf (not differentiated).
+void CallLowering::pass_constants(const pytree::Tree& wanted, const clang::Expr* object, ir::Expr& x) {
   std::vector<const pytree::Tree*> leaves;
-  wanted->leaves(leaves);
+  wanted.leaves(leaves);
   std::vector<std::string> names;
-  leaf_names(*wanted, "self", names);
-  const std::vector<std::string> reads = pytree::leaf_accesses(*wanted, "(" + text_of(parts.object) + ")");
+  leaf_names(wanted, "self", names);
+  const std::vector<std::string> reads = pytree::leaf_accesses(wanted, "(" + text_of(object) + ")");
   for (size_t i = 0; i < leaves.size(); ++i) {
-    x->args.push_back(ir::opaque(reads[i], leaves[i]->scalar_type));
-    x->params.push_back(names[i]);
-    x->param_types.push_back(leaves[i]->scalar_type);
+    x.args.push_back(ir::opaque(reads[i], leaves[i]->scalar_type));
+    x.params.push_back(names[i]);
+    x.param_types.push_back(leaves[i]->scalar_type);
   }
-  add_args(*x, callee, parts.args, true, {packing_of(*wanted)});
-  return x;
 }
 
 // `x[i] = v`, `x.narrow(0, 1, 2) = 0.0`: an assignment to a temporary tensor (fg::Tensor's
@@ -411,9 +403,9 @@ ExprPtr CallLowering::lower_operator_call(const clang::CXXOperatorCallExpr* oc) 
   if (ExprPtr x = assignment_into(oc, callee)) return x;
   // `layer(x)` on a structured parameter (or part) whose class has an operator(): a member function call.
   if (callee != nullptr && oc->getOperator() == clang::OO_Call && is_instance_method(callee) && is_user_function(callee))
-    if (pytree::Tree* given = resolve(oc->getArg(0), false)) return lower_method_call(oc, callee, *given);
+    if (pytree::Tree* given = resolve(oc->getArg(0), false)) return lower_method_call(oc, callee, given);
   if (callee != nullptr && oc->getOperator() == clang::OO_Call && of_numbers_only(callee, oc->getArg(0)))
-    return lower_constant_method_call(oc, callee);  // a functor of constants: `Affine f{2.0, 1.0}; f(x)`
+    return lower_method_call(oc, callee, nullptr);  // a functor of constants: `Affine f{2.0, 1.0}; f(x)`
   // A free operator function of this file (operator*(const Affine&, const fg::Tensor&)) is a
   // helper like any other: transformed with its caller.
   if (callee != nullptr && !llvm::isa<clang::CXXMethodDecl>(callee) && is_user_function(callee)) return lower_call(oc);

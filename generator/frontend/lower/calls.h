@@ -15,8 +15,8 @@ class CallLowering : public virtual LowererCore {
                                const clang::Expr* object);
   bool structured_result_of(ir::Expr& x, const clang::FunctionDecl* callee, const clang::Expr* call) override;
   ExprPtr call_part(const clang::Expr* e) override;
-  ExprPtr lower_method_call(const clang::CallExpr* mc, const clang::FunctionDecl* method, pytree::Tree& object);
-  ExprPtr lower_constant_method_call(const clang::CallExpr* mc, const clang::FunctionDecl* method);
+  ExprPtr lower_method_call(const clang::CallExpr* mc, const clang::FunctionDecl* method, pytree::Tree* object);
+  void pass_constants(const pytree::Tree& wanted, const clang::Expr* object, ir::Expr& x);
   bool of_numbers_only(const clang::FunctionDecl* method, const clang::Expr* object) const;
   ExprPtr assignment_into(const clang::CXXOperatorCallExpr* oc, const clang::FunctionDecl* callee);
   ExprPtr lower_operator_call(const clang::CXXOperatorCallExpr* oc) override;
