@@ -60,6 +60,10 @@ funcgen_discover(test_limitations_fixed generator)
 add_test(NAME funcgen.op_names_only_in_ops
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/ops/op_names_only_in_ops.sh ${PROJECT_SOURCE_DIR})
 funcgen_label_test(funcgen.op_names_only_in_ops generator)
+# No generator source over 1,500 lines, no class over 800 with its members (issue 42).
+add_test(NAME funcgen.source_sizes
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/hygiene/source_sizes.sh ${PROJECT_SOURCE_DIR})
+funcgen_label_test(funcgen.source_sizes generator)
 
 # --fix and --export-fixes on the gallery.
 add_test(NAME funcgen.fixes

@@ -84,11 +84,14 @@ StmtPtr comment(const std::string& t) {
 
 // ------------------------------------------------------------------ names and preludes
 
-Batcher::Batcher(const BatchingAnalysis& analysis, Context& ctx, std::vector<Levels> params, bool helper)
+BatchedBuilder::BatchedBuilder(const BatchingAnalysis& analysis, Context& ctx, std::vector<Levels> params, bool helper)
     : an_(analysis), fn_(analysis.function()), ctx_(ctx), params_(std::move(params)), helper_(helper) {
   for (const auto& v : fn_.vars) names_.insert(v.name);
   for (const auto& n : ir::text_names(fn_)) names_.insert(n);  // globals the text reads: not to be hidden
 }
+
+Batcher::Batcher(const BatchingAnalysis& analysis, Context& ctx, std::vector<Levels> params, bool helper)
+    : ExprBatcher(analysis, ctx, std::move(params), helper) {}
 
 std::unique_ptr<ir::Function> Batcher::run(const std::string& name) {
   out_ = ir::derived_function(fn_);
@@ -119,7 +122,7 @@ std::unique_ptr<ir::Function> Batcher::run(const std::string& name) {
 
 // A new name, ending in "__" as every generated name does (see batch_name); `base` may be one,
 // or a user's name of any form.
-std::string Batcher::fresh(const std::string& of) {
+std::string BatchedBuilder::fresh(const std::string& of) {
   const std::string base = cxx::name_stem(of);
   std::string name = base + "__";
   for (int i = 1; names_.count(name) != 0; ++i) name = base + std::to_string(i) + "__";
@@ -127,33 +130,33 @@ std::string Batcher::fresh(const std::string& of) {
   return name;
 }
 
-int Batcher::local(const std::string& base, const std::string& cxx_type, ir::Type type) {
+int BatchedBuilder::local(const std::string& base, const std::string& cxx_type, ir::Type type) {
   return ir::add_var(*out_, fresh(base), type, cxx_type);
 }
 
-ExprPtr Batcher::ref(int var) const {
+ExprPtr BatchedBuilder::ref(int var) const {
   ExprPtr x = ir::var_ref(*out_, var);
   if (static_cast<size_t>(var) < fn_.vars.size()) x->levels = an_.var(var);
   return x;
 }
 
-ExprPtr Batcher::batch_size(int k) const { return ref(batch_vars_[static_cast<size_t>(k)]); }
+ExprPtr BatchedBuilder::batch_size(int k) const { return ref(batch_vars_[static_cast<size_t>(k)]); }
 
-ExprPtr Batcher::batch_sizes_of(Levels l) const {
+ExprPtr BatchedBuilder::batch_sizes_of(Levels l) const {
   std::vector<ExprPtr> sizes;
   for (int k = 0; k < ctx_.nlevels; ++k)
     if (l & (1u << k)) sizes.push_back(batch_size(k));
   return braced(std::move(sizes));
 }
 
-void Batcher::declare(int var, ExprPtr init, const std::string& note) {
+void BatchedBuilder::declare(int var, ExprPtr init, const std::string& note) {
   StmtPtr s = ir::decl(var, std::move(init));
   s->comment = note;
   pre_.push_back(std::move(s));
 }
 
 // A name for the value of `v`, so that it can be used twice: itself when it is one already.
-ExprPtr Batcher::bind(Val v, const std::string& base) {
+ExprPtr BatchedBuilder::bind(Val v, const std::string& base) {
   if (v.e->kind == ExprKind::VarRef || (v.e->kind == ExprKind::Opaque && cxx::is_identifier(v.e->text))) return std::move(v.e);
   const int id = local(base, "const fg::Tensor");
   declare(id, std::move(v.e));
@@ -162,15 +165,23 @@ ExprPtr Batcher::bind(Val v, const std::string& base) {
   return r;
 }
 
-void Batcher::flush(std::vector<StmtPtr>& out) {
+void BatchedBuilder::flush(std::vector<StmtPtr>& out) {
   for (auto& p : pre_) out.push_back(std::move(p));
   pre_.clear();
   aligned_.clear();
 }
 
-void Batcher::emit(std::vector<StmtPtr>& out, StmtPtr s) {
+void BatchedBuilder::emit(std::vector<StmtPtr>& out, StmtPtr s) {
   flush(out);
   out.push_back(std::move(s));
+}
+
+// A value at `want` levels: expanded to the batch dims it lacks.
+ExprPtr BatchedBuilder::coerce(Val c, Levels want) {
+  if (c.levels == want) return std::move(c.e);
+  ExprPtr x = runtime("vmap::materialize", exprs(std::move(c.e), mask(c.levels), mask(want), batch_sizes_of(want)));
+  x->levels = want;
+  return x;
 }
 
 // ------------------------------------------------------------------ statements
@@ -237,14 +248,6 @@ ExprPtr Batcher::stored_entry(const Expr& e) {
   operands.back() = value;
   ExprPtr x = ir::tape_op(*out_, e.op, operands, e.type);
   x->range = e.range;
-  return x;
-}
-
-// A value at `want` levels: expanded to the batch dims it lacks.
-ExprPtr Batcher::coerce(Val c, Levels want) {
-  if (c.levels == want) return std::move(c.e);
-  ExprPtr x = runtime("vmap::materialize", exprs(std::move(c.e), mask(c.levels), mask(want), batch_sizes_of(want)));
-  x->levels = want;
   return x;
 }
 

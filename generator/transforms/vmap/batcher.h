@@ -68,18 +68,16 @@ std::vector<ExprPtr> exprs(A&&... a) {
   return v;
 }
 
-class Batcher {
- public:
+// The state of one function's rewrite and the builders of its new statements (batcher.cpp): names,
+// locals, the statements an expression needs before it (pre_), values expanded to more levels.
+class BatchedBuilder {
+ protected:
   // `params`: the levels each parameter arrives batched at. A helper (a user function called from
   // the transformed one) returns every tensor at the levels of all its outputs, as its callers'
   // analysis takes the levels of a call to be.
-  Batcher(const BatchingAnalysis& analysis, Context& ctx, std::vector<Levels> params, bool helper);
+  BatchedBuilder(const BatchingAnalysis& analysis, Context& ctx, std::vector<Levels> params, bool helper);
+  virtual ~BatchedBuilder() = default;
 
-  // The batched function, named `name`, with one batch size parameter per level.
-  std::unique_ptr<ir::Function> run(const std::string& name);
-
- private:
-  // names and preludes (batcher.cpp)
   std::string fresh(const std::string& of);
   int local(const std::string& base, const std::string& cxx_type, ir::Type type = ir::Type::Tensor);
   ExprPtr ref(int var) const;
@@ -91,30 +89,29 @@ class Batcher {
   ExprPtr scoped(F fn);
   void flush(std::vector<StmtPtr>& out);
   void emit(std::vector<StmtPtr>& out, StmtPtr s);
-
-  // statements (batcher.cpp)
-  void block(const std::vector<StmtPtr>& body, std::vector<StmtPtr>& out, size_t start = 0);
-  void stmt(const Stmt& s, std::vector<StmtPtr>& out);
-  void loop(const Stmt& s, std::vector<StmtPtr>& out);
-  std::vector<StmtPtr> sub_block(const std::vector<StmtPtr>& body, size_t start = 0);
-  ExprPtr stored(const Expr& e, const ir::Var& v);
   ExprPtr coerce(Val c, Levels want);
-  ExprPtr stored_entry(const Expr& e);
-  ExprPtr returned(const Expr& e);
 
-  // control_flow='select' (select.cpp)
-  std::optional<Val> predicate(const Expr& e);
-  Val predicate_or_report(const Expr& cond);
-  void assigned_outer(const std::vector<StmtPtr>& body, std::vector<int>& out) const;
-  bool side_effect_free(const std::vector<StmtPtr>& body, const std::vector<int>& vars);
-  bool side_effect_free_stmt(const Stmt& s);
-  ExprPtr branch_lambda(const std::vector<StmtPtr>& body, const std::vector<int>& vars);
-  void merge(const Val& pred, const std::vector<int>& vars, int then_t, int else_t, std::vector<StmtPtr>& out);
-  void select_if(const Stmt& s, std::vector<StmtPtr>& out);
-  void select_while(const Stmt& s, std::vector<StmtPtr>& out);
-  void select_return(const Stmt& s, const std::vector<StmtPtr>& body, size_t rest, std::vector<StmtPtr>& out);
-  Val select_conditional(const Expr& e);
-  ExprPtr where(const Val& pred, ExprPtr a, Levels la, ExprPtr b, Levels lb);
+  const BatchingAnalysis& an_;
+  const ir::Function& fn_;
+  Context& ctx_;
+  std::vector<Levels> params_;
+  bool helper_ = false;
+  std::unique_ptr<ir::Function> out_;
+  std::vector<int> batch_vars_;  // the batch size parameter of each level
+  std::set<std::string> names_;
+  std::vector<StmtPtr> pre_;
+  // The aligned operands of lists that pre_ aligns: valid until pre_ is emitted.
+  std::map<std::string, std::vector<int>> aligned_;
+  Levels return_target_ = 0;
+};
+
+// Expressions: each op by its batching rule (rules.cpp), calls of the user's helpers and of vmaps
+// inside the body (calls.cpp). A conditional under control_flow='select' is the statements' part.
+class ExprBatcher : protected BatchedBuilder {
+ protected:
+  using BatchedBuilder::BatchedBuilder;
+
+  virtual Val select_conditional(const Expr& e) = 0;
 
   // expressions and calls by batching rule (rules.cpp)
   Val expr(const Expr& e);
@@ -138,23 +135,43 @@ class Batcher {
   ExprPtr vmapped_output(const Expr& e, const std::string& name, const std::vector<ExprPtr>& args, ExprPtr size,
                          Levels got, Levels want);
   std::string vmapped_helper(const Expr& e, const std::vector<Levels>& key);
+};
 
-  const BatchingAnalysis& an_;
-  const ir::Function& fn_;
-  Context& ctx_;
-  std::vector<Levels> params_;
-  bool helper_ = false;
-  std::unique_ptr<ir::Function> out_;
-  std::vector<int> batch_vars_;  // the batch size parameter of each level
-  std::set<std::string> names_;
-  std::vector<StmtPtr> pre_;
-  // The aligned operands of lists that pre_ aligns: valid until pre_ is emitted.
-  std::map<std::string, std::vector<int>> aligned_;
-  Levels return_target_ = 0;
+// The rewrite of one function: its statements (batcher.cpp) and control_flow='select' (select.cpp).
+class Batcher final : ExprBatcher {
+ public:
+  Batcher(const BatchingAnalysis& analysis, Context& ctx, std::vector<Levels> params, bool helper);
+
+  // The batched function, named `name`, with one batch size parameter per level.
+  std::unique_ptr<ir::Function> run(const std::string& name);
+
+ private:
+  // statements (batcher.cpp)
+  void block(const std::vector<StmtPtr>& body, std::vector<StmtPtr>& out, size_t start = 0);
+  void stmt(const Stmt& s, std::vector<StmtPtr>& out);
+  void loop(const Stmt& s, std::vector<StmtPtr>& out);
+  std::vector<StmtPtr> sub_block(const std::vector<StmtPtr>& body, size_t start = 0);
+  ExprPtr stored(const Expr& e, const ir::Var& v);
+  ExprPtr stored_entry(const Expr& e);
+  ExprPtr returned(const Expr& e);
+
+  // control_flow='select' (select.cpp)
+  std::optional<Val> predicate(const Expr& e);
+  Val predicate_or_report(const Expr& cond);
+  void assigned_outer(const std::vector<StmtPtr>& body, std::vector<int>& out) const;
+  bool side_effect_free(const std::vector<StmtPtr>& body, const std::vector<int>& vars);
+  bool side_effect_free_stmt(const Stmt& s);
+  ExprPtr branch_lambda(const std::vector<StmtPtr>& body, const std::vector<int>& vars);
+  void merge(const Val& pred, const std::vector<int>& vars, int then_t, int else_t, std::vector<StmtPtr>& out);
+  void select_if(const Stmt& s, std::vector<StmtPtr>& out);
+  void select_while(const Stmt& s, std::vector<StmtPtr>& out);
+  void select_return(const Stmt& s, const std::vector<StmtPtr>& body, size_t rest, std::vector<StmtPtr>& out);
+  Val select_conditional(const Expr& e) override;
+  ExprPtr where(const Val& pred, ExprPtr a, Levels la, ExprPtr b, Levels lb);
 };
 
 template <typename F>
-ExprPtr Batcher::scoped(F fn) {
+ExprPtr BatchedBuilder::scoped(F fn) {
   std::vector<StmtPtr> saved;
   saved.swap(pre_);
   const auto saved_aligned = aligned_;

@@ -19,7 +19,7 @@ std::vector<ExprPtr> clones(const std::vector<ExprPtr>& items) {
 }  // namespace
 
 // A user function called with batched arguments: its batched version, made once per pattern.
-Val Batcher::specialize(const Expr& e, std::vector<Val> args) {
+Val ExprBatcher::specialize(const Expr& e, std::vector<Val> args) {
   const Levels l = an_.of(e);
   const BatchingAnalysis* callee = an_.callee(e);
   std::vector<Levels> key;
@@ -55,7 +55,7 @@ Val Batcher::specialize(const Expr& e, std::vector<Val> args) {
 }
 
 // The helper that runs the function a vmapped call maps, at one more level than this body has.
-std::string Batcher::vmapped_helper(const Expr& e, const std::vector<Levels>& key) {
+std::string ExprBatcher::vmapped_helper(const Expr& e, const std::vector<Levels>& key) {
   const ir::Function& g = *e.vmapped;
   if (auto found = ctx_.vmapped.find({&g, key}); found != ctx_.vmapped.end()) return found->second;
   const int k = ctx_.nlevels;
@@ -80,7 +80,7 @@ std::string Batcher::vmapped_helper(const Expr& e, const std::vector<Levels>& ke
 }
 
 // The helper's output `index` with this level's batch dim, for the examples of `size`.
-ExprPtr Batcher::vmapped_output(const Expr& e, const std::string& name, const std::vector<ExprPtr>& args, ExprPtr size,
+ExprPtr ExprBatcher::vmapped_output(const Expr& e, const std::string& name, const std::vector<ExprPtr>& args, ExprPtr size,
                                 Levels got, Levels want) {
   const ir::Function& g = *e.vmapped;
   const int k = ctx_.nlevels;
@@ -102,7 +102,7 @@ ExprPtr Batcher::vmapped_output(const Expr& e, const std::string& name, const st
 // vmap(g, in_dims, out_dim)(args) inside the body: g runs as a helper at one more level than this
 // body has (its batch dim after the outer ones: the arguments' in_dims move there), and the
 // output's batch dim moves to out_dim.
-Val Batcher::vmapped(const Expr& e, std::vector<Val> args) {
+Val ExprBatcher::vmapped(const Expr& e, std::vector<Val> args) {
   const BatchingAnalysis* inner = an_.callee(e);
   const ir::Function& g = *e.vmapped;
   const int k = ctx_.nlevels;

@@ -96,7 +96,7 @@ std::optional<size_t> tensor_outputs(const Expr& e) {
 }  // namespace
 
 // The node `e` with `args` in place of its operands, at the levels the analysis gives it.
-ExprPtr Batcher::rebuild(const Expr& e, std::vector<ExprPtr> args) const {
+ExprPtr ExprBatcher::rebuild(const Expr& e, std::vector<ExprPtr> args) const {
   ExprPtr x = ir::copy_node(e);
   x->args = std::move(args);
   x->levels = an_.of(e);
@@ -104,13 +104,13 @@ ExprPtr Batcher::rebuild(const Expr& e, std::vector<ExprPtr> args) const {
 }
 
 // Every node of batched IR carries the levels of its value.
-Val Batcher::expr(const Expr& e) {
+Val ExprBatcher::expr(const Expr& e) {
   Val v = expr_of(e);
   v.e->levels = v.levels;
   return v;
 }
 
-Val Batcher::expr_of(const Expr& e) {
+Val ExprBatcher::expr_of(const Expr& e) {
   const Levels l = an_.of(e);
   std::vector<ExprPtr> args;
   switch (e.kind) {
@@ -150,7 +150,7 @@ Val Batcher::expr_of(const Expr& e) {
   }
 }
 
-Val Batcher::call(const Expr& e) {
+Val ExprBatcher::call(const Expr& e) {
   const Levels l = an_.of(e);
   std::vector<Val> args;
   for (const auto& a : e.args) args.push_back(expr(*a));
@@ -221,7 +221,7 @@ Val Batcher::call(const Expr& e) {
   return fallback(e, std::move(args));
 }
 
-Val Batcher::pointwise(const Expr& e, std::vector<Val> args) {
+Val ExprBatcher::pointwise(const Expr& e, std::vector<Val> args) {
   std::vector<size_t> operands;
   for (size_t i = 0; i < args.size(); ++i)
     if (e.args[i]->type == ir::Type::Tensor) operands.push_back(i);
@@ -266,7 +266,7 @@ Val Batcher::pointwise(const Expr& e, std::vector<Val> args) {
   return {rebuild(e, values(args)), an_.of(e)};
 }
 
-Val Batcher::reduce(const Expr& e, std::vector<Val> args, int nb) {
+Val ExprBatcher::reduce(const Expr& e, std::vector<Val> args, int nb) {
   const Levels l = an_.of(e);
   if (nb == 0) return {rebuild(e, values(args)), l};
   for (size_t i = 1; i < e.args.size(); ++i) {
@@ -314,7 +314,7 @@ Val Batcher::reduce(const Expr& e, std::vector<Val> args, int nb) {
   return {rebuild(e, values(args)), l};
 }
 
-Val Batcher::dims(const Expr& e, const OpRule& rule, std::vector<Val> args, int nb) {
+Val ExprBatcher::dims(const Expr& e, const OpRule& rule, std::vector<Val> args, int nb) {
   const Levels l = an_.of(e);
   if (nb == 0) return {rebuild(e, values(args)), l};
   if (e.form == ir::CallForm::Operator && e.text == "[]") {
@@ -351,7 +351,7 @@ Val Batcher::dims(const Expr& e, const OpRule& rule, std::vector<Val> args, int 
 }
 
 // Shape queries answer for the logical tensor.
-Val Batcher::query(const Expr& e, std::vector<Val> args, int nb) {
+Val ExprBatcher::query(const Expr& e, std::vector<Val> args, int nb) {
   const Levels l = an_.of(e);
   if (nb == 0) return {rebuild(e, values(args)), l};
   std::vector<ExprPtr> a = exprs(std::move(args[0].e), literal(nb));
@@ -365,7 +365,7 @@ Val Batcher::query(const Expr& e, std::vector<Val> args, int nb) {
   return {runtime("vmap::logical_sizes", std::move(a), ir::Type::IntList), l};
 }
 
-Val Batcher::helper(const Expr& e, std::vector<Val> args, int nb) {
+Val ExprBatcher::helper(const Expr& e, std::vector<Val> args, int nb) {
   const Levels l = an_.of(e);
   const auto done = [&](ExprPtr x) {
     x->levels = l;
@@ -429,14 +429,14 @@ Val Batcher::helper(const Expr& e, std::vector<Val> args, int nb) {
   return done(member(runtime("vmap::" + e.op, std::move(a), ir::Type::Other), "value"));
 }
 
-Val Batcher::unsupported_list(const Expr& e, std::vector<Val> args) {
+Val ExprBatcher::unsupported_list(const Expr& e, std::vector<Val> args) {
   ctx_.reporter->report("unsupported", e.range.getBegin(),
                         "under vmap, '" + e.op + "' needs its tensors as a braced list ({a, b}) so that each one's batching is known")
       << e.range;
   return {rebuild(e, values(args)), an_.of(e)};
 }
 
-Val Batcher::random(const Expr& e, std::vector<Val> args) {
+Val ExprBatcher::random(const Expr& e, std::vector<Val> args) {
   const Levels l = an_.of(e);
   const Levels different = an_.vmap().different;
   const ops::OpId op = ops::id(e);
@@ -497,7 +497,7 @@ Val Batcher::random(const Expr& e, std::vector<Val> args) {
 }
 
 // The batched tensor operands of a per-example call; `texts` then name each one's example.
-std::vector<ExprPtr> Batcher::per_example_operands(const Expr& e, std::vector<Val>& args, std::vector<ExprPtr>& texts) {
+std::vector<ExprPtr> ExprBatcher::per_example_operands(const Expr& e, std::vector<Val>& args, std::vector<ExprPtr>& texts) {
   std::vector<ExprPtr> operands;
   int k = 0;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -515,7 +515,7 @@ namespace {
 constexpr const char* kPerExample = "[&](const std::vector<fg::Tensor>& example__)";
 }
 
-Val Batcher::fallback(const Expr& e, std::vector<Val> args) {
+Val ExprBatcher::fallback(const Expr& e, std::vector<Val> args) {
   ctx_.reporter->report("vmap-fallback", e.range.getBegin(),
                         "'" + e.op + "' has no batching rule; under vmap it runs once per example and the results are stacked")
       << e.range;
@@ -532,7 +532,7 @@ Val Batcher::fallback(const Expr& e, std::vector<Val> args) {
 
 // A call of a function whose body funcgen does not see, with batched tensors: it runs once per
 // example whatever it returns (a C++ value per example has nowhere to go, so that is reported).
-Val Batcher::unseen(const Expr& e, std::vector<Val> args) {
+Val ExprBatcher::unseen(const Expr& e, std::vector<Val> args) {
   if (e.type == ir::Type::Tensor) return fallback(e, std::move(args));
   const std::optional<size_t> outputs = tensor_outputs(e);
   if (!outputs) {
