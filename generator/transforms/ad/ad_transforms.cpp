@@ -7,6 +7,7 @@
 #include <set>
 
 #include "analyses/batching.h"
+#include "emitter/printer.h"
 #include "ir/cxx_text.h"
 #include "ir/build.h"
 #include "transforms/ad/anf.h"
@@ -24,6 +25,21 @@ using ir::ExprPtr;
 using spec::TransformKind;
 
 using ir::finish;
+
+// self.op(args...) of a runtime op (args[0] is self), as the wrappers call it.
+ExprPtr method_call(const std::string& op, std::vector<ExprPtr> args, ir::Type type) {
+  auto x = std::make_unique<Expr>();
+  x->kind = ExprKind::Call;
+  x->form = ir::CallForm::Method;
+  x->op = op;
+  x->type = type;
+  for (const auto& a : args) {
+    x->params.push_back(x->params.empty() ? "self" : "");
+    x->param_types.push_back(a->type);
+  }
+  x->args = std::move(args);
+  return x;
+}
 
 // A function split in two at a statement boundary: the first part returns `first_returns` and
 // every value the second part reads from it; the second takes those values, then `second_params`.
@@ -509,56 +525,72 @@ class AdEmitter : AdChain {
     return levels;
   }
 
-  // The statements of jacfwd's function that make the basis of parameter `x` (number `param`):
-  // `shape<as>`, its shape without the outer batch dims, and `basis<as>`; `like` is what the
-  // columns are unflattened to (a list parameter's: its elements without the outer batch dims).
-  std::string basis_of(const ir::Var& x, int param, const std::vector<Link>& outer, const std::string& as,
-                       std::string& like, bool structured) const {
+  // The statements of jacfwd's function `w` that make the basis of parameter `x` (number `param`):
+  // `shape<as>`, its shape without the outer batch dims, and `basis<as>`. Returns the basis and the
+  // variable the columns are unflattened to (a list parameter's: its elements without the outer
+  // batch dims).
+  std::pair<int, int> basis_of(ir::Function& w, const ir::Var& x, int param, const std::vector<Link>& outer, const std::string& as,
+               bool structured) const {
     const bool list = x.type == ir::Type::TensorList;
-    std::string logical = x.name, d;
+    const ir::Type type = list ? ir::Type::TensorList : ir::Type::Tensor;
+    ExprPtr logical = ir::var_ref(w, x.id);
     for (const Link& o : outer) {
       const spec::Transform& t = *o.t;
       const spec::Dim dim = t.in_dims.per_item ? t.in_dims.dims[static_cast<size_t>(param)] : t.in_dims.dims[0];
       if (!dim) continue;
-      logical = list ? "fg::ad::select_each(" + logical + ", " + std::to_string(*dim) + ", 0)"
-                     : logical + ".select(" + std::to_string(*dim) + ", 0)";
+      std::vector<ExprPtr> args;
+      args.push_back(std::move(logical));
+      args.push_back(ir::opaque(std::to_string(*dim), ir::Type::Int));
+      args.push_back(ir::opaque("0", ir::Type::Int));
+      logical = list ? ir::external_call("fg::ad::select_each", std::move(args), type)
+                     : method_call("select", std::move(args), type);
     }
-    const std::string type = list ? "std::vector<fg::Tensor>" : "fg::Tensor";
-    if (logical != x.name) {  // views without the batch dims, kept alive for their sizes
-      d += "  const " + type + " example" + as + " = " + logical + ";\n";
-      logical = "example" + as;
+    int of = x.id;
+    if (logical->kind != ExprKind::VarRef) {  // views without the batch dims, kept alive for their sizes
+      of = ir::add_var(w, "example" + as, type, list ? "const std::vector<fg::Tensor>" : "const fg::Tensor");
+      w.body.push_back(ir::decl(of, std::move(logical)));
     }
+    std::vector<ExprPtr> args;
     if (list) {
-      like = logical;
-      d += "  const std::vector<fg::Tensor> basis" + as + " = fg::ad::list_basis(" + logical + ", " +
-           cxx::string_literal(spec_.name) + ", " + cxx::string_literal(x.name) + ");\n";
-      return d;
+      args.push_back(ir::var_ref(w, of));
+      args.push_back(ir::opaque(cxx::string_literal(spec_.name), ir::Type::Other));
+      args.push_back(ir::opaque(cxx::string_literal(x.name), ir::Type::Other));
+      const int basis = ir::add_var(w, "basis" + as, type, "const std::vector<fg::Tensor>");
+      w.body.push_back(ir::decl(basis, ir::external_call("fg::ad::list_basis", std::move(args), type)));
+      return {basis, of};
     }
-    like = "shape" + as;
-    d += "  const fg::IntArrayRef shape" + as + " = " + logical + ".sizes();\n";
-    d += "  const fg::Tensor basis" + as + " = " + basis_factory(structured) + "(" + x.name + ", shape" + as + ");\n";
-    return d;
+    const int shape = ir::add_var(w, "shape" + as, ir::Type::IntList, "const fg::IntArrayRef");
+    args.push_back(ir::var_ref(w, of));
+    w.body.push_back(ir::decl(shape, method_call("sizes", std::move(args), ir::Type::IntList)));
+    args.push_back(ir::var_ref(w, x.id));
+    args.push_back(ir::var_ref(w, shape));
+    const int basis = ir::add_var(w, "basis" + as, type, "const fg::Tensor");
+    w.body.push_back(ir::decl(basis, ir::external_call(basis_factory(structured), std::move(args), type)));
+    return {basis, shape};
   }
 
   // jacfwd's result and its type: per output, one jacobian per argnum (a tuple for tuple argnums);
   // a tuple over several outputs; with aux, (jacobians, aux).
-  static std::pair<std::string, std::string> jacfwd_result(const std::vector<std::vector<std::string>>& jacs,
-                                                           const std::vector<std::string>& types,
-                                                           const std::vector<std::string>& aux, bool tuple_argnums,
-                                                           bool has_aux) {
-    std::vector<std::string> per_output, per_output_types;
-    for (const auto& j : jacs) {
-      per_output.push_back(tuple_argnums ? cxx::tuple_value(j, types) : j[0]);
+  static std::pair<ExprPtr, std::string> jacfwd_result(std::vector<std::vector<ExprPtr>> jacs,
+                                                       const std::vector<std::string>& types, std::vector<ExprPtr> aux,
+                                                       bool tuple_argnums, bool has_aux) {
+    std::vector<ExprPtr> per_output;
+    std::vector<std::string> per_output_types;
+    for (auto& j : jacs) {
+      per_output.push_back(tuple_argnums ? ir::tuple(std::move(j)) : std::move(j[0]));
       per_output_types.push_back(tuple_argnums ? cxx::tuple_type(types) : types[0]);
     }
-    std::string result = per_output.size() == 1 ? per_output[0] : cxx::tuple_value(per_output, per_output_types);
+    ExprPtr result = per_output.size() == 1 ? std::move(per_output[0]) : ir::tuple(std::move(per_output));
     std::string ret = per_output.size() == 1 ? per_output_types[0] : cxx::tuple_type(per_output_types);
     if (has_aux) {
-      std::vector<std::string> aux_types(aux.size(), "fg::Tensor");
-      result = "std::make_tuple(" + result + ", " + (aux.size() == 1 ? aux[0] : "std::make_tuple(" + join(aux) + ")") + ")";
+      const std::vector<std::string> aux_types(aux.size(), "fg::Tensor");
       ret = "std::tuple<" + ret + ", " + (aux.size() == 1 ? "fg::Tensor" : "std::tuple<" + join(aux_types) + ">") + ">";
+      std::vector<ExprPtr> items;  // (a std::tuple whatever the items: the type above says so)
+      items.push_back(std::move(result));
+      items.push_back(aux.size() == 1 ? std::move(aux[0]) : ir::external_call("std::make_tuple", std::move(aux), ir::Type::TensorTuple));
+      result = ir::external_call("std::make_tuple", std::move(items), ir::Type::TensorTuple);
     }
-    return {result, ret};
+    return {std::move(result), ret};
   }
 
   // jacfwd: the jvp vmapped over the standard basis of the input's tangents, one argnum at a time;
@@ -584,9 +616,13 @@ class AdEmitter : AdChain {
     const size_t differentiated = has_aux ? 1 : outs.size();
     const std::vector<int> wrt = argnums(*l.t, *n);
     GeneratedFunction out;
-    std::vector<std::vector<std::string>> jacs(differentiated);
-    std::vector<std::string> jac_types, aux;  // per argnum
-    std::string d;
+    auto w = std::make_unique<ir::Function>();  // the function the spec names
+    w->name = spec_.name;
+    w->vars = n->vars;
+    w->params = n->params;
+    std::vector<std::vector<ExprPtr>> jacs(differentiated);
+    std::vector<std::string> jac_types;  // per argnum
+    std::vector<ExprPtr> aux;
     for (size_t a = 0; a < wrt.size(); ++a) {
       ForwardResult r = forward(*n, {wrt[a]}, differentiated, module_, resolver_, reporter_);
       if (!r.fn) return std::nullopt;
@@ -606,31 +642,34 @@ class AdEmitter : AdChain {
       const std::string as = std::to_string(a) + "__";  // "__": see the vjp wrapper
       const ir::Var& x = n->var(n->params[static_cast<size_t>(wrt[a])]);
       const bool list = x.type == ir::Type::TensorList;
-      std::string like;
-      d += basis_of(x, wrt[a], outer, as, like, structured);
+      const auto [basis, like] = basis_of(*w, x, wrt[a], outer, as, structured);
       jac_types.push_back(list ? "std::vector<fg::Tensor>" : "fg::Tensor");
-      std::vector<std::string> args;
-      for (int id : n->params) args.push_back(n->var(id).name);
-      args.push_back("basis" + as);
-      d += "  const auto columns" + as + " = " + name + "(" + join(args) + ");\n";
+      std::vector<ExprPtr> args;
+      for (int id : n->params) args.push_back(ir::var_ref(*w, id));
+      args.push_back(ir::var_ref(*w, basis));
+      const int columns = ir::add_var(*w, "columns" + as, ir::Type::TensorTuple, "const auto");
+      w->body.push_back(ir::decl(columns, ir::external_call(name, std::move(args), ir::Type::TensorTuple)));
       for (size_t o = 0; o < g->outputs; ++o) {
-        const std::string item = g->outputs == 1 ? "columns" + as : "std::get<" + std::to_string(o) + ">(columns" + as + ")";
+        ExprPtr item = ir::var_ref(*w, columns);
+        if (g->outputs != 1) item = ir::get(std::move(item), static_cast<int>(o));
         if (o >= differentiated) {
-          aux.push_back(item);
+          aux.push_back(std::move(item));
           continue;
         }
         // [batch..., out..., n(, n)] -> [batch..., out..., in...(, in...)] (a list's: one per element)
-        jacs[o].push_back(std::string(list ? "fg::ad::unflatten_list(" : "fg::ad::unflatten(") + item + ", -1, " + like + ")");
+        std::vector<ExprPtr> unflatten;
+        unflatten.push_back(std::move(item));
+        unflatten.push_back(ir::opaque("-1", ir::Type::Int));
+        unflatten.push_back(ir::var_ref(*w, like));
+        jacs[o].push_back(ir::external_call(list ? "fg::ad::unflatten_list" : "fg::ad::unflatten", std::move(unflatten),
+                                            list ? ir::Type::TensorList : ir::Type::Tensor));
       }
     }
-    auto [result, ret] = jacfwd_result(jacs, jac_types, aux, l.t->argnums.is_tuple, has_aux);
-    ir::Function sig_fn = signature_of(*n, ret);
-    const std::string signature = ir::signature(sig_fn, spec_.name);
-    out.declaration = ir::declaration(sig_fn, spec_.name) + ";";
-    std::string def = "// " + description(0) + ": " + how + ".\n";
-    def += signature + " {\n" + d;
-    def += "  return " + result + ";\n}\n";
-    out.definition = def;
+    auto [result, ret] = jacfwd_result(std::move(jacs), jac_types, std::move(aux), l.t->argnums.is_tuple, has_aux);
+    w->return_cxx_type = ret;
+    w->body.push_back(ir::ret(std::move(result)));
+    out.declaration = ir::declaration(*w, spec_.name) + ";";
+    out.definition = emitter::print_function({std::move(w), description(0) + ": " + how + ".", false});
     return out;
   }
 };
