@@ -470,33 +470,50 @@ class AdEmitter : AdChain {
     std::string jac_type = l.t->argnums.is_tuple ? cxx::tuple_type(jac_types) : jac_types[0];
     std::vector<std::string> aux_types(naux, "fg::Tensor");
     const std::string aux_type = naux == 1 ? "fg::Tensor" : "std::tuple<" + join(aux_types) + ">";
-    ir::Function sig_fn = signature_of(n, l.t->has_aux ? "std::tuple<" + jac_type + ", " + aux_type + ">" : jac_type);
-    const std::string signature = ir::signature(sig_fn, spec_.name);
-    out.declaration = ir::declaration(sig_fn, spec_.name) + ";";
-    std::string d = "// " + description(0) + ": the pullback of each output element, all at once (vmap over the basis).\n";
-    d += signature + " {\n";
-    d += "  const auto forward__ = " + first + "(" + param_list(*s.first) + ");\n";  // "__": see the vjp wrapper
-    d += "  const fg::Tensor& out__ = std::get<0>(forward__);\n";
-    const std::string kk = std::to_string(k);
-    d += "  const fg::Tensor basis__ = " + basis_factory(structured) + "(out__, fg::vmap::logical_sizes(out__, " + kk +
-         "));\n";
-    std::vector<std::string> args;
-    for (size_t p = 0; p < s.residuals.size(); ++p) args.push_back("std::get<" + std::to_string(noutputs + p) + ">(forward__)");
-    args.push_back("basis__");
-    d += "  const auto rows__ = " + rows + "(" + join(args) + ");\n";
-    std::vector<std::string> jacs;
-    for (size_t a = 0; a < wrt.size(); ++a)
-      jacs.push_back(std::string(list_wrt(n, wrt[a]) ? "fg::ad::unflatten_each" : "fg::ad::unflatten") + "(std::get<" +
-                     std::to_string(a) + ">(rows__), " + kk +
-                     ", fg::vmap::logical_sizes(out__, " + kk + "))");
-    std::string result = l.t->argnums.is_tuple ? cxx::tuple_value(jacs, jac_types) : jacs[0];
-    if (l.t->has_aux) {
-      std::vector<std::string> aux;
-      for (size_t a = 1; a <= naux; ++a) aux.push_back("std::get<" + std::to_string(a) + ">(forward__)");
-      result = "std::make_tuple(" + result + ", " + (naux == 1 ? aux[0] : "std::make_tuple(" + join(aux) + ")") + ")";
+    auto w = std::make_unique<ir::Function>(signature_of(n, l.t->has_aux ? "std::tuple<" + jac_type + ", " + aux_type + ">" : jac_type));
+    w->name = spec_.name;
+    const auto declare = [&](const std::string& name, ir::Type type, const std::string& cxx_type, ExprPtr init) {
+      const int id = ir::add_var(*w, name, type, cxx_type);  // "__": see the vjp wrapper
+      w->body.push_back(ir::decl(id, std::move(init)));
+      return id;
+    };
+    const auto ref = [&](int id) { return ir::var_ref(*w, id); };
+    const auto call = [](const std::string& fn, auto... args) {
+      std::vector<ExprPtr> items;
+      (items.push_back(std::move(args)), ...);
+      return ir::external_call(fn, std::move(items), ir::Type::Tensor);
+    };
+    std::vector<ExprPtr> args;
+    for (int id : s.first->params) args.push_back(ref(id));  // (the forward pass keeps n's parameters)
+    const int forward = declare("forward__", ir::Type::TensorTuple, "const auto",
+                                ir::external_call(first, std::move(args), ir::Type::TensorTuple));
+    const int output = declare("out__", ir::Type::Tensor, "const fg::Tensor&", ir::get(ref(forward), 0));
+    const auto levels = [&] { return ir::opaque(std::to_string(k), ir::Type::Int); };
+    const auto logical_sizes = [&] { return call("fg::vmap::logical_sizes", ref(output), levels()); };
+    const int basis = declare("basis__", ir::Type::Tensor, "const fg::Tensor",
+                              call(basis_factory(structured), ref(output), logical_sizes()));
+    for (size_t p = 0; p < s.residuals.size(); ++p) args.push_back(ir::get(ref(forward), static_cast<int>(noutputs + p)));
+    args.push_back(ref(basis));
+    const int rows_of = declare("rows__", ir::Type::TensorTuple, "const auto",
+                                ir::external_call(rows, std::move(args), ir::Type::TensorTuple));
+    std::vector<ExprPtr> jacs;
+    for (size_t a = 0; a < wrt.size(); ++a) {
+      const bool list = list_wrt(n, wrt[a]);
+      jacs.push_back(call(list ? "fg::ad::unflatten_each" : "fg::ad::unflatten",
+                          ir::get(ref(rows_of), static_cast<int>(a)), levels(), logical_sizes()));
+      if (list) jacs.back()->type = ir::Type::TensorList;
     }
-    d += "  return " + result + ";\n}\n";
-    out.definition = d;
+    ExprPtr result = l.t->argnums.is_tuple ? ir::tuple(std::move(jacs)) : std::move(jacs[0]);
+    if (l.t->has_aux) {  // (a std::tuple whatever the items: the return type says so)
+      std::vector<ExprPtr> aux;
+      for (size_t a = 1; a <= naux; ++a) aux.push_back(ir::get(ref(forward), static_cast<int>(a)));
+      result = call("std::make_tuple", std::move(result),
+                    naux == 1 ? std::move(aux[0]) : ir::external_call("std::make_tuple", std::move(aux), ir::Type::TensorTuple));
+    }
+    w->body.push_back(ir::ret(std::move(result)));
+    out.declaration = ir::declaration(*w, spec_.name) + ";";
+    out.definition = emitter::print_function(
+        {std::move(w), description(0) + ": the pullback of each output element, all at once (vmap over the basis).", false});
   }
 
   // A function with the parameters of `fn` and the given return type (for signatures).
