@@ -83,6 +83,11 @@ class FunctionLowerer final : public ExpressionLowering,
         if (!closure_parameter(p, closure)) return false;
         continue;
       }
+      if (std::optional<pytree::Tree> fixed = fixed_parameter(p)) {
+        trees_[p] = std::move(*fixed);
+        sig_.params.emplace_back();  // filled once the leaves are known
+        continue;
+      }
       std::string why;
       std::optional<pytree::Tree> tree =
           list_parameter(p, decl->getBody()) ? std::nullopt : pytree::parameter_tree_of(p->getType(), context_, &why);
@@ -117,6 +122,7 @@ class FunctionLowerer final : public ExpressionLowering,
                                                                                        : spec->getTemplateArgs().size();
     }
     bind_template_arguments(decl);
+    find_fixed(decl->getBody());
     find_stacked(decl->getBody());
     if (const auto* body = llvm::dyn_cast_or_null<clang::CompoundStmt>(decl->getBody())) append_block(f_.body, body);
     if (result_ && open_result_) {  // a returned map's keys (a vector's length) are known from its returns
@@ -219,7 +225,7 @@ class FunctionLowerer final : public ExpressionLowering,
         !pytree::tree_of(vd->getType(), context_).has_value())
       return false;
     const pytree::Tree* part = resolve(vd->getInit(), true);
-    if (part == nullptr) return false;
+    if (part == nullptr || (part->fixed && !vd->getType()->isReferenceType())) return false;  // (a copy of what may change)
     if (!vd->getType()->isReferenceType()) {  // a copy of what may change later is a structure of its own
       const auto* p = llvm::dyn_cast_or_null<clang::ParmVarDecl>(root_decl(vd->getInit()));
       const bool mutable_source = is_local(*part) || (p != nullptr && !p->getType().getNonReferenceType().isConstQualified());
@@ -287,6 +293,19 @@ class FunctionLowerer final : public ExpressionLowering,
     f_.vars.push_back(v);
     f_.params.push_back(v.id);
     return v.id;
+  }
+
+  // A const std::vector of structures that this specialization is passed with a length (`ls#2`
+  // among absent_: StructureLowering::absent_at): held as its elements, as the caller holds it.
+  std::optional<pytree::Tree> fixed_parameter(const clang::ParmVarDecl* p) {
+    const std::string key = p->getNameAsString() + "#";
+    for (const std::string& a : absent_)
+      if (a.rfind(key, 0) == 0) {
+        std::optional<pytree::Tree> t = pytree::fixed_vector_tree(p->getType(), std::stoul(a.substr(key.size())), context_);
+        if (t) fixed_[p] = t->children.size();
+        return t;
+      }
+    return std::nullopt;
   }
 
   // The optionals of the parameters that hold no tensor in this specialization lose their leaf.

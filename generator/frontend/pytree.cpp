@@ -186,7 +186,11 @@ std::optional<Tree> node_of(clang::QualType type, const clang::ASTContext& conte
     const clang::QualType element = template_arg(t, map ? 1 : 0);
     if (!is_fg_tensor(element) || (map && record_name(template_arg(t, 0)) != "std::basic_string"))
       return fail(why, "'" + spelled + "' holds tensors in a container funcgen cannot see into; use " +
-                           (map ? "std::map<std::string, fg::Tensor>" : "std::vector<fg::Tensor>") + " or a struct");
+                           (map ? "std::map<std::string, fg::Tensor>" : "std::vector<fg::Tensor>") + " or a struct" +
+                           (map || !holds_tensors(element) ? ""
+                                                           : " (a helper of this file may take a std::vector of "
+                                                             "structures by const reference: funcgen transforms it "
+                                                             "for the length of the local vector it is passed)"));
     tree.kind = map ? Tree::Kind::Map : Tree::Kind::Vector;
     tree.cxx_type = map ? "std::map<std::string, fg::Tensor>" : "std::vector<fg::Tensor>";
     return tree;
@@ -219,6 +223,19 @@ std::optional<Tree> parameter_tree_of(clang::QualType type, const clang::ASTCont
 std::optional<Tree> tree_of(clang::QualType type, const clang::ASTContext& context, std::string* why) {
   std::optional<Tree> t = parameter_tree_of(type, context, why);
   return t && is_structured(*t) ? t : std::nullopt;  // (a flat std::tuple of tensors is a tuple of outputs)
+}
+
+std::optional<Tree> fixed_vector_tree(clang::QualType vector, size_t n, const clang::ASTContext& context) {
+  if (record_name(bare(vector)) != "std::vector" || !holds_tensors(template_arg(bare(vector), 0))) return std::nullopt;
+  std::string why;
+  std::optional<Tree> element = node_of(template_arg(bare(vector), 0), context, &why, 1);
+  if (!element) return std::nullopt;
+  Tree t;
+  t.kind = Tree::Kind::Array;
+  t.fixed = true;
+  t.cxx_type = cxx_spelling(bare(vector), context);
+  t.children.assign(n, *element);
+  return t;
 }
 
 std::optional<Tree> object_tree_of(clang::QualType type, const clang::ASTContext& context, std::string* why) {

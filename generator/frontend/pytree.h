@@ -45,6 +45,9 @@ struct Tree {
   bool passed = true;  // a parameter of the flat function (a tangent's scalar leaves are not)
   ir::Type scalar_type = ir::Type::Other;  // Scalar: the IR type of its value
   int var = -1;  // the lowering's: the leaf's variable in the flat function
+  // Array: a local std::vector whose length its declaration fixes, held element by element
+  // (frontend/lower/local_structures.cpp's find_fixed).
+  bool fixed = false;
 
   bool is_leaf() const { return kind == Kind::Tensor || kind == Kind::Scalar; }
   bool is_pair() const { return kind == Kind::Tuple && !keys.empty(); }
@@ -84,5 +87,9 @@ std::optional<Tree> parameter_tree_of(clang::QualType type, const clang::ASTCont
 // A member function's object: as tree_of, and a class of only numbers too (`Scaler{2.0}`, a
 // functor's constants): a record of scalar leaves, passed through as torch.func passes non-tensors.
 std::optional<Tree> object_tree_of(clang::QualType type, const clang::ASTContext& context, std::string* why = nullptr);
+
+// The tree of a local std::vector of `n` elements held element by element: an Array (`fixed`) of
+// its element's tree (a tensor, or a structure of them); nullopt where the element is neither.
+std::optional<Tree> fixed_vector_tree(clang::QualType vector, size_t n, const clang::ASTContext& context);
 
 }  // namespace funcgen::pytree

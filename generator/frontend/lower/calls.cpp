@@ -33,6 +33,13 @@ std::string packing_of(pytree::Tree tree) {
   return pytree::build(tree, std::vector<std::string>(leaves.size(), std::string(1, ir::kPackedLeaf)), next);
 }
 
+// Whether the helper is lowered for the length of the vector of structures that its parameter `p`
+// is passed (StructureLowering::absent_at).
+bool by_length(const std::vector<std::string>& absent, const clang::ParmVarDecl* p) {
+  const std::string key = p->getNameAsString() + "#";
+  return std::any_of(absent.begin(), absent.end(), [&](const std::string& a) { return a.rfind(key, 0) == 0; });
+}
+
 std::string template_args_of(const clang::FunctionDecl* fn, const clang::ASTContext& ctx) {
   const clang::TemplateArgumentList* targs = fn != nullptr ? fn->getTemplateSpecializationArgs() : nullptr;
   if (targs == nullptr) return "";
@@ -67,7 +74,8 @@ void CallLowering::add_args(ir::Expr& x, const clang::FunctionDecl* callee, llvm
         continue;
       }
     if (x.form == ir::CallForm::User && i < callee->getNumParams() &&
-        pytree::parameter_tree_of(callee->getParamDecl(i)->getType(), context_).has_value() &&
+        (pytree::parameter_tree_of(callee->getParamDecl(i)->getType(), context_).has_value() ||
+         by_length(x.absent, callee->getParamDecl(i))) &&
         !list_parameter(callee->getParamDecl(i), callee->getBody())) {
       structured = true;
       const pytree::Tree* wanted = callee_tree(callee, i, x.absent);
@@ -168,6 +176,8 @@ ExprPtr CallLowering::lower_member_call_on(const clang::CXXMemberCallExpr* mc, c
   if (method != nullptr && object != nullptr && !method->isStatic() && is_user_function(method))
     if (pytree::Tree* given = resolve(object, false)) return lower_method_call(mc, method, given);
   if (method != nullptr && object != nullptr && of_numbers_only(method, object)) return lower_method_call(mc, method, nullptr);
+  if (method != nullptr && object != nullptr && (method->getName() == "size" || method->getName() == "empty") && !fixed_.empty())
+    if (const pytree::Tree* t = resolve(object, false); t != nullptr && t->fixed) return opaque(mc);  // its length
   if (method != nullptr && object != nullptr && ir_type_of(object->getType()) == ir::Type::TensorList &&
       (method->getName() == "size" || method->getName() == "empty"))
   {

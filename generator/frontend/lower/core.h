@@ -171,6 +171,7 @@ class LowererCore {
   virtual bool declare_bindings(const clang::DecompositionDecl* dd, const clang::DeclStmt* ds,
                                 std::vector<StmtPtr>& out) = 0;
   virtual std::string with_leaves(const clang::Stmt* node, std::string text, std::vector<int>& reads) = 0;
+  virtual ExprPtr fixed_element(const clang::Expr* e) = 0;
   // lambdas.h
   virtual bool capture_parameters(const clang::FunctionDecl* decl) = 0;
   virtual std::string uncapturable(const clang::LambdaCapture& c) const = 0;
@@ -232,6 +233,7 @@ class LowererCore {
   std::map<const clang::Expr*, int> joined_;  // fg::cat/fg::stack of a list -> the variable join_lists made
   size_t loops_ = 0;                          // loops around the statement being lowered
   std::map<const clang::ValueDecl*, pytree::Tree> trees_;  // the structured parameters and locals
+  std::map<const clang::VarDecl*, size_t> fixed_;  // local vectors held as their elements, by length (find_fixed)
   bool names_collected_ = false;
   std::set<std::string> names_;  // declared in the function
   std::set<const clang::Expr*> reported_indices_;

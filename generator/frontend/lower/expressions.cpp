@@ -99,6 +99,7 @@ ExprPtr ExpressionLowering::lower_expr(const clang::Expr* original) {
   if (const auto* c = llvm::dyn_cast<clang::ConditionalOperator>(e))
     if (const std::optional<bool> taken = presence_test(c->getCond()))  // `b ? *b : zero`
       return lower_expr(*taken ? c->getTrueExpr() : c->getFalseExpr());
+  if (ExprPtr chosen = fixed_element(e)) return chosen;
   if (const pytree::Tree* t = resolve(e, false)) return node_value(*t, e);
   if (auto j = joined_.find(e); j != joined_.end()) {  // join_lists computed it
     ExprPtr x = ir::var_ref(f_, j->second);

@@ -247,7 +247,9 @@ void LocalStructureLowering::default_values(clang::QualType type, const pytree::
 // `State s = ...;` (or a default-initialized one) held leaf by leaf; a reference to a structure
 // is another name for it.
 bool LocalStructureLowering::declare_structure(const clang::VarDecl* vd, const clang::DeclStmt* ds, std::vector<StmtPtr>& out) {
-  std::optional<pytree::Tree> tree = local_tree(vd->getType());
+  const auto fixed = fixed_.find(vd);
+  std::optional<pytree::Tree> tree = fixed != fixed_.end() ? pytree::fixed_vector_tree(vd->getType(), fixed->second, context_)
+                                                           : local_tree(vd->getType());
   if (!tree || vd->isStaticLocal()) return false;
   const clang::Expr* init = vd->getInit();
   if (vd->getType()->isReferenceType() && init != nullptr && resolve(init, false) != nullptr) {
@@ -372,11 +374,17 @@ void LocalStructureLowering::find_leaves(const clang::Stmt* s,
     if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(strip(e));
         mc != nullptr && mc->getMethodDecl() != nullptr && mc->getMethodDecl()->getName() == "size") {
       if (const pytree::Tree* t = resolve(mc->getImplicitObjectArgument(), false);
-          t != nullptr && (t->kind == pytree::Tree::Kind::Vector || t->kind == pytree::Tree::Kind::Map)) {
+          t != nullptr && (t->kind == pytree::Tree::Kind::Vector || t->kind == pytree::Tree::Kind::Map || t->fixed)) {
         edits.emplace_back(e->getSourceRange(), "size_t{" + std::to_string(t->children.size()) + "}");
         return;
       }
     }
+    if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(strip(e));
+        mc != nullptr && mc->getMethodDecl() != nullptr && mc->getMethodDecl()->getName() == "empty" && !fixed_.empty())
+      if (const pytree::Tree* t = resolve(mc->getImplicitObjectArgument(), false); t != nullptr && t->fixed) {
+        edits.emplace_back(e->getSourceRange(), t->children.empty() ? "true" : "false");
+        return;
+      }
     if (const pytree::Tree* t = resolve(e, false)) {
       if (t->is_leaf()) {
         edits.emplace_back(e->getSourceRange(), f_.var(t->var).name);
@@ -416,6 +424,187 @@ void LocalStructureLowering::find_unqualified(const clang::Stmt* s, std::vector<
       edits.emplace_back(clang::SourceRange(at), scope + ref->getDecl()->getNameAsString());
   }
   for (const clang::Stmt* child : s->children()) find_unqualified(child, edits);
+}
+
+// ------------------------------------------------------------------ vectors of a fixed length
+// A local std::vector that is assigned whole (`state = new_state;`, `state = {a, b};`: the LSTM
+// idiom) or holds structures of tensors (`std::vector<Layer> ls{{w0, b0}, {w1, b1}};`), whose
+// braces give it its length and nothing changes that length, is held as its elements, as a
+// std::array is (a tree that is `fixed`): assigning it whole assigns them (a new version of each
+// under AD, carried through loops as any local), `v[1]` reads one, `v[i]` at an index known only at
+// run time chooses one (fixed_element), v.size() is its length, a range-for is unrolled. A vector
+// that is changed otherwise (push_back, resize, ...) stays a list (lists.cpp).
+
+// std::vector of tensors, or of structures of tensors a local can hold leaf by leaf.
+bool LocalStructureLowering::fixed_type(clang::QualType t) const {
+  if (record_name(bare(t)) != "std::vector") return false;
+  const clang::QualType element = template_arg(bare(t), 0);
+  return is_fg_tensor(element) || local_tree(element).has_value();
+}
+
+namespace {
+
+// The number of items of braces that make a vector (`{a, b}`, `std::vector<T>{a, b}`), 0 for others.
+size_t braced_items(const clang::Expr* stripped) {
+  if (const auto* f = llvm::dyn_cast_or_null<clang::CXXFunctionalCastExpr>(stripped)) stripped = f->getSubExpr()->IgnoreImplicit();
+  const auto* il = llvm::dyn_cast_or_null<clang::InitListExpr>(stripped);
+  return il != nullptr ? il->getNumInits() : 0;
+}
+
+}  // namespace
+
+// Finds the vectors of the body that are held as their elements (fixed_), and reports an
+// assignment that would change the length of one.
+void LocalStructureLowering::find_fixed(const clang::Stmt* body) {
+  struct Uses : clang::RecursiveASTVisitor<Uses> {
+    LocalStructureLowering* self;
+    std::map<const clang::VarDecl*, int> refs, allowed;
+    std::map<const clang::VarDecl*, const clang::VarDecl*> copies;  // declared as a copy of another
+    std::vector<const clang::VarDecl*> order;
+    std::vector<std::pair<const clang::VarDecl*, const clang::CXXOperatorCallExpr*>> assigned;
+    const clang::VarDecl* local(const clang::Expr* e) {
+      const auto* r = e != nullptr ? llvm::dyn_cast<clang::DeclRefExpr>(self->unmoved(e)) : nullptr;
+      const auto* vd = r != nullptr ? llvm::dyn_cast<clang::VarDecl>(r->getDecl()) : nullptr;
+      return vd != nullptr && refs.count(vd) != 0 ? vd : nullptr;
+    }
+    bool VisitVarDecl(clang::VarDecl* vd) {
+      if (!vd->isLocalVarDecl() || vd->isStaticLocal() || vd->getType()->isReferenceType() || !self->fixed_type(vd->getType()))
+        return true;
+      if (const clang::VarDecl* from = local(vd->getInit())) ++allowed[from], copies[vd] = from;
+      refs[vd] = 0;
+      order.push_back(vd);
+      return true;
+    }
+    bool VisitDeclRefExpr(clang::DeclRefExpr* r) {
+      if (const auto* vd = llvm::dyn_cast<clang::VarDecl>(r->getDecl()); vd != nullptr && refs.count(vd) != 0) ++refs[vd];
+      return true;
+    }
+    bool VisitCXXMemberCallExpr(clang::CXXMemberCallExpr* mc) {
+      const clang::VarDecl* vd = mc->getMethodDecl() != nullptr ? local(mc->getImplicitObjectArgument()) : nullptr;
+      const std::string m = vd != nullptr ? mc->getMethodDecl()->getNameAsString() : "";
+      if (m == "size" || m == "empty" || m == "at" || m == "front" || m == "back") ++allowed[vd];
+      return true;
+    }
+    bool VisitCXXOperatorCallExpr(clang::CXXOperatorCallExpr* oc) {
+      const clang::VarDecl* vd = oc->getNumArgs() == 2 ? local(oc->getArg(0)) : nullptr;
+      if (vd != nullptr && oc->getOperator() == clang::OO_Subscript) ++allowed[vd];
+      if (vd != nullptr && oc->getOperator() == clang::OO_Equal) {
+        ++allowed[vd];
+        assigned.emplace_back(vd, oc);
+        if (const clang::VarDecl* from = local(oc->getArg(1))) ++allowed[from];
+      }
+      return true;
+    }
+    bool VisitCallExpr(clang::CallExpr* call) {
+      const clang::FunctionDecl* f = call->getDirectCallee();
+      const std::string name = f != nullptr ? f->getQualifiedNameAsString() : "";
+      if (f != nullptr && self->is_user_function(f))  // passed to a helper that reads it: its leaves
+        for (unsigned i = 0; i < call->getNumArgs() && i < f->getNumParams(); ++i)
+          if (const clang::VarDecl* vd = local(call->getArg(i)); vd != nullptr && !non_const_reference(f->getParamDecl(i)->getType()))
+            ++allowed[vd];
+      if ((name == "fg::stack" || name == "fg::cat") && call->getNumArgs() != 0)
+        if (const clang::VarDecl* vd = local(call->getArg(0))) ++allowed[vd];
+      return true;
+    }
+    bool VisitCXXForRangeStmt(clang::CXXForRangeStmt* rs) {
+      if (const clang::VarDecl* vd = local(rs->getRangeInit())) ++allowed[vd];
+      return true;
+    }
+  } uses;
+  uses.self = this;
+  uses.TraverseStmt(const_cast<clang::Stmt*>(body));
+  // A vector of tensors is held so only where it is assigned whole or assigned from (elsewhere it
+  // is a list, as it always was); one of structures always.
+  std::set<const clang::VarDecl*> whole;
+  for (const auto& [vd, oc] : uses.assigned) {
+    whole.insert(vd);
+    if (const clang::VarDecl* from = uses.local(oc->getArg(1))) whole.insert(from);
+  }
+  for (const clang::VarDecl* vd : uses.order) {
+    if (is_fg_tensor(template_arg(bare(vd->getType()), 0)) && whole.count(vd) == 0) continue;
+    if (uses.refs[vd] != uses.allowed[vd]) continue;
+    const clang::Expr* init = vd->getInit() != nullptr ? strip(vd->getInit()) : nullptr;
+    if (const size_t n = braced_items(init)) fixed_[vd] = n;
+    else if (auto c = uses.copies.find(vd); c != uses.copies.end() && fixed_.count(c->second) != 0) fixed_[vd] = fixed_[c->second];
+  }
+  std::vector<std::pair<const clang::CXXOperatorCallExpr*, const clang::VarDecl*>> assignments;  // and the vector given
+  for (const auto& [vd, oc] : uses.assigned) assignments.emplace_back(oc, uses.local(oc->getArg(1)));
+  keep_lengths(assignments);
+}
+
+// Every value a whole assignment gives a vector held as its elements has its length, or the
+// vector is a list again (until nothing changes: one assigned a vector that is not held so is not
+// either); another length is reported at the assignment.
+void LocalStructureLowering::keep_lengths(
+    const std::vector<std::pair<const clang::CXXOperatorCallExpr*, const clang::VarDecl*>>& assignments) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const auto& [oc, from] : assignments) {
+      const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(unmoved(oc->getArg(0)));
+      auto held = r != nullptr ? fixed_.find(llvm::dyn_cast<clang::VarDecl>(r->getDecl())) : fixed_.end();
+      if (held == fixed_.end()) continue;
+      const size_t n = from != nullptr ? (fixed_.count(from) != 0 ? fixed_[from] : 0) : braced_items(strip(oc->getArg(1)));
+      if (n == held->second) continue;
+      if (n != 0 && reported_indices_.insert(oc).second)
+        unsupported(oc, "this assignment gives '" + held->first->getNameAsString() + "' " + std::to_string(n) +
+                            " elements where its declaration gives it " + std::to_string(held->second) + ", which "
+                            "cannot be transformed: funcgen holds a vector that is assigned whole as its elements, "
+                            "so its length must stay the one it is declared with; keep the length, or build a "
+                            "vector of another length with push_back");
+      fixed_.erase(held);  // (a list again, which reports nothing more)
+      changed = true;
+      break;
+    }
+  }
+}
+
+// `v[i]` or `v[i].w` of a vector held as its elements, at an index known only at run time (`i`):
+// the element chosen among them, `i == 0 ? v_0 : i == 1 ? v_1 : v_2` (C++ leaves any other index
+// undefined), which every transform goes through as it goes through a choice. Null for others.
+ExprPtr LocalStructureLowering::fixed_element(const clang::Expr* e) {
+  if (fixed_.empty()) return nullptr;
+  e = strip(e);
+  const auto* field = llvm::dyn_cast<clang::MemberExpr>(e);
+  const clang::Expr* element = field != nullptr ? strip(field->getBase()) : e;
+  const clang::Expr* object = nullptr;
+  const clang::Expr* index = nullptr;
+  if (const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(element); oc != nullptr && oc->getOperator() == clang::OO_Subscript) {
+    object = oc->getArg(0);
+    index = oc->getArg(1);
+  } else if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(element);
+             mc != nullptr && mc->getMethodDecl() != nullptr && mc->getMethodDecl()->getName() == "at" && mc->getNumArgs() == 1) {
+    object = mc->getImplicitObjectArgument();
+    index = mc->getArg(0);
+  }
+  const pytree::Tree* base = object != nullptr ? resolve(object, false) : nullptr;
+  if (base == nullptr || !base->fixed || base->children.empty() || index->getIntegerConstantExpr(context_)) return nullptr;
+  std::vector<const pytree::Tree*> choices;
+  for (const pytree::Tree& c : base->children) {
+    const pytree::Tree* node = &c;
+    if (field != nullptr) {
+      const auto key = std::find(c.keys.begin(), c.keys.end(), field->getMemberDecl()->getNameAsString());
+      if (c.kind != pytree::Tree::Kind::Record || key == c.keys.end()) return nullptr;
+      node = &c.children[static_cast<size_t>(key - c.keys.begin())];
+    }
+    if (!node->is_leaf()) return nullptr;  // a structure used whole (resolve reports it)
+    choices.push_back(node);
+  }
+  if (index->HasSideEffects(context_)) {
+    unsupported(index, "an index that changes variables cannot choose an element of a vector held as its elements; "
+                       "change them in a statement of its own");
+    return opaque(e);
+  }
+  ExprPtr at = lower_expr(index);
+  ExprPtr chosen = node_value(*choices.back(), e);
+  for (size_t k = choices.size() - 1; k-- > 0;) {
+    ExprPtr x = make_expr(ExprKind::Conditional, e);
+    x->type = chosen->type;
+    x->args.push_back(ir::binary("==", ir::clone(*at), ir::opaque(std::to_string(k), ir::Type::Int), ir::Type::Bool));
+    x->args.push_back(node_value(*choices[k], e));
+    x->args.push_back(std::move(chosen));
+    chosen = std::move(x);
+  }
+  return chosen;
 }
 
 }  // namespace funcgen::lower

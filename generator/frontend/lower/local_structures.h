@@ -25,6 +25,10 @@ class LocalStructureLowering : public virtual LowererCore {
   bool declare_bindings(const clang::DecompositionDecl* dd, const clang::DeclStmt* ds,
                         std::vector<StmtPtr>& out) override;
   std::string with_leaves(const clang::Stmt* node, std::string text, std::vector<int>& reads) override;
+  void find_fixed(const clang::Stmt* body);
+  void keep_lengths(const std::vector<std::pair<const clang::CXXOperatorCallExpr*, const clang::VarDecl*>>& assignments);
+  bool fixed_type(clang::QualType t) const;
+  ExprPtr fixed_element(const clang::Expr* e) override;
   void find_init_captures(const clang::Stmt* s, std::vector<std::pair<clang::SourceRange, std::string>>& edits,
                           std::vector<int>& reads);
   void find_leaves(const clang::Stmt* s, std::vector<std::pair<clang::SourceRange, std::string>>& edits,

@@ -88,6 +88,7 @@ StmtPtr RangeForLowering::lower_range_for(const clang::CXXForRangeStmt* rs) {
   if (const clang::Expr* tensor = unbound(range, dim)) return slices(rs, tensor, dim);
   if (const std::optional<Pieces> p = pieces_of(range)) return over_pieces(rs, *p);
   const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(range);
+  if (const pytree::Tree* t = ref != nullptr ? resolve(ref, false) : nullptr; t != nullptr && t->fixed) return over_fixed(rs, *t);
   if (ref != nullptr && resolve(ref, false) != nullptr) {
     unsupported(rs, "a range-based for loop over the parameter '" + ref->getDecl()->getNameAsString() +
                         "' cannot be transformed: funcgen passes its tensors one by one, so they must be read at "
@@ -270,6 +271,43 @@ void RangeForLowering::write_back_element(ir::Stmt& loop, const clang::CXXForRan
     }
   };
   after_writes(loop.body);
+}
+
+// for (l : ls) body over a vector held as its elements (find_fixed)  ->  { l = ls[0]; body } { l =
+// ls[1]; body } ...: a reference (or a const copy) is another name for the element's leaves, a copy
+// of a tensor a tensor of its own. (A loop with break or continue cannot be unrolled so.)
+StmtPtr RangeForLowering::over_fixed(const clang::CXXForRangeStmt* rs, const pytree::Tree& t) {
+  const clang::VarDecl* var = rs->getLoopVariable();
+  const std::string v = text_of(rs->getRangeInit()), name = var->getNameAsString();
+  if (has_jump(rs->getBody())) {
+    unsupported(rs, "a range-based for loop with break or continue over '" + v + "', a vector that funcgen holds as "
+                    "its elements, cannot be transformed yet; loop over an index (for (size_t i = 0; i < " + v +
+                    ".size(); ++i))");
+    return nullptr;
+  }
+  const bool named = var->getType()->isReferenceType() || var->getType().isConstQualified();
+  if (!named && !t.children.empty() && !t.children[0].is_leaf()) {
+    unsupported_at(var->getLocation(), "a copy of each structure of '" + v + "' cannot be transformed yet; loop over it by const "
+                     "reference (const auto& " + name + " : " + v + ")");
+    return nullptr;
+  }
+  const std::vector<pytree::Tree> elements = t.children;  // (trees_ gains the loop variable)
+  StmtPtr block = make(StmtKind::Block, rs);
+  for (const pytree::Tree& element : elements) {
+    StmtPtr trip = make(StmtKind::Block, rs);
+    if (named) {
+      trees_[var] = element;
+    } else {
+      StmtPtr decl = make(StmtKind::Decl, rs->getLoopVarStmt());
+      decl->var = add_var(var, var->getType());
+      decl->expr = node_value(element, rs->getRangeInit());
+      trip->body.push_back(std::move(decl));
+    }
+    for (StmtPtr& b : lower_body(rs->getBody())) trip->body.push_back(std::move(b));
+    block->body.push_back(std::move(trip));
+  }
+  trees_.erase(var);
+  return block;
 }
 
 // for (p : pieces(n)) body  ->  { std::vector<fg::Tensor> p_items__ = pieces(n); for (size_t i = 0;

@@ -17,6 +17,7 @@ class RangeForLowering : public virtual LowererCore {
   StmtPtr unrolled(const clang::CXXForRangeStmt* rs, const clang::InitListExpr* list);
   StmtPtr indexed(const clang::CXXForRangeStmt* rs, const clang::DeclRefExpr* range, bool tensors) override;
   void write_back_element(ir::Stmt& loop, const clang::CXXForRangeStmt* rs, const clang::DeclRefExpr* range);
+  StmtPtr over_fixed(const clang::CXXForRangeStmt* rs, const pytree::Tree& t);
   StmtPtr over_made_list(const clang::CXXForRangeStmt* rs, const clang::CallExpr* call);
 };
 

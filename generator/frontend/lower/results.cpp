@@ -235,7 +235,8 @@ void ResultLowering::flatten_value(const clang::Expr* e, const pytree::Tree& t, 
   if (const auto* f = llvm::dyn_cast<clang::CXXFunctionalCastExpr>(s)) s = strip(f->getSubExpr());
   std::vector<const clang::Expr*> items;
   if (const auto* il = llvm::dyn_cast<clang::InitListExpr>(s)) {
-    if (t.kind == pytree::Tree::Kind::Array && il->getNumInits() == 1 && llvm::isa<clang::InitListExpr>(strip(il->getInit(0))))
+    if (t.kind == pytree::Tree::Kind::Array && !t.fixed && il->getNumInits() == 1 &&
+        llvm::isa<clang::InitListExpr>(strip(il->getInit(0))))
       il = llvm::cast<clang::InitListExpr>(strip(il->getInit(0)));
     items.assign(il->inits().begin(), il->inits().end());
   } else if (const auto* c = llvm::dyn_cast<clang::CXXConstructExpr>(s)) {

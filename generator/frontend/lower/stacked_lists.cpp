@@ -175,6 +175,7 @@ void StackedListLowering::find_stacked(const clang::Stmt* body) {
   uses.self = this;
   uses.TraverseStmt(const_cast<clang::Stmt*>(body));
   for (const clang::VarDecl* vd : uses.order) {
+    if (fixed_.count(vd) != 0) continue;  // held as its elements (find_fixed)
     const clang::Expr* init = vd->getInit() != nullptr ? strip(vd->getInit()) : nullptr;
     const clang::Expr* slice_dim = nullptr;
     if (const std::optional<Pieces> pieces = init != nullptr ? pieces_of(init) : std::nullopt) {

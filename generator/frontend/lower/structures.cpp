@@ -79,6 +79,14 @@ std::vector<std::string> StructureLowering::absent_at(const clang::CallExpr* cal
   std::set<std::string> absent;
   if (callee == nullptr || is_lambda(callee)) return {};
   const auto visit = [&](clang::QualType type, const clang::Expr* arg, const std::string& root) {
+    // A vector of structures held as its elements (find_fixed), passed to a const one: the helper
+    // is lowered for its length, as for the optionals (FunctionLowerer::fixed_parameter).
+    if (const pytree::Tree* given = fixed_.empty() ? nullptr : resolve(arg, discovering);
+        given != nullptr && given->fixed && record_name(bare(type)) == "std::vector" &&
+        !is_fg_tensor(template_arg(bare(type), 0)) && !non_const_reference(type)) {
+      absent.insert(root + "#" + std::to_string(given->children.size()));
+      return;
+    }
     std::optional<pytree::Tree> wanted = pytree::tree_of(type, context_);
     if (!wanted || pytree::optional_paths(*wanted, root).empty()) return;
     if (const pytree::Tree* given = resolve(arg, discovering)) return absent_in(*wanted, *given, root, absent);
@@ -257,6 +265,12 @@ pytree::Tree* StructureLowering::resolve(const clang::Expr* e, bool discovering)
   if (trees_.empty() || e == nullptr) return nullptr;
   e = strip(e);
   if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(e)) return resolve_decl(ref->getDecl(), discovering);
+  if (const auto* call = llvm::dyn_cast<clang::CallExpr>(e); call != nullptr && !fixed_.empty() && call->getNumArgs() == 1 &&
+                                                              call->getDirectCallee() != nullptr &&
+                                                              call->getDirectCallee()->getQualifiedNameAsString() == "std::move") {
+    pytree::Tree* moved = resolve(call->getArg(0), discovering);  // `state = std::move(next);`
+    return moved != nullptr && moved->fixed ? moved : nullptr;
+  }
   if (llvm::isa<clang::CXXThisExpr>(e)) {  // a member function's object
     auto it = trees_.find(f_.decl);
     return it != trees_.end() ? &it->second : nullptr;
@@ -359,6 +373,22 @@ pytree::Tree* StructureLowering::resolve_decl(const clang::ValueDecl* d, bool di
 
 pytree::Tree* StructureLowering::not_constant(const clang::Expr* e, const pytree::Tree& base) {
   using Kind = pytree::Tree::Kind;
+  if (base.fixed) {  // a vector held as its elements: its tensors read at run-time indices (fixed_element) only
+    const clang::Expr* read = e;  // the element, or the field of it that is read (`v[i].w`)
+    for (const clang::Stmt* p = parent_of(e); p != nullptr; p = parent_of(p)) {
+      if (llvm::isa<clang::ImplicitCastExpr>(p) || llvm::isa<clang::ParenExpr>(p)) continue;
+      if (const auto* m = llvm::dyn_cast<clang::MemberExpr>(p); m != nullptr && llvm::isa<clang::FieldDecl>(m->getMemberDecl()))
+        read = m;
+      break;
+    }
+    if ((is_fg_tensor(read->getType()) || !holds_tensors(read->getType())) && !written_through(read)) return nullptr;
+    if (reported_indices_.insert(e).second)
+      unsupported(e, "this element of a vector that funcgen holds as its elements (it is assigned whole, or holds "
+                     "structures) is named at an index known only at run time, where funcgen can read its tensors "
+                     "but not assign it or use it whole yet; assign it at a constant index (v[0] = y), or read "
+                     "its tensors (v[i].w)");
+    return nullptr;
+  }
   // What to write instead, in the words of the container the user wrote.
   const char* what = base.kind == Kind::Map ? "map" : base.kind == Kind::Array ? "std::array" : "vector";
   const char* instead = base.kind == Kind::Array
