@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "constructs_containers.funcgen.h"
 #include "constructs_functions.funcgen.h"
 #include "../test_inputs.h"
 
@@ -46,6 +47,10 @@ fg::Tensor pointers(const fg::Tensor& x);
 fg::Tensor arrays_written(const fg::Tensor& x);
 fg::Tensor condition_vars(const fg::Tensor& x);
 fg::Tensor tuples_and_fills(const fg::Tensor& x);
+fg::Tensor whole_state(const fg::Tensor& x);  // constructs_containers.cpp
+fg::Tensor braced_state(const fg::Tensor& x);
+fg::Tensor layer_vector(const fg::Tensor& x);
+fg::Tensor layer_helper(const fg::Tensor& x);
 std::vector<fg::Tensor> unrolled(const fg::Tensor& x0, const fg::Tensor& w, int64_t steps);
 std::vector<fg::Tensor> filled_rows(const fg::Tensor& x);
 std::vector<fg::Tensor> either(const fg::Tensor& x, const fg::Tensor& w, bool from_x);
@@ -82,7 +87,8 @@ std::vector<Construct> constructs() {
           CONSTRUCT(switch_breaks), CONSTRUCT(braced), CONSTRUCT(local_structs), CONSTRUCT(out_params), CONSTRUCT(passed_on),
           CONSTRUCT(lambdas_passed), CONSTRUCT(listed), CONSTRUCT(assigned), CONSTRUCT(counters),
           CONSTRUCT(captures), CONSTRUCT(built_lists), CONSTRUCT(element_refs), CONSTRUCT(nested_cases), CONSTRUCT(condition_vars), CONSTRUCT(tuples_and_fills),
-          CONSTRUCT(pointers), CONSTRUCT(arrays_written)};
+          CONSTRUCT(pointers), CONSTRUCT(arrays_written),
+          CONSTRUCT(whole_state), CONSTRUCT(braced_state), CONSTRUCT(layer_vector), CONSTRUCT(layer_helper)};
 }
 
 // d f(x) / d x by central differences: shape out.shape + x.shape.
