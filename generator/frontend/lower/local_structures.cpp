@@ -498,9 +498,11 @@ void LocalStructureLowering::find_fixed(const clang::Stmt* body) {
     bool VisitCallExpr(clang::CallExpr* call) {
       const clang::FunctionDecl* f = call->getDirectCallee();
       const std::string name = f != nullptr ? f->getQualifiedNameAsString() : "";
-      if (f != nullptr && self->is_user_function(f))  // passed to a helper that reads it: its leaves
+      if (f != nullptr && self->is_user_function(f))  // passed to a helper that reads it: its leaves (not a list)
         for (unsigned i = 0; i < call->getNumArgs() && i < f->getNumParams(); ++i)
-          if (const clang::VarDecl* vd = local(call->getArg(i)); vd != nullptr && !non_const_reference(f->getParamDecl(i)->getType()))
+          if (const clang::VarDecl* vd = local(call->getArg(i));
+              vd != nullptr && !non_const_reference(f->getParamDecl(i)->getType()) &&
+              !list_parameter(f->getParamDecl(i), f->getBody()))
             ++allowed[vd];
       if ((name == "fg::stack" || name == "fg::cat") && call->getNumArgs() != 0)
         if (const clang::VarDecl* vd = local(call->getArg(0))) ++allowed[vd];
