@@ -234,6 +234,27 @@ fg::Tensor f(const fg::Tensor& x, int n) {
             "  return method:sum(v)\n");
 }
 
+TEST(Lowering, VectorAssignedWholeIsItsElements) {
+  // A vector assigned whole is held as its elements: braces assign each (both read first), v[i] at
+  // a run-time index chooses one, v.size() is its length.
+  EXPECT_EQ(lowered(R"(
+fg::Tensor f(const fg::Tensor& x, int k) {
+  std::vector<fg::Tensor> s{x, x * 2};
+  for (int i = 0; i < 2; ++i) s = {s[1], s[0] * s[1]};
+  return (s[k] * double(s.size())).sum();
+})"),
+            "function f(x: tensor, k: int) -> tensor\n"
+            "  decl s_0: tensor = x\n"
+            "  decl s_1: tensor = operator:mul(x, '2')\n"
+            "  for 'i < 2' reads(i); step '++i' reads(i) writes(i)\n"
+            "    init decl i: int = '0'\n"
+            "    decl s_0_new: tensor = s_1\n"
+            "    decl s_1_new: tensor = operator:mul(s_0, s_1)\n"
+            "    assign s_0 = s_0_new\n"
+            "    assign s_1 = s_1_new\n"
+            "  return method:sum(operator:mul((('k' reads(k) == '0') ? s_0 : s_1), cast<double>('size_t{2}')))\n");
+}
+
 TEST(Lowering, PushBackThenIndex) {
   // Read at run-time indices, the vector stays a list: pushes are list_push (with the value), reads
   // elements.
