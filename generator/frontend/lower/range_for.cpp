@@ -33,6 +33,13 @@ bool random_access(clang::QualType t) {
          !r->lookup(ctx.DeclarationNames.getCXXOperatorName(clang::OO_Subscript)).empty();
 }
 
+// The length of a C array (`double w[] = {1, 2, 3}`, `fg::Tensor parts[2]`), if `t` is one.
+std::optional<uint64_t> array_length(clang::QualType t) {
+  const auto* a = llvm::dyn_cast<clang::ConstantArrayType>(bare(t).getCanonicalType().getTypePtr());
+  if (a == nullptr) return std::nullopt;
+  return a->getSize().getZExtValue();
+}
+
 // A break or continue of the loop whose body `s` is (not of a loop or switch inside it).
 bool has_jump(const clang::Stmt* s) {
   if (s == nullptr) return false;
@@ -99,7 +106,8 @@ StmtPtr RangeForLowering::lower_range_for(const clang::CXXForRangeStmt* rs) {
   if (list_maker(range) != nullptr) return over_made_list(rs, llvm::cast<clang::CallExpr>(range));
   const bool tensors = ref != nullptr && vars_.count(ref->getDecl()) != 0 &&
                        f_.var(vars_.at(ref->getDecl())).type == ir::Type::TensorList;
-  if (ref != nullptr && (tensors || (!holds_tensors(ref->getType()) && random_access(ref->getType()))))
+  if (ref != nullptr && (tensors || (!holds_tensors(ref->getType()) &&
+                                     (random_access(ref->getType()) || array_length(ref->getType())))))
     return indexed(rs, ref, tensors);
   return nullptr;
 }
@@ -194,13 +202,15 @@ StmtPtr RangeForLowering::unrolled(const clang::CXXForRangeStmt* rs, const clang
   return block;
 }
 
-// for (w : weights) body over a named container of numbers or a local std::vector of tensors ->
+// for (w : weights) body over a named container or C array of numbers, or a local std::vector of tensors ->
 // for (size_t i = 0; i < weights.size(); ++i) { w = weights[i]; body }
 StmtPtr RangeForLowering::indexed(const clang::CXXForRangeStmt* rs, const clang::DeclRefExpr* range, bool tensors) {
   const clang::VarDecl* var = rs->getLoopVariable();
   std::vector<int> unused;
   const std::string container = with_leaves(range, text_of(range), unused);
-  ExprPtr size = ir::opaque(container + ".size()", ir::Type::Int);
+  // (a C array of tensors is held as a std::vector: listed)
+  const std::optional<uint64_t> length = tensors ? std::nullopt : array_length(range->getType());
+  ExprPtr size = ir::opaque(length ? std::to_string(*length) : container + ".size()", ir::Type::Int);
   size->range = range->getSourceRange();
   if (!tensors) record_uses(range, *size);  // a list's length is the same in every example
   StmtPtr loop = index_loop(rs, "size_t", std::move(size), [&](int index) {

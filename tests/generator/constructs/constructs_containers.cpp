@@ -2,7 +2,7 @@
 // scalar, run by test_constructs.cpp through every transform against finite differences in float64
 // and the loop of unbatched calls (as constructs_functions.cpp's): a std::vector of tensors
 // assigned whole in a loop (the LSTM idiom: `state = new_state;`, `state = {a, b};`,
-// `state = std::move(n);`) and a std::vector of structures of tensors.
+// `state = std::move(n);`), a std::vector of structures of tensors, and range-for loops over C arrays.
 #include <funcgen/funcgen.h>
 
 #include <cstddef>
@@ -97,6 +97,25 @@ FUNCGEN("layer_helper_vjacrev = vmap(jacrev(layer_helper))")
 fg::Tensor layer_helper(const fg::Tensor& x) {
   std::vector<Layer> ls{{x, x * 2}, {x.sin(), x * 0.5}, {x.cos(), x}};
   return (run_layers(ls, x) * ls[2].w).sum();
+}
+
+// ---- range-based for loops over C arrays: of numbers (the weights of a stencil), of tensors
+FUNCGEN("array_loops_grad = grad(array_loops)")
+FUNCGEN("array_loops_jvp = jvp(array_loops)")
+FUNCGEN("array_loops_jacfwd = jacfwd(array_loops)")
+FUNCGEN("array_loops_hessian = hessian(array_loops)")
+FUNCGEN("array_loops_jacrev2 = jacrev(jacrev(array_loops))")
+FUNCGEN("array_loops_hvp = jvp(grad(array_loops))")
+FUNCGEN("array_loops_vmap = vmap(array_loops)")
+FUNCGEN("array_loops_psg = vmap(grad(array_loops))")
+FUNCGEN("array_loops_vjacrev = vmap(jacrev(array_loops))")
+fg::Tensor array_loops(const fg::Tensor& x) {
+  const double weights[] = {0.25, 0.5, 0.25};
+  fg::Tensor s = x;
+  for (double w : weights) s = s * 0.5 + (x * w).sin();
+  fg::Tensor parts[2] = {x.cos(), s};
+  for (const fg::Tensor& p : parts) s = s * p + 0.1;
+  return s.sum();
 }
 
 }  // namespace cs

@@ -51,6 +51,7 @@ fg::Tensor whole_state(const fg::Tensor& x);  // constructs_containers.cpp
 fg::Tensor braced_state(const fg::Tensor& x);
 fg::Tensor layer_vector(const fg::Tensor& x);
 fg::Tensor layer_helper(const fg::Tensor& x);
+fg::Tensor array_loops(const fg::Tensor& x);
 std::vector<fg::Tensor> unrolled(const fg::Tensor& x0, const fg::Tensor& w, int64_t steps);
 std::vector<fg::Tensor> filled_rows(const fg::Tensor& x);
 std::vector<fg::Tensor> either(const fg::Tensor& x, const fg::Tensor& w, bool from_x);
@@ -88,7 +89,7 @@ std::vector<Construct> constructs() {
           CONSTRUCT(lambdas_passed), CONSTRUCT(listed), CONSTRUCT(assigned), CONSTRUCT(counters),
           CONSTRUCT(captures), CONSTRUCT(built_lists), CONSTRUCT(element_refs), CONSTRUCT(nested_cases), CONSTRUCT(condition_vars), CONSTRUCT(tuples_and_fills),
           CONSTRUCT(pointers), CONSTRUCT(arrays_written),
-          CONSTRUCT(whole_state), CONSTRUCT(braced_state), CONSTRUCT(layer_vector), CONSTRUCT(layer_helper)};
+          CONSTRUCT(whole_state), CONSTRUCT(braced_state), CONSTRUCT(layer_vector), CONSTRUCT(layer_helper), CONSTRUCT(array_loops)};
 }
 
 // d f(x) / d x by central differences: shape out.shape + x.shape.
