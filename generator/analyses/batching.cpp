@@ -1,6 +1,7 @@
 #include "analyses/batching.h"
 
 #include "ir/build.h"
+#include "ir/types.h"
 #include "ops/batching_rules.h"
 #include "ops/registry.h"
 
@@ -119,9 +120,7 @@ Levels BatchingAnalysis::eval(const ir::Expr& e) {
         // A tensor the helper assigns through a reference (`void accumulate(fg::Tensor& total, ...)`)
         // is the variable passed: batched as the helper leaves it.
         for (size_t i = 0; i < callee->params.size() && i < e.args.size(); ++i) {
-          const auto* p = llvm::dyn_cast_or_null<clang::ParmVarDecl>(callee->var(callee->params[i]).decl);
-          if (p != nullptr && e.args[i]->kind == ir::ExprKind::VarRef && p->getType()->isLValueReferenceType() &&
-              !p->getType().getNonReferenceType().isConstQualified())
+          if (e.args[i]->kind == ir::ExprKind::VarRef && writable_parameter(callee->var(callee->params[i]).decl))
             assign(e.args[i]->var, analysis->var(callee->params[i]));
         }
         callees_[&e] = std::move(analysis);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "checks/check_util.h"
+#include "ir/types.h"
 #include "frontend/lower.h"
 
 namespace funcgen {
@@ -146,8 +147,11 @@ class Finder : public clang::RecursiveASTVisitor<Finder> {
     // (A helper inlined into the function, as AD inlines those that write their reference
     // parameters, brings statements on its own parameters: the caller's variables.)
     const bool own = parm == nullptr || owner_ == nullptr || parm->getDeclContext() == owner_;
+    // (A helper's pointer to a tensor is a reference to the caller's variable, as its reference is.)
+    const bool tensor_pointer = parm != nullptr && parm->getType()->isPointerType() && is_fg_tensor(parm->getType()->getPointeeType());
     const bool outside_param = parm != nullptr && ((parm->getType()->isReferenceType() && !helper_ && own) ||
-                                                   (through_pointer && parm->getType()->isPointerType()));
+                                                   (through_pointer && parm->getType()->isPointerType() &&
+                                                    !(tensor_pointer && helper_)));
     // Plain assignments to globals are funcgen-global-assignment's; method calls on them are ours.
     const bool outside_global = var != nullptr && var->hasGlobalStorage() && (!method.empty() || !passed_to.empty());
     if (!outside_param && !outside_global) return;

@@ -1,5 +1,7 @@
 #include "emitter/printer.h"
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <optional>
 #include <set>
@@ -325,7 +327,7 @@ class Printer {
 
   // A call of the user's function, as written.
   static std::string user_call(const Expr& e, const std::vector<std::string>& args) {
-    std::vector<std::string> given = packed(e, args);
+    std::vector<std::string> given = addressed(e, packed(e, args));
     if (const auto* m = llvm::dyn_cast<clang::CXXMethodDecl>(e.callee); m != nullptr && m->getParent()->isLambda()) {
       given.erase(given.begin(), given.begin() + e.index);  // the captured values: the lambda holds them
       return e.text + "(" + join_args(given) + ")";
@@ -337,6 +339,23 @@ class Printer {
       return object + "." + e.op + e.template_args + "(" + join_args(given) + ")";
     }
     return call_name(e.callee) + e.template_args + "(" + join_args(given) + ")";
+  }
+
+  // The user's function takes a tensor's address where its parameter is a pointer to one (which the IR
+  // passes as the tensor): `scale(&y, 3.0)`; a value (not a variable) lives to the call's end as a
+  // const reference's temporary.
+  static std::vector<std::string> addressed(const Expr& e, std::vector<std::string> given) {
+    const auto* m = llvm::dyn_cast<clang::CXXMethodDecl>(e.callee);
+    const size_t shift = m != nullptr && !m->isStatic() ? (m->getParent()->isLambda() ? e.index : 1) : 0;
+    for (size_t i = shift; i < given.size() && i - shift < e.callee->getNumParams(); ++i) {
+      const clang::QualType t = e.callee->getParamDecl(static_cast<unsigned>(i - shift))->getType();
+      if (!t->isPointerType() || !is_fg_tensor(t->getPointeeType())) continue;
+      const bool name = !given[i].empty() && std::all_of(given[i].begin(), given[i].end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+      });
+      given[i] = name ? "&" + given[i] : "&static_cast<const fg::Tensor&>(" + given[i] + ")";
+    }
+    return given;
   }
 
   // `call` of a function that returns a structure stands for the tensors of its result that the IR

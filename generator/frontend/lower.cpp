@@ -88,6 +88,10 @@ class FunctionLowerer final : public ExpressionLowering,
         sig_.params.emplace_back();  // filled once the leaves are known
         continue;
       }
+      if (points_to_tensor(p->getType()) && !decl->hasAttr<clang::AnnotateAttr>()) {  // `scale(&y, 3.0)`
+        if (!pointer_parameter(p)) return false;
+        continue;
+      }
       std::string why;
       std::optional<pytree::Tree> tree =
           list_parameter(p, decl->getBody()) ? std::nullopt : pytree::parameter_tree_of(p->getType(), context_, &why);

@@ -34,6 +34,14 @@ clang::QualType template_arg(clang::QualType t, unsigned i) {
 
 bool is_fg_tensor(clang::QualType type) { return !type.isNull() && record_name(type) == "fg::Tensor"; }
 
+bool writable_parameter(const clang::ValueDecl* d) {
+  const auto* p = llvm::dyn_cast_or_null<clang::ParmVarDecl>(d);
+  if (p == nullptr) return false;
+  const clang::QualType t = p->getType();
+  if (t->isLValueReferenceType()) return !t.getNonReferenceType().isConstQualified();
+  return t->isPointerType() && is_fg_tensor(t->getPointeeType()) && !t->getPointeeType().isConstQualified();
+}
+
 namespace {
 
 // holds_tensors below, with the records already looked into: each is searched once, which also

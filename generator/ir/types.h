@@ -23,6 +23,9 @@ bool is_fg_tensor(clang::QualType type);
 // Whether a value of the type holds fg::Tensors: a tensor, or a pointer, array, container, tuple
 // or class with one inside, at any depth.
 bool holds_tensors(clang::QualType type);
+// A parameter through which its function may assign the caller's variable: a non-const lvalue
+// reference, or a pointer to a non-const fg::Tensor (a helper's lowering takes it as a reference).
+bool writable_parameter(const clang::ValueDecl* d);
 // The IR type of a C++ type.
 ir::Type ir_type_of(clang::QualType type);
 // How a type is spelled in generated code (fully qualified).

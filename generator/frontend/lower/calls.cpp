@@ -130,6 +130,10 @@ void CallLowering::add_args(ir::Expr& x, const clang::FunctionDecl* callee, llvm
     if (x.form == ir::CallForm::User && i < callee->getNumParams() && non_const_reference(callee->getParamDecl(i)->getType()))
       if (const pytree::Tree* leaf = resolve(args[i], false); leaf != nullptr && leaf->is_leaf())
         writable(*leaf, args[i]);  // `accumulate(s.h, x)` of a `State& s`
+    if (x.form == ir::CallForm::User && i < callee->getNumParams() && points_to_tensor(callee->getParamDecl(i)->getType())) {
+      pass_pointer(x, callee->getParamDecl(i), args[i]);
+      continue;
+    }
     if (x.form != ir::CallForm::User && captures_tensors(args[i]->getType())) {  // std::count_if(b, e, pred)
       unsupported(args[i], "a lambda that captures tensors passed to '" + x.op + "' cannot be transformed: funcgen "
                            "transforms only the calls it sees, and under a transform the lambda would read the "
@@ -143,6 +147,30 @@ void CallLowering::add_args(ir::Expr& x, const clang::FunctionDecl* callee, llvm
     x.param_types.push_back(p != nullptr ? ir_type_of(p->getType()) : x.args.back()->type);
   }
   if (structured) x.packing = std::move(packing);
+}
+
+// `scale(&y, 3.0)` of a `void scale(fg::Tensor* p, double s)`: the helper takes p as a reference to
+// y (DeclarationLowering::pointer_parameter), so it is passed y, or the tensor variable a pointer
+// passed on points at; the address of anything else (an element, nullptr) is reported.
+void CallLowering::pass_pointer(ir::Expr& x, const clang::ParmVarDecl* p, const clang::Expr* arg) {
+  const clang::Expr* e = arg->IgnoreParenImpCasts();
+  const auto* address = llvm::dyn_cast<clang::UnaryOperator>(e);
+  if (address != nullptr && address->getOpcode() == clang::UO_AddrOf) e = address->getSubExpr()->IgnoreParenImpCasts();
+  const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(e);
+  auto it = ref != nullptr ? vars_.find(ref->getDecl()) : vars_.end();
+  const bool pointer = ref != nullptr && points_to_tensor(ref->getType());
+  if (it == vars_.end() || f_.var(it->second).type != ir::Type::Tensor || (address != nullptr) == pointer) {
+    const std::string helper = llvm::cast<clang::FunctionDecl>(p->getDeclContext())->getNameAsString();
+    unsupported(arg, "'" + helper + "' takes a pointer to a tensor ('" + p->getNameAsString() + "'), which funcgen "
+                     "follows where it is given the address of a tensor variable (&y) or a pointer that points at "
+                     "one; copy it into a variable, pass that variable's address and assign it back");
+    x.args.push_back(ir::opaque(text_of(arg), ir::Type::Tensor));
+  } else {
+    x.args.push_back(ir::var_ref(f_, it->second));
+    x.args.back()->range = arg->getSourceRange();
+  }
+  x.params.push_back(p->getNameAsString());
+  x.param_types.push_back(ir::Type::Tensor);
 }
 
 bool CallLowering::is_structured_type(clang::QualType t) const { return pytree::tree_of(t, context_).has_value(); }

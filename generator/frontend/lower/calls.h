@@ -9,6 +9,7 @@ class CallLowering : public virtual LowererCore {
  protected:
   void add_args(ir::Expr& x, const clang::FunctionDecl* callee, llvm::ArrayRef<const clang::Expr*> args,
                 bool fill_defaults = false, std::vector<std::string> packing = {}) override;
+  void pass_pointer(ir::Expr& x, const clang::ParmVarDecl* p, const clang::Expr* arg);
   bool is_structured_type(clang::QualType t) const override;
   ExprPtr lower_member_call(const clang::CXXMemberCallExpr* mc) override;
   ExprPtr lower_member_call_on(const clang::CXXMemberCallExpr* mc, const clang::CXXMethodDecl* method,

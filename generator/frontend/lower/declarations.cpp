@@ -200,13 +200,18 @@ void DeclarationLowering::tensor_pointer(const clang::VarDecl* vd, const clang::
     return;
   }
   for (const clang::DeclRefExpr* r : references_to(vd)) {
-    const clang::Stmt* use = parent_of(r);
-    while (const auto* cast = llvm::dyn_cast_or_null<clang::ImplicitCastExpr>(use))  // (to const fg::Tensor* for p->size())
-      if (cast->getCastKind() == clang::CK_LValueToRValue || cast->getCastKind() == clang::CK_NoOp) use = parent_of(cast);
-      else break;
-    const auto* deref = llvm::dyn_cast_or_null<clang::UnaryOperator>(use);
-    const auto* member = llvm::dyn_cast_or_null<clang::MemberExpr>(use);
-    if ((deref != nullptr && deref->getOpcode() == clang::UO_Deref) || (member != nullptr && member->isArrow())) continue;
+    const clang::CallExpr* call = nullptr;
+    const PointerUse use = pointer_use(r, call);
+    if (use == PointerUse::Read || use == PointerUse::Passed) continue;
+    if (use == PointerUse::Retargeted) {  // `retarget(p, y)` of a `void retarget(const fg::Tensor*& p, ...)`
+      const std::string helper = call->getDirectCallee()->getNameAsString();
+      reject_variable(vd, r, "'" + helper + "' takes the pointer '" + name + "' by reference and may point it at "
+                                 "another tensor, which cannot be transformed: funcgen follows a pointer that points at "
+                                 "one tensor variable for its whole life; have '" + helper + "' return the tensor "
+                                 "instead (const fg::Tensor& " + helper + "(...)) and name the result "
+                                 "(const fg::Tensor& t = " + helper + "(...);)");
+      return;
+    }
     reject_variable(vd, r, "the pointer '" + name + "' is used here other than as *" + name + " or " + name +
                                "->, which cannot be transformed; funcgen follows a pointer that points at one tensor "
                                "variable for its whole life; use that tensor (" + text_of(target) +
@@ -214,6 +219,59 @@ void DeclarationLowering::tensor_pointer(const clang::VarDecl* vd, const clang::
     return;
   }
   vars_[vd] = it->second;
+}
+
+// How the pointer to a tensor that `r` names is used: read (*p, p->), passed to a helper's
+// `fg::Tensor*` parameter (`call`: which takes it as a reference to its tensor), passed to a
+// `fg::Tensor*&` one (which may point it elsewhere), or otherwise.
+DeclarationLowering::PointerUse DeclarationLowering::pointer_use(const clang::DeclRefExpr* r,
+                                                                 const clang::CallExpr*& call) const {
+  const clang::Stmt* arg = r;
+  const clang::Stmt* use = parent_of(r);
+  while (const auto* cast = llvm::dyn_cast_or_null<clang::ImplicitCastExpr>(use))  // (to const fg::Tensor* for p->size())
+    if (cast->getCastKind() == clang::CK_LValueToRValue || cast->getCastKind() == clang::CK_NoOp) use = parent_of(arg = cast);
+    else break;
+  const auto* deref = llvm::dyn_cast_or_null<clang::UnaryOperator>(use);
+  const auto* member = llvm::dyn_cast_or_null<clang::MemberExpr>(use);
+  if ((deref != nullptr && deref->getOpcode() == clang::UO_Deref) || (member != nullptr && member->isArrow()))
+    return PointerUse::Read;
+  call = llvm::dyn_cast_or_null<clang::CallExpr>(use);
+  const clang::FunctionDecl* fn = call != nullptr && !llvm::isa<clang::CXXOperatorCallExpr>(call) ? call->getDirectCallee() : nullptr;
+  if (fn == nullptr || !is_user_function(fn)) return PointerUse::Other;
+  for (unsigned i = 0; i < call->getNumArgs() && i < fn->getNumParams(); ++i) {
+    if (call->getArg(i) != arg) continue;
+    const clang::QualType t = fn->getParamDecl(i)->getType();
+    if (points_to_tensor(t)) return PointerUse::Passed;
+    if (t->isReferenceType() && points_to_tensor(t.getNonReferenceType())) return PointerUse::Retargeted;
+  }
+  return PointerUse::Other;
+}
+
+// A helper's `fg::Tensor* p` (or `const fg::Tensor*`), which its callers pass the address of a tensor
+// variable (&y, checked where they call it: CallLowering::add_args), is a reference to that tensor:
+// *p and p-> are the tensor, and p may be passed on to another such parameter. Any other use (a
+// test for null, arithmetic, an assignment) is reported there. (A transformed function's own
+// pointer parameters are reported as its other parameters are.)
+bool DeclarationLowering::pointer_parameter(const clang::ParmVarDecl* p) {
+  const std::string name = p->getNameAsString();
+  for (const clang::DeclRefExpr* r : references_to(p)) {
+    const clang::CallExpr* call = nullptr;
+    const PointerUse use = pointer_use(r, call);
+    if (use == PointerUse::Read || use == PointerUse::Passed) continue;
+    reject_variable(p, r, "the pointer parameter '" + name + "' is used here other than as *" + name + ", " + name +
+                              "-> or passed to another pointer parameter, which cannot be transformed: funcgen takes '" +
+                              name + "' as the tensor variable its callers pass the address of; test for null or "
+                              "choose the tensor in the caller, or take the tensor by reference (fg::Tensor& " + name + ")");
+    return false;
+  }
+  sig_.params.emplace_back();
+  const int id = add_var(p, p->getType());
+  ir::Var& v = f_.vars[static_cast<size_t>(id)];
+  v.type = ir::Type::Tensor;
+  v.cxx_type = p->getType()->getPointeeType().isConstQualified() ? "const fg::Tensor&" : "fg::Tensor&";
+  v.param_index = static_cast<int>(f_.params.size());
+  f_.params.push_back(id);
+  return true;
 }
 
 // `fg::Tensor a[3] = {x, y, z};` that the function reads (a[i], a range-for by value or const

@@ -13,6 +13,9 @@ class DeclarationLowering : public virtual LowererCore {
   const clang::BindingDecl* written_binding(const clang::DecompositionDecl* dd) const;
   bool tensor_reference(const clang::VarDecl* vd, const clang::DeclStmt* ds);
   void tensor_pointer(const clang::VarDecl* vd, const clang::DeclStmt* ds);
+  bool pointer_parameter(const clang::ParmVarDecl* p);
+  enum class PointerUse { Read, Passed, Retargeted, Other };
+  PointerUse pointer_use(const clang::DeclRefExpr* r, const clang::CallExpr*& call) const;
   void tensor_array(const clang::VarDecl* vd, const clang::DeclStmt* ds, std::vector<StmtPtr>& out);
   std::string local_array(const clang::VarDecl* vd, const clang::DeclStmt* ds);
 };

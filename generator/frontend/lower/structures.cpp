@@ -237,7 +237,7 @@ const pytree::Tree* StructureLowering::signature_tree(const clang::FunctionDecl*
 // Whether a function computes with tensors: its parameters, its object or its result hold some.
 bool StructureLowering::takes_tensors(const clang::FunctionDecl* fn) const {
   const auto holds = [&](clang::QualType t) {
-    return ir::is_tensor_like(ir_type_of(t)) || is_structured_type(t) || captures_tensors(t);
+    return ir::is_tensor_like(ir_type_of(t)) || is_structured_type(t) || captures_tensors(t) || points_to_tensor(t);
   };
   if (holds(fn->getReturnType())) return true;
   for (const clang::ParmVarDecl* p : fn->parameters())

@@ -149,11 +149,7 @@ const std::set<std::string>& CalleeFacts::changed_names(const ir::Function& fn) 
   return names;
 }
 
-bool CalleeFacts::by_reference(const ir::Var& p) {
-  const auto* decl = llvm::dyn_cast_or_null<clang::ParmVarDecl>(p.decl);
-  return decl != nullptr && decl->getType()->isLValueReferenceType() &&
-         !decl->getType().getNonReferenceType().isConstQualified();
-}
+bool CalleeFacts::by_reference(const ir::Var& p) { return writable_parameter(p.decl); }
 
 bool CalleeFacts::takes_structure_by_reference(const clang::FunctionDecl& fn) {
   return std::any_of(fn.param_begin(), fn.param_end(), [](const clang::ParmVarDecl* p) {

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "ir/build.h"
+#include "ir/types.h"
 #include "ops/registry.h"
 #include "transforms/vmap/batcher.h"
 
@@ -118,9 +119,7 @@ bool Batcher::side_effect_free_stmt(const Stmt& s) {
     const clang::FunctionDecl* fn = e.callee;
     const bool changes_argument =  // a helper that takes a non-const reference (`accumulate(total, x)`)
         e.form == ir::CallForm::User && fn != nullptr &&
-        std::any_of(fn->param_begin(), fn->param_end(), [](const clang::ParmVarDecl* p) {
-          return p->getType()->isLValueReferenceType() && !p->getType().getNonReferenceType().isConstQualified();
-        });
+        std::any_of(fn->param_begin(), fn->param_end(), [](const clang::ParmVarDecl* p) { return writable_parameter(p); });
     if (ops::info(e).inplace_form() || e.form == ir::CallForm::External || changes_argument) {
       ok = false;
       ctx_.reporter->report("unsupported", e.range.getBegin(),
