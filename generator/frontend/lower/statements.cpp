@@ -24,6 +24,9 @@ namespace funcgen::lower {
 
 namespace {
 
+bool tensor_assignment(const clang::Expr* e);
+const clang::Expr* bare_expr(const clang::Expr* e);
+
 // Whether a case label of the switch whose body is `s` stands inside a block (or other statement)
 // of the body rather than in the body itself or after another label (`case 0: { ...; case 1: ... }`).
 bool nested_label(const clang::Stmt* s, bool top) {
@@ -88,6 +91,7 @@ void StatementLowering::append(std::vector<StmtPtr>& out, const clang::Stmt* s) 
       if (const auto* vd = llvm::dyn_cast<clang::VarDecl>(d)) {  // (each in turn)
         hoist_init_captures(out, vd->getInit());
         join_lists(out, vd->getInit());
+        if (hoist_declaration(vd, ds, out)) continue;
       }
       lower_decl(out, d, ds);
     }
@@ -95,6 +99,11 @@ void StatementLowering::append(std::vector<StmtPtr>& out, const clang::Stmt* s) 
   }
   if (const auto* e = llvm::dyn_cast<clang::Expr>(s); e != nullptr && (assign_structure(out, e) || fill_structure(out, e)))
     return;
+  if (const auto* e = llvm::dyn_cast<clang::Expr>(s); e != nullptr && !uses_rejected(e)) {
+    const clang::Expr* root = bare_expr(e);
+    if (tensor_assignment(root) ? hoistable(llvm::cast<clang::CXXOperatorCallExpr>(root)->getArg(1)) : hoistable(root))
+      return hoist_statement(e, out);
+  }
   if (StmtPtr lowered = lower_stmt(s)) out.push_back(std::move(lowered));
 }
 
@@ -227,6 +236,7 @@ StmtPtr StatementLowering::lower_stmt(const clang::Stmt* s) {
       block->body.push_back(lower_if(i));
       return block;
     }
+    if (hoistable(i->getCond())) return hoisted_condition(i, i->getCond(), StmtKind::If);
     if (const std::optional<bool> taken = presence_test(i->getCond())) {  // `if (b)`: one branch in this specialization
       const clang::Stmt* branch = *taken ? i->getThen() : i->getElse();
       if (branch == nullptr) return nullptr;
@@ -237,6 +247,7 @@ StmtPtr StatementLowering::lower_stmt(const clang::Stmt* s) {
     return lower_if(i);
   }
   if (const auto* fs = llvm::dyn_cast<clang::ForStmt>(s)) {
+    if (fs->getCond() != nullptr && hoistable(fs->getCond())) return hoisted_condition(fs, fs->getCond(), StmtKind::For);
     StmtPtr st = make(StmtKind::For, s);
     if (fs->getInit() != nullptr) append(st->init, fs->getInit());
     if (fs->getCond() != nullptr) st->expr = lower_expr(fs->getCond());
@@ -256,6 +267,9 @@ StmtPtr StatementLowering::lower_stmt(const clang::Stmt* s) {
       append(st->body, w->getConditionVariableDeclStmt());
       st->body.push_back(exit_unless(w->getCond(), s));
       for (StmtPtr& b : lower_body(w->getBody())) st->body.push_back(std::move(b));
+    } else if (hoistable(w->getCond())) {
+      --loops_;
+      return hoisted_condition(w, w->getCond(), StmtKind::While);
     } else {
       st->expr = lower_expr(w->getCond());
       st->body = lower_body(w->getBody());
@@ -495,6 +509,212 @@ StmtPtr StatementLowering::lower_expr_stmt(const clang::Expr* e) {
   if (!helper_call(e) && !needs_ir(e)) return opaque_stmt(e);
   StmtPtr st = make(StmtKind::Eval, e);
   st->expr = lower_expr(e);
+  return st;
+}
+
+}  // namespace funcgen::lower
+
+namespace funcgen::lower {
+
+namespace {
+
+// `y = v` on a tensor, evaluated for its value (not a statement of its own).
+bool tensor_assignment(const clang::Expr* e) {
+  const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(e);
+  return oc != nullptr && oc->getOperator() == clang::OO_Equal && oc->getNumArgs() == 2 && is_fg_tensor(oc->getArg(0)->getType());
+}
+
+const clang::Expr* bare_expr(const clang::Expr* e) {
+  e = e->IgnoreImplicit()->IgnoreParens();
+  if (const auto* w = llvm::dyn_cast<clang::ExprWithCleanups>(e)) return bare_expr(w->getSubExpr());
+  if (const auto* m = llvm::dyn_cast<clang::MaterializeTemporaryExpr>(e)) return bare_expr(m->getSubExpr());
+  if (const auto* c = llvm::dyn_cast<clang::CXXConstructExpr>(e);  // (a copy of the assigned tensor)
+      c != nullptr && c->getNumArgs() == 1 && c->getConstructor()->isCopyOrMoveConstructor())
+    return bare_expr(c->getArg(0));
+  return e != nullptr && e != e->IgnoreImplicit()->IgnoreParens() ? bare_expr(e) : e;
+}
+
+bool lazy(const clang::Expr* e) {
+  const auto* b = llvm::dyn_cast<clang::BinaryOperator>(e);
+  return llvm::isa<clang::ConditionalOperator>(e) ||
+         (b != nullptr && (b->getOpcode() == clang::BO_LAnd || b->getOpcode() == clang::BO_LOr || b->getOpcode() == clang::BO_Comma));
+}
+
+}  // namespace
+
+// Whether `e` assigns a tensor inside it (outside lambdas), where the IR has no expression for it.
+bool StatementLowering::assigns_inside(const clang::Expr* e) const {
+  struct Finder : clang::RecursiveASTVisitor<Finder> {
+    bool found = false;
+    bool TraverseLambdaExpr(clang::LambdaExpr*) { return true; }
+    bool VisitCXXOperatorCallExpr(clang::CXXOperatorCallExpr* c) {
+      found = found || tensor_assignment(c);
+      return !found;
+    }
+  } finder;
+  finder.TraverseStmt(const_cast<clang::Expr*>(e));
+  return finder.found;
+}
+
+// Whether `e` is a tensor's assignment, or a &&, ||, ?: or comma, with assignments inside: what the
+// lowering hoists (other expressions with them inside are reported where they are differentiated).
+bool StatementLowering::hoistable(const clang::Expr* e) const {
+  const clang::Expr* root = bare_expr(e);
+  return (lazy(root) || tensor_assignment(root)) && assigns_inside(root);
+}
+
+// An expression statement with assignments inside: `a ? (y = u) : (y = v);` is an if, `a && (y = u,
+// true);` an if on a, `(y = u), z = v;` two statements.
+void StatementLowering::hoist_statement(const clang::Expr* e, std::vector<StmtPtr>& out) {
+  e = bare_expr(e);
+  const auto* b = llvm::dyn_cast<clang::BinaryOperator>(e);
+  if (b != nullptr && b->getOpcode() == clang::BO_Comma) {
+    append(out, bare_expr(b->getLHS()));
+    append(out, bare_expr(b->getRHS()));
+    return;
+  }
+  const auto* c = llvm::dyn_cast<clang::ConditionalOperator>(e);
+  if (c != nullptr || (b != nullptr && (b->getOpcode() == clang::BO_LAnd || b->getOpcode() == clang::BO_LOr))) {
+    StmtPtr st = make(StmtKind::If, e);
+    ExprPtr cond = hoisted(c != nullptr ? c->getCond() : b->getLHS(), out);
+    st->expr = b != nullptr && b->getOpcode() == clang::BO_LOr ? ir::unary("!", std::move(cond), ir::Type::Bool) : std::move(cond);
+    append(st->body, bare_expr(c != nullptr ? c->getTrueExpr() : b->getRHS()));
+    if (c != nullptr) {
+      st->has_else = true;
+      append(st->else_body, bare_expr(c->getFalseExpr()));
+    }
+    out.push_back(std::move(st));
+    return;
+  }
+  ExprPtr value = hoisted(e, out);
+  if (value->kind != ExprKind::VarRef && value->kind != ExprKind::Opaque) {
+    StmtPtr st = make(StmtKind::Eval, e);
+    st->expr = std::move(value);
+    out.push_back(std::move(st));
+  }
+}
+
+// The value of `e`, with the assignments inside it as statements before it in out.
+ExprPtr StatementLowering::hoisted(const clang::Expr* original, std::vector<StmtPtr>& out) {
+  if (!assigns_inside(original)) return lower_expr(original);
+  const clang::Expr* e = bare_expr(original);
+  if (const auto* b = llvm::dyn_cast<clang::BinaryOperator>(e); b != nullptr && b->getOpcode() == clang::BO_Comma) {
+    append(out, bare_expr(b->getLHS()));
+    return hoisted(b->getRHS(), out);
+  }
+  if (lazy(e)) {  // a variable of its own, assigned where C++ evaluates each side
+    const ir::Type type = ir_type_of(e->getType());
+    StmtPtr decl = make(StmtKind::Decl, e);
+    decl->var = generated_var(fresh_name(type == ir::Type::Bool ? "taken__" : "chosen__"), type,
+                              type == ir::Type::Tensor ? "fg::Tensor" : cxx_spelling(e->getType().getUnqualifiedType(), context_));
+    const int var = decl->var;
+    assign_hoisted(var, std::move(decl), e, out);
+    return ir::var_ref(f_, var);
+  }
+  if (tensor_assignment(e)) {  // `y = v`: the statement, then y
+    const auto* oc = llvm::cast<clang::CXXOperatorCallExpr>(e);
+    const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(strip(oc->getArg(0)));
+    auto it = ref != nullptr ? vars_.find(ref->getDecl()) : vars_.end();
+    if (it != vars_.end()) {
+      StmtPtr st = make(StmtKind::Assign, e);
+      st->var = it->second;
+      st->text = "=";
+      st->expr = hoisted(oc->getArg(1), out);
+      out.push_back(std::move(st));
+      return lower_expr(oc->getArg(0));
+    }
+  }
+  return lower_expr(original);  // (an assignment inside another expression is reported where it is differentiated)
+}
+
+// var = e, where e has assignments inside: `t = a; if (t) t = b;` for a && b, `if (c) t = u; else t
+// = v;` for c ? u : v. `decl`: var's declaration, given the first value (null: var is declared).
+void StatementLowering::assign_hoisted(int var, StmtPtr decl, const clang::Expr* original, std::vector<StmtPtr>& out) {
+  const clang::Expr* e = bare_expr(original);
+  const auto assign = [&](ExprPtr value, std::vector<StmtPtr>& to) {
+    if (decl) {
+      decl->expr = std::move(value);
+      to.push_back(std::move(decl));
+      return;
+    }
+    StmtPtr st = make(StmtKind::Assign, e);
+    st->var = var;
+    st->text = "=";
+    st->expr = std::move(value);
+    to.push_back(std::move(st));
+  };
+  const auto* b = llvm::dyn_cast<clang::BinaryOperator>(e);
+  const auto* c = llvm::dyn_cast<clang::ConditionalOperator>(e);
+  if (!assigns_inside(e) || !lazy(e) || (b != nullptr && b->getOpcode() == clang::BO_Comma)) {
+    assign(hoisted(original, out), out);
+    return;
+  }
+  StmtPtr st = make(StmtKind::If, e);
+  if (c != nullptr) {
+    st->expr = hoisted(c->getCond(), out);
+    if (decl) out.push_back(std::move(decl));  // (declared without a value: each branch gives it one)
+    assign_hoisted(var, nullptr, c->getTrueExpr(), st->body);
+    st->has_else = true;
+    assign_hoisted(var, nullptr, c->getFalseExpr(), st->else_body);
+  } else {
+    ExprPtr first = hoisted(b->getLHS(), out);
+    assign(std::move(first), out);
+    st->expr = ir::var_ref(f_, var);
+    if (b->getOpcode() == clang::BO_LOr) st->expr = ir::unary("!", std::move(st->expr), ir::Type::Bool);
+    assign_hoisted(var, nullptr, b->getRHS(), st->body);
+  }
+  out.push_back(std::move(st));
+}
+
+// `bool b = a && ((y = y * 2), true);`, `fg::Tensor z = a ? (y = u) : (y = v);`: b (z) declared, and
+// assigned as assign_hoisted does. (Of a plain number or tensor variable; others are not hoisted.)
+bool StatementLowering::hoist_declaration(const clang::VarDecl* vd, const clang::DeclStmt* ds, std::vector<StmtPtr>& out) {
+  const clang::Expr* init = vd->getInit();
+  const ir::Type type = ir_type_of(vd->getType());
+  if (init == nullptr || vd->getType()->isReferenceType() || !hoistable(init) ||
+      !(type == ir::Type::Tensor || ir::is_scalar(type)) || vars_.count(vd) != 0)
+    return false;
+  StmtPtr decl = make(StmtKind::Decl, ds);
+  decl->range = vd->getSourceRange();
+  const int var = decl->var = add_var(vd, vd->getType());
+  assign_hoisted(var, std::move(decl), init, out);
+  return true;
+}
+
+// `while ((r = r * 0.5), ++k < 4) body` -> `while (true) { r = r * 0.5; if (!(++k < 4)) break; body }`
+// (a continue evaluates the condition again, as in C++); `if (a && (y = u, true))` -> the
+// assignments before the if, in a block of its own.
+StmtPtr StatementLowering::hoisted_condition(const clang::Stmt* s, const clang::Expr* cond, StmtKind kind) {
+  StmtPtr st = make(kind == StmtKind::If ? StmtKind::Block : kind, s);
+  if (kind == StmtKind::For) {
+    const auto* fs = llvm::cast<clang::ForStmt>(s);
+    if (fs->getInit() != nullptr) append(st->init, fs->getInit());
+    if (fs->getInc() != nullptr) st->step = lower_expr(fs->getInc());
+  }
+  if (kind != StmtKind::If) {
+    st->expr = ir::opaque("true", ir::Type::Bool);
+    ++loops_;
+  }
+  ExprPtr value = hoisted(cond, st->body);
+  if (kind == StmtKind::If) {
+    const auto* i = llvm::cast<clang::IfStmt>(s);
+    StmtPtr branch = make(StmtKind::If, s);
+    branch->expr = std::move(value);
+    branch->body = lower_body(i->getThen());
+    if (i->getElse() != nullptr) {
+      branch->has_else = true;
+      branch->else_body = lower_body(i->getElse());
+    }
+    st->body.push_back(std::move(branch));
+    return st;
+  }
+  StmtPtr exit = make(StmtKind::If, cond);
+  exit->expr = ir::unary("!", std::move(value), ir::Type::Bool);
+  exit->body.push_back(make(StmtKind::Break, cond));
+  st->body.push_back(std::move(exit));
+  const clang::Stmt* body = kind == StmtKind::For ? llvm::cast<clang::ForStmt>(s)->getBody() : llvm::cast<clang::WhileStmt>(s)->getBody();
+  for (StmtPtr& b : lower_body(body)) st->body.push_back(std::move(b));
+  --loops_;
   return st;
 }
 

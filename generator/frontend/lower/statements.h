@@ -25,6 +25,15 @@ class StatementLowering : public virtual LowererCore {
   StmtPtr lower_assert(const clang::Expr* e);
   StmtPtr lower_tie(const clang::Expr* e, const clang::CallExpr* tie, const clang::Expr* value);
   StmtPtr lower_expr_stmt(const clang::Expr* e);
+  // Assignments of tensors inside expressions (on the lazy side of &&, || and ?:, before a comma),
+  // hoisted into statements in C++'s order of evaluation.
+  bool assigns_inside(const clang::Expr* e) const;
+  bool hoistable(const clang::Expr* e) const;
+  void hoist_statement(const clang::Expr* e, std::vector<StmtPtr>& out);
+  ExprPtr hoisted(const clang::Expr* e, std::vector<StmtPtr>& out);
+  void assign_hoisted(int var, StmtPtr decl, const clang::Expr* e, std::vector<StmtPtr>& out);
+  bool hoist_declaration(const clang::VarDecl* vd, const clang::DeclStmt* ds, std::vector<StmtPtr>& out);
+  StmtPtr hoisted_condition(const clang::Stmt* s, const clang::Expr* cond, StmtKind kind);
 
   const clang::Stmt* pending_after_label_ = nullptr;
 };
