@@ -11,6 +11,7 @@
 
 #include "constructs_containers.funcgen.h"
 #include "constructs_functions.funcgen.h"
+#include "constructs_pointers.funcgen.h"
 #include "../test_inputs.h"
 
 namespace cs {  // the functions as written (defined in constructs_functions.cpp)
@@ -57,6 +58,8 @@ std::vector<fg::Tensor> filled_rows(const fg::Tensor& x);
 std::vector<fg::Tensor> either(const fg::Tensor& x, const fg::Tensor& w, bool from_x);
 fg::Tensor defaults(const fg::Tensor& x, double scale, int64_t power);
 std::tuple<fg::Tensor, fg::Tensor> shape_aux(const fg::Tensor& x);
+fg::Tensor pointer_params(const fg::Tensor& x);  // (constructs_pointers.cpp)
+fg::Tensor lazy_assignments(const fg::Tensor& x);
 }  // namespace cs
 
 namespace {
@@ -89,7 +92,8 @@ std::vector<Construct> constructs() {
           CONSTRUCT(lambdas_passed), CONSTRUCT(listed), CONSTRUCT(assigned), CONSTRUCT(counters),
           CONSTRUCT(captures), CONSTRUCT(built_lists), CONSTRUCT(element_refs), CONSTRUCT(nested_cases), CONSTRUCT(condition_vars), CONSTRUCT(tuples_and_fills),
           CONSTRUCT(pointers), CONSTRUCT(arrays_written),
-          CONSTRUCT(whole_state), CONSTRUCT(braced_state), CONSTRUCT(layer_vector), CONSTRUCT(layer_helper), CONSTRUCT(array_loops)};
+          CONSTRUCT(whole_state), CONSTRUCT(braced_state), CONSTRUCT(layer_vector), CONSTRUCT(layer_helper), CONSTRUCT(array_loops),
+          CONSTRUCT(pointer_params), CONSTRUCT(lazy_assignments)};
 }
 
 // d f(x) / d x by central differences: shape out.shape + x.shape.
