@@ -134,6 +134,7 @@ class LowererCore {
   // declarations.h
   virtual void leaf_writes(const clang::Stmt* s, std::vector<int>& writes) = 0;
   virtual void lower_decl(std::vector<StmtPtr>& out, const clang::Decl* d, const clang::DeclStmt* ds) = 0;
+  virtual bool retargets(const clang::Expr* e) = 0;
   // structures.h
   virtual std::vector<std::string> absent_at(const clang::CallExpr* call, const clang::FunctionDecl* callee,
                                              bool discovering) = 0;

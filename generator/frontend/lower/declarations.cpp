@@ -203,12 +203,18 @@ void DeclarationLowering::tensor_pointer(const clang::VarDecl* vd, const clang::
     const clang::CallExpr* call = nullptr;
     const PointerUse use = pointer_use(r, call);
     if (use == PointerUse::Read || use == PointerUse::Passed) continue;
+    if (const clang::DeclRefExpr* to = use == PointerUse::Retargeted ? retarget_of(call, vd, ds) : nullptr) {
+      retargets_[call] = {vd, to->getDecl()};
+      continue;
+    }
     if (use == PointerUse::Retargeted) {  // `retarget(p, y)` of a `void retarget(const fg::Tensor*& p, ...)`
       const std::string helper = call->getDirectCallee()->getNameAsString();
       reject_variable(vd, r, "'" + helper + "' takes the pointer '" + name + "' by reference and may point it at "
-                                 "another tensor, which cannot be transformed: funcgen follows a pointer that points at "
-                                 "one tensor variable for its whole life; have '" + helper + "' return the tensor "
-                                 "instead (const fg::Tensor& " + helper + "(...)) and name the result "
+                                 "another tensor, which funcgen follows only where the call is a statement of the "
+                                 "block that declares '" + name + "' (not in a branch or a loop of its own), no lambda "
+                                 "captures '" + name + "', and '" + helper + "' only points it at a tensor parameter "
+                                 "passed a variable ({ " + name + " = &q; }); otherwise have '" + helper + "' return "
+                                 "the tensor (const fg::Tensor& " + helper + "(...)) and name the result "
                                  "(const fg::Tensor& t = " + helper + "(...);)");
       return;
     }
@@ -219,6 +225,57 @@ void DeclarationLowering::tensor_pointer(const clang::VarDecl* vd, const clang::
     return;
   }
   vars_[vd] = it->second;
+}
+
+// `retarget(p, y)` of a `void retarget(const fg::Tensor*& p, const fg::Tensor& q) { p = &q; }`: a
+// helper whose body only points its pointer parameter at a reference parameter, called in a
+// statement of the block that declares p (so that every use of p before it, in every run, sees
+// the old target, and every use after it the new one), passed a tensor variable for q: the
+// variable it points p at (null where any of that does not hold).
+const clang::DeclRefExpr* DeclarationLowering::retarget_of(const clang::CallExpr* call, const clang::VarDecl* vd,
+                                                           const clang::DeclStmt* ds) const {
+  const clang::FunctionDecl* fn = call->getDirectCallee()->getDefinition();
+  const auto* body = fn != nullptr ? llvm::dyn_cast_or_null<clang::CompoundStmt>(fn->getBody()) : nullptr;
+  if (body == nullptr || body->size() != 1 || parent_of(call) != parent_of(ds) ||
+      !llvm::isa_and_nonnull<clang::CompoundStmt>(parent_of(ds)))
+    return nullptr;
+  const auto* assign = llvm::dyn_cast<clang::BinaryOperator>(body->body_front());
+  const auto* lhs = assign != nullptr && assign->getOpcode() == clang::BO_Assign
+                        ? llvm::dyn_cast<clang::DeclRefExpr>(assign->getLHS()->IgnoreParenImpCasts()) : nullptr;
+  const auto* address = assign != nullptr ? llvm::dyn_cast<clang::UnaryOperator>(assign->getRHS()->IgnoreParenImpCasts()) : nullptr;
+  const auto* rhs = address != nullptr && address->getOpcode() == clang::UO_AddrOf
+                        ? llvm::dyn_cast<clang::DeclRefExpr>(address->getSubExpr()->IgnoreParenImpCasts()) : nullptr;
+  if (lhs == nullptr || rhs == nullptr) return nullptr;
+  struct Captures : clang::RecursiveASTVisitor<Captures> {  // (a lambda may read p before or after the call)
+    const clang::VarDecl* vd = nullptr;
+    bool found = false;
+    bool VisitLambdaExpr(clang::LambdaExpr* l) {
+      for (const clang::LambdaCapture& c : l->captures()) found |= c.capturesVariable() && c.getCapturedVar() == vd;
+      return !found;
+    }
+  } captures;
+  captures.vd = vd;
+  captures.TraverseStmt(const_cast<clang::Stmt*>(f_.decl->getBody()));
+  if (captures.found) return nullptr;
+  const clang::DeclRefExpr* to = nullptr;
+  bool points_vd = false;
+  for (unsigned i = 0; i < call->getNumArgs() && i < fn->getNumParams(); ++i) {
+    const clang::ParmVarDecl* p = fn->getParamDecl(i);
+    const auto* arg = llvm::dyn_cast<clang::DeclRefExpr>(call->getArg(i)->IgnoreParenImpCasts());
+    if (p == lhs->getDecl()) points_vd = arg != nullptr && arg->getDecl() == vd;
+    if (p == rhs->getDecl() && p->getType()->isLValueReferenceType() && is_fg_tensor(p->getType()) && arg != nullptr &&
+        vars_.count(arg->getDecl()) != 0 && f_.var(vars_.at(arg->getDecl())).type == ir::Type::Tensor)
+      to = arg;
+  }
+  return points_vd ? to : nullptr;
+}
+
+// The call `e` retargets a pointer (retarget_of): from here on it names the variable it points at.
+bool DeclarationLowering::retargets(const clang::Expr* e) {
+  auto it = retargets_.find(llvm::dyn_cast<clang::CallExpr>(e->IgnoreParenImpCasts()));
+  if (it == retargets_.end()) return false;
+  vars_[it->second.first] = vars_.at(it->second.second);
+  return true;
 }
 
 // How the pointer to a tensor that `r` names is used: read (*p, p->), passed to a helper's

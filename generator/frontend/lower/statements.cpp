@@ -459,6 +459,7 @@ StmtPtr StatementLowering::lower_expr_stmt(const clang::Expr* e) {
   // A statement on a variable that was reported (`p = &b;` of a pointer that cannot be followed):
   // its other parts are not reported again. (The function has failed: nothing is generated.)
   if (uses_rejected(e)) return make(StmtKind::Block, e);
+  if (retargets(e)) return make(StmtKind::Block, e);  // (nothing to compute: the pointer names another variable)
   if (is_assert(e)) return lower_assert(e);
   if (const auto* mc = llvm::dyn_cast<clang::CXXMemberCallExpr>(strip(e))) {
     if (Stacked* v = stacked_object(mc); v != nullptr && is_push(mc)) return push(*v, mc);

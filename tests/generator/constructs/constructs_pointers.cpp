@@ -11,13 +11,15 @@ namespace cs {
 // ---- helpers that take a pointer to a tensor: called with the address of a local (&y), or with a
 // pointer that points at one for its whole life; *p and p-> are that local, written or read; a
 // pointer passed on to another helper's pointer parameter; a const pointer only read; a local that
-// no transform batches, passed to the helper as written
+// no transform batches, passed to the helper as written; a pointer that a helper points at another
+// variable (through a reference to it), in the block that declares it
 static void scale_through(fg::Tensor* p, double s) { *p = *p * s; }
 static void bump_through(fg::Tensor* p, const fg::Tensor* by) {
   scale_through(p, 0.5);
   *p = *p + by->sin() * p->cos();
 }
 static fg::Tensor read_through(const fg::Tensor* p, int64_t k) { return *p * double(k) + p->exp(); }
+static void point_at(const fg::Tensor*& p, const fg::Tensor& q) { p = &q; }
 
 FUNCGEN("pointer_params_grad = grad(pointer_params)")
 FUNCGEN("pointer_params_jvp = jvp(pointer_params)")
@@ -37,7 +39,10 @@ fg::Tensor pointer_params(const fg::Tensor& x) {
   const fg::Tensor r = read_through(&x, y.size(0)) * read_through(pz, 2);
   fg::Tensor w = fg::full({4}, 1.5, fg::kDouble);  // the same in every example: the helper as written
   scale_through(&w, 2.0);
-  return (y * z).sum() + r.sum() + (x * w).sum() + read_through(&w, 1).sum();
+  const fg::Tensor* at = &x;  // x up to the call, z after it
+  const fg::Tensor before = *at * 2.0;
+  point_at(at, z);
+  return (y * z).sum() + r.sum() + (x * w).sum() + read_through(&w, 1).sum() + (*at * before).sum();
 }
 
 // ---- assignments of tensors on the lazy side of &&, || and ?:, and before a comma in a loop's
