@@ -3,6 +3,7 @@
 // EXIT: 1
 #include <funcgen/funcgen.h>
 
+#include <set>
 #include <vector>
 
 namespace diag {
@@ -107,10 +108,10 @@ fg::Tensor invoked(const fg::Tensor& x) {
 // CHECK: construct_diagnostics.cpp:[[@LINE-1]]:10: error: a lambda called where it is not a variable of this function cannot be transformed; define it with 'auto name = [...](...) { ... };' and call it by its name [funcgen-unsupported]
 }
 
-// A range-based for loop over a C array.
-FUNCGEN("g7 = grad(c_array)")
-fg::Tensor c_array(const fg::Tensor& x) {
-  int dims[] = {0, 1};
+// A range-based for loop over a container without an index (a C array or std::vector is looped over).
+FUNCGEN("g7 = grad(set_loop)")
+fg::Tensor set_loop(const fg::Tensor& x) {
+  const std::set<int> dims{0, 1};
   fg::Tensor s = x.sum();
   for (int d : dims) s = s + x.sum(d).sum();
 // CHECK: construct_diagnostics.cpp:[[@LINE-1]]:3: error: a range-based for loop that uses tensors cannot be transformed; loop over an index instead (for (size_t i = 0; i < v.size(); ++i) ... v[i]) [funcgen-unsupported]
