@@ -120,7 +120,7 @@ Levels BatchingAnalysis::eval(const ir::Expr& e) {
         // A tensor the helper assigns through a reference (`void accumulate(fg::Tensor& total, ...)`)
         // is the variable passed: batched as the helper leaves it.
         for (size_t i = 0; i < callee->params.size() && i < e.args.size(); ++i) {
-          if (e.args[i]->kind == ir::ExprKind::VarRef && writable_parameter(callee->var(callee->params[i]).decl))
+          if (e.args[i]->kind == ir::ExprKind::VarRef && ir::by_reference(callee->var(callee->params[i])))
             assign(e.args[i]->var, analysis->var(callee->params[i]));
         }
         callees_[&e] = std::move(analysis);

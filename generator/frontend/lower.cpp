@@ -150,7 +150,9 @@ class FunctionLowerer final : public ExpressionLowering,
                                          "object as 'self'; rename it");
         return false;
       }
-    if (!method->isConst()) {
+    // A helper that changes its object takes the object's leaves by reference (ir::by_reference),
+    // as `void step(State& s)` takes s's; a transformed function's inputs are values.
+    if (!method->isConst() && method->hasAttr<clang::AnnotateAttr>()) {
       unsupported_at(decl->getLocation(), "'" + cls + "::" + f_.name + "' must be a const member function to be "
                                           "transformed: its object's tensors are its inputs, which it cannot change; "
                                           "declare it 'const'");

@@ -1,8 +1,30 @@
 #include "ir/ir.h"
 
+#include <algorithm>
 #include <cctype>
 
+#include <clang/AST/DeclCXX.h>
+
+#include "ir/types.h"
+
 namespace funcgen::ir {
+
+bool changes_object(const clang::FunctionDecl& fn) {
+  const auto* m = llvm::dyn_cast<clang::CXXMethodDecl>(&fn);
+  return m != nullptr && !m->isStatic() && !m->isConst() && !m->getParent()->isLambda();
+}
+
+bool by_reference(const Var& p) {
+  // (a fg::Tensor* parameter is a reference to the caller's variable: frontend/lower/calls.cpp)
+  if (llvm::isa_and_nonnull<clang::ParmVarDecl>(p.decl)) return writable_parameter(p.decl);
+  const auto* method = llvm::dyn_cast_or_null<clang::FunctionDecl>(p.decl);  // a leaf of its object
+  return method != nullptr && p.param_index >= 0 && changes_object(*method);
+}
+
+bool takes_by_reference(const clang::FunctionDecl& fn) {
+  return changes_object(fn) ||
+         std::any_of(fn.param_begin(), fn.param_end(), [](const clang::ParmVarDecl* p) { return writable_parameter(p); });
+}
 
 const char* name_of(Type type) {
   switch (type) {

@@ -46,6 +46,16 @@ struct Var {
   std::string written;  // how the user writes it where that is not `name` (a structure's leaf: "p.w1")
 };
 
+// Whether the parameter `p` of a function is its caller's variable, which an assignment in the
+// function changes for the caller: a non-const lvalue reference parameter, a fg::Tensor* (the
+// caller's `&y`: writable_parameter), or a leaf of the object of a non-const member function (`void add(const fg::Tensor& x) { total = total + x; }`).
+bool by_reference(const Var& p);
+// Whether `fn` may change its object: a non-const member function (not a lambda's call operator).
+bool changes_object(const clang::FunctionDecl& fn);
+// Whether `fn` may change what its caller passes it: it takes a non-const lvalue reference or a
+// fg::Tensor*, or changes its object.
+bool takes_by_reference(const clang::FunctionDecl& fn);
+
 enum class ExprKind {
   VarRef,       // a local or parameter
   Opaque,       // C++ text without tensors: literals, constants, scalar arithmetic on scalars

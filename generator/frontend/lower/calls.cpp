@@ -373,6 +373,12 @@ ExprPtr CallLowering::lower_method_call(const clang::CallExpr* mc, const clang::
   x->op = callee->getNameAsString();
   x->template_args = template_args_of(callee, context_);
   const CallParts parts = parts_of(mc, callee);
+  if (object != nullptr && ir::changes_object(*callee) && !writable(*object, mc, true)) {  // (passed on: reports nothing)
+    unsupported(mc, "'" + text_of(parts.object) + "', which the non-const member function '" + callee->getNameAsString() +
+                        "' changes, is not a variable whose changes funcgen follows here; call it on a local "
+                        "structure, or on a parameter taken by non-const reference");
+    return reported(mc);
+  }
   if (object != nullptr)
     pass_leaves(*object, *wanted, parts.object, *x);
   else

@@ -56,11 +56,16 @@ bool LocalStructureLowering::is_local(const pytree::Tree& node) const {
   return !leaves.empty() && leaves[0]->var >= 0 && local_trees_.count(f_.var(leaves[0]->var).decl) != 0;
 }
 
-// The parameter a structure's leaf belongs to, where it is not const (taken by value, or by
-// non-const reference: `void step(State& s)`).
-const clang::ParmVarDecl* LocalStructureLowering::mutable_param(const pytree::Tree& leaf) const {
-  const auto* p = leaf.var >= 0 ? llvm::dyn_cast_or_null<clang::ParmVarDecl>(f_.var(leaf.var).decl) : nullptr;
-  return p != nullptr && !p->getType().getNonReferenceType().isConstQualified() ? p : nullptr;
+// How a leaf of a structured parameter may be assigned: nullopt where it may not (the parameter is
+// const); else whether the caller sees the assignment (a non-const reference parameter, `void
+// step(State& s)`, or the object of a non-const member function) or not (taken by value).
+std::optional<bool> LocalStructureLowering::mutable_param(const pytree::Tree& leaf) const {
+  const clang::ValueDecl* of = leaf.var >= 0 ? f_.var(leaf.var).decl : nullptr;
+  if (const auto* method = llvm::dyn_cast_or_null<clang::FunctionDecl>(of); method != nullptr && ir::changes_object(*method))
+    return true;
+  const auto* p = llvm::dyn_cast_or_null<clang::ParmVarDecl>(of);
+  if (p == nullptr || p->getType().getNonReferenceType().isConstQualified()) return std::nullopt;
+  return p->getType()->isReferenceType();
 }
 
 // Whether the leaves of `node` may be assigned (`at`): a local structure's, or those of a parameter
@@ -72,16 +77,22 @@ bool LocalStructureLowering::writable(const pytree::Tree& node, const clang::Stm
   std::vector<const pytree::Tree*> leaves;
   node.leaves(leaves);
   for (const pytree::Tree* leaf : leaves) {
-    const clang::ParmVarDecl* p = mutable_param(*leaf);
-    if (p == nullptr) return false;
-    if (leaf->kind != pytree::Tree::Kind::Tensor && p->getType()->isReferenceType() && !passed_on) {
-      unsupported(at, "'" + f_.var(leaf->var).written + "', a number in a structure passed by reference, cannot be "
-                      "assigned yet; return the new value instead");
+    const std::optional<bool> by_reference = mutable_param(*leaf);
+    if (!by_reference) return false;
+    if (leaf->kind != pytree::Tree::Kind::Tensor && *by_reference && !passed_on) {
+      const std::string& written = f_.var(leaf->var).written;
+      if (llvm::isa_and_nonnull<clang::FunctionDecl>(f_.var(leaf->var).decl))  // (`self.count`: the user's `count`)
+        unsupported(at, "'" + written.substr(written.find('.') + 1) + "', a number of the object of '" + f_.qualified_name +
+                        "', cannot be assigned yet: funcgen passes the object's numbers by value; return the new "
+                        "value instead");
+      else
+        unsupported(at, "'" + written + "', a number in a structure passed by reference, cannot be assigned yet; "
+                        "return the new value instead");
       return false;
     }
   }
   for (const pytree::Tree* leaf : leaves) {
-    const bool by_reference = mutable_param(*leaf)->getType()->isReferenceType();
+    const bool by_reference = *mutable_param(*leaf);
     f_.vars[static_cast<size_t>(leaf->var)].cxx_type =
         leaf->kind == pytree::Tree::Kind::Tensor ? (by_reference ? "fg::Tensor&" : "fg::Tensor") : leaf->cxx_type;  // a copy
   }

@@ -9,7 +9,7 @@ class LocalStructureLowering : public virtual LowererCore {
  protected:
   std::optional<pytree::Tree> local_tree(clang::QualType type) const override;
   bool is_local(const pytree::Tree& node) const;
-  const clang::ParmVarDecl* mutable_param(const pytree::Tree& leaf) const;
+  std::optional<bool> mutable_param(const pytree::Tree& leaf) const;
   bool writable(const pytree::Tree& node, const clang::Stmt* at, bool passed_on = false) override;
   void declare_leaves(pytree::Tree& t, const clang::ValueDecl* decl, const std::string& root, bool exact_name = false);
   bool needs_ir(const clang::Stmt* s) const override;

@@ -149,14 +149,14 @@ const std::set<std::string>& CalleeFacts::changed_names(const ir::Function& fn) 
   return names;
 }
 
-bool CalleeFacts::by_reference(const ir::Var& p) { return writable_parameter(p.decl); }
+bool CalleeFacts::by_reference(const ir::Var& p) { return ir::by_reference(p); }
 
 bool CalleeFacts::takes_structure_by_reference(const clang::FunctionDecl& fn) {
-  return std::any_of(fn.param_begin(), fn.param_end(), [](const clang::ParmVarDecl* p) {
-    const clang::QualType t = p->getType();
-    return t->isLValueReferenceType() && !t.getNonReferenceType().isConstQualified() &&
-           t.getNonReferenceType()->getAsCXXRecordDecl() != nullptr;
-  });
+  return ir::changes_object(fn) || std::any_of(fn.param_begin(), fn.param_end(), [](const clang::ParmVarDecl* p) {
+           const clang::QualType t = p->getType();
+           return t->isLValueReferenceType() && !t.getNonReferenceType().isConstQualified() &&
+                  t.getNonReferenceType()->getAsCXXRecordDecl() != nullptr;
+         });
 }
 
 bool CalleeFacts::returns_inside(const Stmt& s) {

@@ -118,8 +118,7 @@ bool Batcher::side_effect_free_stmt(const Stmt& s) {
     if (!ok || e.kind != ExprKind::Call || ir::is_element(e)) return;  // (reading an element changes nothing)
     const clang::FunctionDecl* fn = e.callee;
     const bool changes_argument =  // a helper that takes a non-const reference (`accumulate(total, x)`)
-        e.form == ir::CallForm::User && fn != nullptr &&
-        std::any_of(fn->param_begin(), fn->param_end(), [](const clang::ParmVarDecl* p) { return writable_parameter(p); });
+        e.form == ir::CallForm::User && fn != nullptr && ir::takes_by_reference(*fn);
     if (ops::info(e).inplace_form() || e.form == ir::CallForm::External || changes_argument) {
       ok = false;
       ctx_.reporter->report("unsupported", e.range.getBegin(),
