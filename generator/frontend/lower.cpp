@@ -117,7 +117,12 @@ class FunctionLowerer final : public ExpressionLowering,
                                        ? decl->getReturnType().getCanonicalType()
                                        : decl->getReturnType();
     f_.return_cxx_type = cxx_spelling(without_user_aliases(result, context_), context_);
-    if (!structured_result(decl)) return false;
+    if (returns_its_object(decl)) {  // `return *this;`: the caller holds the object
+      f_.return_type = ir::Type::Void;
+      f_.return_cxx_type = "void";
+    } else if (!structured_result(decl)) {
+      return false;
+    }
     if (result_) {
       sig_.result = result_;
     } else if (f_.return_type == ir::Type::TensorTuple) {

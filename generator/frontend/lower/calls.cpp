@@ -366,7 +366,17 @@ ExprPtr CallLowering::lower_method_call(const clang::CallExpr* mc, const clang::
   const pytree::Tree* wanted = object_tree(callee, absent);
   if (wanted == nullptr) return opaque(mc);  // reported by the callee's lowering
   ExprPtr x = make_expr(ExprKind::Call, mc);
-  if (!structured_result_of(*x, callee, mc)) return reported(mc);
+  if (returns_its_object(callee)) {  // `a += y;`: its flat function returns nothing
+    if (!statement_of_its_own(mc)) {
+      unsupported(mc, "the reference to '" + text_of(parts_of(mc, callee).object) + "' that '" + callee->getNameAsString() +
+                          "' returns cannot be used yet; call it in a statement of its own and use '" +
+                          text_of(parts_of(mc, callee).object) + "' after it");
+      return reported(mc);
+    }
+    x->type = ir::Type::Void;
+  } else if (!structured_result_of(*x, callee, mc)) {
+    return reported(mc);
+  }
   x->form = ir::CallForm::User;
   x->callee = callee;
   x->absent = absent;
@@ -385,6 +395,22 @@ ExprPtr CallLowering::lower_method_call(const clang::CallExpr* mc, const clang::
     pass_constants(*wanted, parts.object, *x);
   add_args(*x, callee, parts.args, true, {packing_of(*wanted)});
   return x;
+}
+
+// Whether the value of `e` is unused: an expression statement, a for loop's step, or cast to void.
+bool CallLowering::statement_of_its_own(const clang::Expr* e) const {
+  const clang::Stmt* at = e;
+  const clang::Stmt* parent = parent_of(at);
+  while (parent != nullptr && (llvm::isa<clang::ExprWithCleanups>(parent) || llvm::isa<clang::ParenExpr>(parent) ||
+                               llvm::isa<clang::MaterializeTemporaryExpr>(parent))) {
+    at = parent;
+    parent = parent_of(at);
+  }
+  if (const auto* cast = llvm::dyn_cast_or_null<clang::CStyleCastExpr>(parent)) return cast->getType()->isVoidType();
+  if (const auto* f = llvm::dyn_cast_or_null<clang::ForStmt>(parent)) return f->getInc() == at || f->getBody() == at;
+  return parent != nullptr && !llvm::isa<clang::Expr>(parent) && !llvm::isa<clang::ReturnStmt>(parent) &&
+         !llvm::isa<clang::IfStmt>(parent) && !llvm::isa<clang::WhileStmt>(parent) && !llvm::isa<clang::DoStmt>(parent) &&
+         !llvm::isa<clang::SwitchStmt>(parent);
 }
 
 // Whether `method` of this file is called on an object whose class holds only numbers.
@@ -445,8 +471,9 @@ ExprPtr CallLowering::lower_operator_call(const clang::CXXOperatorCallExpr* oc) 
     return lower_lambda_call(oc, callee);  // (one that holds no tensors where it cannot be named too)
   if (oc->getOperator() == clang::OO_Equal) assigns_optional(oc, oc->getArg(0));
   if (ExprPtr x = assignment_into(oc, callee)) return x;
-  // `layer(x)` on a structured parameter (or part) whose class has an operator(): a member function call.
-  if (callee != nullptr && oc->getOperator() == clang::OO_Call && is_instance_method(callee) && is_user_function(callee))
+  // `layer(x)` on a structured parameter (or part) whose class has an operator(), `a += y` on a
+  // local structure whose class has an operator+=: a member function call.
+  if (callee != nullptr && is_instance_method(callee) && is_user_function(callee))
     if (pytree::Tree* given = resolve(oc->getArg(0), false)) return lower_method_call(oc, callee, given);
   if (callee != nullptr && oc->getOperator() == clang::OO_Call && of_numbers_only(callee, oc->getArg(0)))
     return lower_method_call(oc, callee, nullptr);  // a functor of constants: `Affine f{2.0, 1.0}; f(x)`

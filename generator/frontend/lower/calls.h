@@ -19,6 +19,7 @@ class CallLowering : public virtual LowererCore {
   ExprPtr lower_method_call(const clang::CallExpr* mc, const clang::FunctionDecl* method, pytree::Tree* object);
   void pass_constants(const pytree::Tree& wanted, const clang::Expr* object, ir::Expr& x);
   bool of_numbers_only(const clang::FunctionDecl* method, const clang::Expr* object) const;
+  bool statement_of_its_own(const clang::Expr* e) const;
   ExprPtr assignment_into(const clang::CXXOperatorCallExpr* oc, const clang::FunctionDecl* callee);
   ExprPtr lower_operator_call(const clang::CXXOperatorCallExpr* oc) override;
   ExprPtr lower_call(const clang::CallExpr* call) override;

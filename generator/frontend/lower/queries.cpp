@@ -212,6 +212,27 @@ bool is_instance_method(const clang::FunctionDecl* fn) {
   return m != nullptr && !m->isStatic();
 }
 
+bool returns_its_object(const clang::FunctionDecl* fn) {
+  const auto* m = llvm::dyn_cast_or_null<clang::CXXMethodDecl>(fn != nullptr ? fn->getDefinition() : nullptr);
+  if (m == nullptr || m->isStatic() || m->getParent()->isLambda() || !m->getReturnType()->isLValueReferenceType() ||
+      m->getReturnType()->getPointeeCXXRecordDecl() != m->getParent() || m->getBody() == nullptr)
+    return false;
+  struct Returns : clang::RecursiveASTVisitor<Returns> {
+    bool all_this = true, any = false;
+    bool TraverseLambdaExpr(clang::LambdaExpr*) { return true; }  // a lambda's returns are its own
+    bool VisitReturnStmt(clang::ReturnStmt* r) {
+      const auto* star = llvm::dyn_cast_or_null<clang::UnaryOperator>(
+          r->getRetValue() != nullptr ? r->getRetValue()->IgnoreParenImpCasts() : nullptr);
+      any = true;
+      all_this = all_this && star != nullptr && star->getOpcode() == clang::UO_Deref &&
+                 llvm::isa<clang::CXXThisExpr>(star->getSubExpr()->IgnoreParenImpCasts());
+      return true;
+    }
+  } returns;
+  returns.TraverseStmt(m->getBody());
+  return returns.any && returns.all_this;
+}
+
 bool non_const_reference(clang::QualType t) {
   return t->isLValueReferenceType() && !t.getNonReferenceType().isConstQualified();
 }

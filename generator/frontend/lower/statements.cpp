@@ -222,7 +222,7 @@ StmtPtr StatementLowering::lower_stmt(const clang::Stmt* s) {
   }
   if (const auto* r = llvm::dyn_cast<clang::ReturnStmt>(s)) {
     StmtPtr st = make(StmtKind::Return, s);
-    if (r->getRetValue() != nullptr) st->expr = lower_result(r->getRetValue());
+    if (r->getRetValue() != nullptr && !returns_its_object(f_.decl)) st->expr = lower_result(r->getRetValue());
     return st;
   }
   if (const auto* i = llvm::dyn_cast<clang::IfStmt>(s)) {
