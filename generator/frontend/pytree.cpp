@@ -1,5 +1,7 @@
 #include "frontend/pytree.h"
 
+#include <algorithm>
+
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/DeclTemplate.h>
 
@@ -238,9 +240,28 @@ std::optional<Tree> fixed_vector_tree(clang::QualType vector, size_t n, const cl
   return t;
 }
 
+namespace {
+
+// A class without data members, its bases' included (a strategy of virtual functions): rebuilt
+// as `Square{}`.
+bool stateless(const clang::CXXRecordDecl* record) {
+  if (record == nullptr || !record->hasDefinition() || !record->field_empty()) return false;
+  return std::all_of(record->bases_begin(), record->bases_end(), [](const clang::CXXBaseSpecifier& b) {
+    return !b.isVirtual() && stateless(b.getType()->getAsCXXRecordDecl());
+  });
+}
+
+}  // namespace
+
 std::optional<Tree> object_tree_of(clang::QualType type, const clang::ASTContext& context, std::string* why) {
   if (holds_tensors(type)) return tree_of(type, context, why);
   const auto* record = bare(type)->getAsCXXRecordDecl();
+  if (stateless(record) && record->hasDefaultConstructor()) {
+    Tree t;
+    t.kind = Tree::Kind::Record;
+    t.cxx_type = cxx_spelling(bare(type), context);
+    return t;
+  }
   if (record == nullptr || record->field_empty()) return fail(why, "");
   std::optional<Tree> t = node_of(type, context, why, 0);
   return t && t->kind == Tree::Kind::Record ? t : std::nullopt;

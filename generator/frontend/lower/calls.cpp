@@ -201,9 +201,12 @@ ExprPtr CallLowering::lower_member_call_on(const clang::CXXMemberCallExpr* mc, c
   if (method != nullptr && object != nullptr && method->getName() == "value_or" && mc->getNumArgs() == 1)
     if (const pytree::Tree* t = resolve(object, false); t != nullptr && t->kind == pytree::Tree::Kind::Optional)
       return t->children.empty() ? lower_expr(mc->getArg(0)) : node_value(t->children[0], mc);
+  if (method != nullptr && object != nullptr && method->isVirtual() && !qualified_call(mc))
+    return lower_virtual_call(mc, method, object);
   if (method != nullptr && object != nullptr && !method->isStatic() && is_user_function(method))
     if (pytree::Tree* given = resolve(object, false)) return lower_method_call(mc, method, given);
-  if (method != nullptr && object != nullptr && of_numbers_only(method, object)) return lower_method_call(mc, method, nullptr);
+  if (method != nullptr && object != nullptr && of_numbers_only(method, object, method->isVirtual() && qualified_call(mc)))
+    return lower_method_call(mc, method, nullptr);
   if (method != nullptr && object != nullptr && (method->getName() == "size" || method->getName() == "empty") && !fixed_.empty())
     if (const pytree::Tree* t = resolve(object, false); t != nullptr && t->fixed) return opaque(mc);  // its length
   if (method != nullptr && object != nullptr && ir_type_of(object->getType()) == ir::Type::TensorList &&
@@ -360,7 +363,8 @@ ExprPtr CallLowering::call_part(const clang::Expr* e) {
 // part): a helper whose first parameter is its object, passed leaf by leaf.
 // A functor's call `layer(x)` (its operator()) is the same.
 // `object` null: an object of only numbers (pass_constants).
-ExprPtr CallLowering::lower_method_call(const clang::CallExpr* mc, const clang::FunctionDecl* method, pytree::Tree* object) {
+ExprPtr CallLowering::lower_method_call(const clang::CallExpr* mc, const clang::FunctionDecl* method, pytree::Tree* object,
+                                        const clang::Expr* object_expr) {
   const clang::FunctionDecl* callee = method->getDefinition();
   const std::vector<std::string> absent = object != nullptr ? absent_at(mc, callee, false) : std::vector<std::string>{};
   const pytree::Tree* wanted = object_tree(callee, absent);
@@ -382,7 +386,8 @@ ExprPtr CallLowering::lower_method_call(const clang::CallExpr* mc, const clang::
   x->absent = absent;
   x->op = callee->getNameAsString();
   x->template_args = template_args_of(callee, context_);
-  const CallParts parts = parts_of(mc, callee);
+  CallParts parts = parts_of(mc, callee);
+  if (object_expr != nullptr) parts.object = object_expr;  // (a virtual call's: the object of the override's class)
   if (object != nullptr && ir::changes_object(*callee) && !writable(*object, mc, true)) {  // (passed on: reports nothing)
     unsupported(mc, "'" + text_of(parts.object) + "', which the non-const member function '" + callee->getNameAsString() +
                         "' changes, is not a variable whose changes funcgen follows here; call it on a local "
@@ -414,11 +419,101 @@ bool CallLowering::statement_of_its_own(const clang::Expr* e) const {
 }
 
 // Whether `method` of this file is called on an object whose class holds only numbers.
-bool CallLowering::of_numbers_only(const clang::FunctionDecl* method, const clang::Expr* object) const {
-  // (a virtual call is not resolved to an override yet: reported at the call, as another object's)
+// (`devirtualized`: `method` is the override the object's class calls, lower_virtual_call)
+bool CallLowering::of_numbers_only(const clang::FunctionDecl* method, const clang::Expr* object, bool devirtualized) const {
   return is_instance_method(method) && is_user_function(method) && !is_lambda(method) &&
-         !llvm::cast<clang::CXXMethodDecl>(method)->isVirtual() && !holds_tensors(object->getType()) &&
+         (devirtualized || !llvm::cast<clang::CXXMethodDecl>(method)->isVirtual()) && !holds_tensors(object->getType()) &&
          object->getType()->getAsCXXRecordDecl() != nullptr;
+}
+
+// `b.f(x)` spelled `b.Base::f(x)`: a call of that function, not of an override.
+bool CallLowering::qualified_call(const clang::CXXMemberCallExpr* mc) {
+  const auto* m = llvm::dyn_cast<clang::MemberExpr>(mc->getCallee()->IgnoreParens());
+  return m != nullptr && m->hasQualifier();
+}
+
+// The expression of the object that `object` refers to, where its class at run time is known
+// where it is called: a variable of a class (not a reference: its class is its type), a
+// temporary, or a reference bound to one (`const Base& b = s;`); null where it is not known.
+const clang::Expr* CallLowering::dynamic_object(const clang::Expr* object) const {
+  const clang::Expr* e = object->IgnoreParenImpCasts();
+  for (int depth = 0; depth < 16; ++depth) {
+    if (const auto* t = llvm::dyn_cast<clang::MaterializeTemporaryExpr>(e)) {
+      e = t->getSubExpr()->IgnoreParenImpCasts();
+      continue;
+    }
+    if (const auto* t = llvm::dyn_cast<clang::CXXBindTemporaryExpr>(e)) {
+      e = t->getSubExpr()->IgnoreParenImpCasts();
+      continue;
+    }
+    if (const auto* u = llvm::dyn_cast<clang::UnaryOperator>(e); u != nullptr && u->getOpcode() == clang::UO_AddrOf) {
+      e = u->getSubExpr()->IgnoreParenImpCasts();  // `&s` a pointer was initialized with
+      const auto* r = llvm::dyn_cast<clang::DeclRefExpr>(e);
+      const auto* vd = r != nullptr ? llvm::dyn_cast<clang::VarDecl>(r->getDecl()) : nullptr;
+      return vd != nullptr && !vd->getType()->isReferenceType() ? e : nullptr;
+    }
+    if (llvm::isa<clang::CXXConstructExpr>(e) || llvm::isa<clang::InitListExpr>(e)) return e;
+    const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(e);
+    const auto* vd = ref != nullptr ? llvm::dyn_cast<clang::VarDecl>(ref->getDecl()) : nullptr;
+    if (vd == nullptr) return nullptr;
+    const bool pointer = vd->getType()->isPointerType();
+    if (!vd->getType()->isReferenceType() && !pointer) return e;
+    if (llvm::isa<clang::ParmVarDecl>(vd) || vd->getInit() == nullptr) return nullptr;  // (bound by the caller)
+    if (pointer && !only_read(vd)) return nullptr;  // (it may point at another object here)
+    e = vd->getInit()->IgnoreParenImpCasts();
+  }
+  return nullptr;
+}
+
+// Whether the function only reads the variable `vd` (never assigns it, takes its address or binds
+// a reference to it).
+bool CallLowering::only_read(const clang::VarDecl* vd) const {
+  struct Uses : clang::RecursiveASTVisitor<Uses> {
+    const clang::VarDecl* vd;
+    const CallLowering* self;
+    bool read_only = true;
+    bool VisitDeclRefExpr(clang::DeclRefExpr* r) {
+      if (r->getDecl() != vd) return true;
+      const auto* cast = llvm::dyn_cast_or_null<clang::ImplicitCastExpr>(self->parent_of(r));
+      read_only = read_only && cast != nullptr && cast->getCastKind() == clang::CK_LValueToRValue;
+      return read_only;
+    }
+  } uses;
+  uses.vd = vd;
+  uses.self = this;
+  uses.TraverseStmt(const_cast<clang::Stmt*>(f_.decl->getBody()));
+  return uses.read_only;
+}
+
+// `b.f(x)` of a virtual `f`: a call of the override of the class of the object `b` refers to, where
+// that is known here (dynamic_object, or a class or function declared final); reported elsewhere.
+ExprPtr CallLowering::lower_virtual_call(const clang::CXXMemberCallExpr* mc, const clang::CXXMethodDecl* method,
+                                         const clang::Expr* object) {
+  const clang::Expr* target = dynamic_object(object);
+  const clang::CXXRecordDecl* cls = (target != nullptr ? target : object)->getType()->getAsCXXRecordDecl();
+  if (target == nullptr && cls != nullptr && !cls->hasAttr<clang::FinalAttr>() && !method->hasAttr<clang::FinalAttr>())
+    cls = nullptr;
+  const clang::CXXMethodDecl* override = cls != nullptr ? method->getCorrespondingMethodInClass(cls, true) : nullptr;
+  if (override == nullptr) {
+    unsupported(mc, "'" + method->getNameAsString() + "' is a virtual function, and the class of the object '" +
+                        text_of(object) + "' is not known where it is called, so funcgen cannot tell which override "
+                        "runs; call it on a variable of its class (or a reference bound to one), or declare the class "
+                        "final");
+    return opaque(mc);
+  }
+  if (target == nullptr) target = object;
+  if (override->isPure() || !is_user_function(override)) {
+    unsupported(mc, "'" + method->getNameAsString() + "' on '" + text_of(object) + "' calls '" +
+                        override->getQualifiedNameAsString() + "', which funcgen cannot transform: it transforms the "
+                        "functions of this file whose bodies it sees");
+    return opaque(mc);
+  }
+  if (pytree::Tree* given = resolve(target, false)) return lower_method_call(mc, override, given, target);
+  if (of_numbers_only(override, target, true)) return lower_method_call(mc, override, nullptr, target);
+  unsupported(mc, "'" + method->getNameAsString() + "' on '" + text_of(object) + "' calls '" +
+                      override->getQualifiedNameAsString() + "', whose object funcgen cannot pass: a class with "
+                      "virtual functions is passed only where it holds no data members");
+  return opaque(mc);
 }
 
 // `s.apply(x)`, `f(x)` on an object of only numbers (`Scaler s{2.0}`): its constants, read off the

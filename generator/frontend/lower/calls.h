@@ -16,9 +16,15 @@ class CallLowering : public virtual LowererCore {
                                const clang::Expr* object);
   bool structured_result_of(ir::Expr& x, const clang::FunctionDecl* callee, const clang::Expr* call) override;
   ExprPtr call_part(const clang::Expr* e) override;
-  ExprPtr lower_method_call(const clang::CallExpr* mc, const clang::FunctionDecl* method, pytree::Tree* object);
+  ExprPtr lower_method_call(const clang::CallExpr* mc, const clang::FunctionDecl* method, pytree::Tree* object,
+                            const clang::Expr* object_expr = nullptr);
+  ExprPtr lower_virtual_call(const clang::CXXMemberCallExpr* mc, const clang::CXXMethodDecl* method,
+                             const clang::Expr* object);
+  const clang::Expr* dynamic_object(const clang::Expr* object) const;
+  bool only_read(const clang::VarDecl* vd) const;
+  static bool qualified_call(const clang::CXXMemberCallExpr* mc);
   void pass_constants(const pytree::Tree& wanted, const clang::Expr* object, ir::Expr& x);
-  bool of_numbers_only(const clang::FunctionDecl* method, const clang::Expr* object) const;
+  bool of_numbers_only(const clang::FunctionDecl* method, const clang::Expr* object, bool devirtualized = false) const;
   bool statement_of_its_own(const clang::Expr* e) const;
   ExprPtr assignment_into(const clang::CXXOperatorCallExpr* oc, const clang::FunctionDecl* callee);
   ExprPtr lower_operator_call(const clang::CXXOperatorCallExpr* oc) override;
