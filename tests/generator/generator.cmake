@@ -196,7 +196,8 @@ if(NOT FUNCGEN_SANITIZE)
   target_compile_options(test_constructs PRIVATE -Wall -Wextra)
   funcgen_generate(test_constructs SOURCES ${CMAKE_CURRENT_LIST_DIR}/constructs/constructs_functions.cpp
                                           ${CMAKE_CURRENT_LIST_DIR}/constructs/constructs_containers.cpp
-                                          ${CMAKE_CURRENT_LIST_DIR}/constructs/constructs_pointers.cpp)
+                                          ${CMAKE_CURRENT_LIST_DIR}/constructs/constructs_pointers.cpp
+                                          ${CMAKE_CURRENT_LIST_DIR}/constructs/constructs_objects.cpp)
   funcgen_generated_test(test_constructs)
   funcgen_discover(test_constructs generator)
 endif()

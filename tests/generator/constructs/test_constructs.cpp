@@ -11,6 +11,7 @@
 
 #include "constructs_containers.funcgen.h"
 #include "constructs_functions.funcgen.h"
+#include "constructs_objects.funcgen.h"
 #include "constructs_pointers.funcgen.h"
 #include "../test_inputs.h"
 
@@ -53,6 +54,11 @@ fg::Tensor braced_state(const fg::Tensor& x);
 fg::Tensor layer_vector(const fg::Tensor& x);
 fg::Tensor layer_helper(const fg::Tensor& x);
 fg::Tensor array_loops(const fg::Tensor& x);
+// constructs_objects.cpp: objects of the user's classes
+fg::Tensor number_objects(const fg::Tensor& x);
+fg::Tensor object_writes(const fg::Tensor& x);
+fg::Tensor compound_assign(const fg::Tensor& x);
+fg::Tensor devirtualized(const fg::Tensor& x);
 std::vector<fg::Tensor> unrolled(const fg::Tensor& x0, const fg::Tensor& w, int64_t steps);
 std::vector<fg::Tensor> filled_rows(const fg::Tensor& x);
 std::vector<fg::Tensor> either(const fg::Tensor& x, const fg::Tensor& w, bool from_x);
@@ -93,7 +99,8 @@ std::vector<Construct> constructs() {
           CONSTRUCT(captures), CONSTRUCT(built_lists), CONSTRUCT(element_refs), CONSTRUCT(nested_cases), CONSTRUCT(condition_vars), CONSTRUCT(tuples_and_fills),
           CONSTRUCT(pointers), CONSTRUCT(arrays_written),
           CONSTRUCT(whole_state), CONSTRUCT(braced_state), CONSTRUCT(layer_vector), CONSTRUCT(layer_helper), CONSTRUCT(array_loops),
-          CONSTRUCT(pointer_params), CONSTRUCT(lazy_assignments)};
+          CONSTRUCT(pointer_params), CONSTRUCT(lazy_assignments),
+          CONSTRUCT(number_objects), CONSTRUCT(object_writes), CONSTRUCT(compound_assign), CONSTRUCT(devirtualized)};
 }
 
 // d f(x) / d x by central differences: shape out.shape + x.shape.
