@@ -214,7 +214,7 @@ bool is_instance_method(const clang::FunctionDecl* fn) {
 
 bool returns_its_object(const clang::FunctionDecl* fn) {
   const auto* m = llvm::dyn_cast_or_null<clang::CXXMethodDecl>(fn != nullptr ? fn->getDefinition() : nullptr);
-  if (m == nullptr || m->isStatic() || m->getParent()->isLambda() || !m->getReturnType()->isLValueReferenceType() ||
+  if (m == nullptr || !ir::changes_object(*m) || !m->getReturnType()->isLValueReferenceType() ||
       m->getReturnType()->getPointeeCXXRecordDecl() != m->getParent() || m->getBody() == nullptr)
     return false;
   struct Returns : clang::RecursiveASTVisitor<Returns> {

@@ -68,9 +68,9 @@ CallParts parts_of(const clang::CallExpr* call, const clang::FunctionDecl* calle
 // params_fc1.weight (made an identifier by fresh_name).
 void leaf_names(const pytree::Tree& t, const std::string& at, std::vector<std::string>& out);
 bool is_instance_method(const clang::FunctionDecl* fn);
-// A member function that returns a reference to its own object, `return *this;` at every return
-// (`Acc& operator+=(const fg::Tensor& x)`): its flat function returns nothing (its caller's object
-// is what it returns).
+// A non-const member function that returns a reference to its own object, `return *this;` at
+// every return (`Acc& operator+=(const fg::Tensor& x)`): its flat function returns nothing (its
+// caller's object is what it returns).
 bool returns_its_object(const clang::FunctionDecl* fn);
 bool non_const_reference(clang::QualType t);
 // The object whose part `e` reads (`s.state.h`, `std::get<0>(t)`, `a[1]`: `s`, `t`, `a`), or nullptr.
