@@ -495,10 +495,11 @@ ExprPtr CallLowering::lower_virtual_call(const clang::CXXMemberCallExpr* mc, con
     cls = nullptr;
   const clang::CXXMethodDecl* override = cls != nullptr ? method->getCorrespondingMethodInClass(cls, true) : nullptr;
   if (override == nullptr) {
+    const bool self = llvm::isa<clang::CXXThisExpr>(object->IgnoreParenImpCasts());  // (`f(x)` in a method)
     unsupported(mc, "'" + method->getNameAsString() + "' is a virtual function, and the class of the object '" +
-                        text_of(object) + "' is not known where it is called, so funcgen cannot tell which override "
-                        "runs; call it on a variable of its class (or a reference bound to one), or declare the class "
-                        "final");
+                        (self ? std::string("*this") : text_of(object)) + "' is not known where it is called, so "
+                        "funcgen cannot tell which override runs; call it on a variable of its class (or a reference "
+                        "bound to one), or declare the class final");
     return opaque(mc);
   }
   if (target == nullptr) target = object;
