@@ -8,11 +8,11 @@
 namespace funcgen {
 
 BatchingAnalysis::BatchingAnalysis(const ir::Function& fn, std::vector<Levels> param_levels, VmapLevels vmap,
-                                   const ir::Module& module, std::set<const clang::FunctionDecl*>* active)
+                                   const ir::Module& module, ir::CallChain* active)
     : fn_(fn), vmap_(vmap), module_(module), vars_(fn.vars.size(), 0), active_(active ? active : &own_active_) {
   for (size_t i = 0; i < fn.params.size() && i < param_levels.size(); ++i)
     vars_[static_cast<size_t>(fn.params[i])] = param_levels[i];
-  active_->insert(fn.decl);
+  active_->enter(fn);
   // Loops carry batching around: iterate until nothing grows (levels only grow, so this ends).
   for (int round = 0; round < 32; ++round) {
     changed_ = false;
@@ -20,7 +20,7 @@ BatchingAnalysis::BatchingAnalysis(const ir::Function& fn, std::vector<Levels> p
     walk(fn.body, 0);
     if (!changed_) break;
   }
-  active_->erase(fn.decl);
+  active_->leave();
 }
 
 Levels BatchingAnalysis::of(const ir::Expr& e) const {
@@ -105,12 +105,12 @@ Levels BatchingAnalysis::eval(const ir::Expr& e) {
       if (e.form == ir::CallForm::User) {
         std::vector<Levels> params;
         for (const auto& a : e.args) params.push_back(of(*a));
-        if (active_->count(e.callee) != 0) {
+        if (active_->recursive(e, module_)) {
           recursive_ = true;
           if (recursive_call_ == nullptr) recursive_call_ = &e;
           break;
         }
-        const ir::Function* callee = module_.find(e.callee, e.absent);
+        const ir::Function* callee = module_.find(e);
         if (callee == nullptr) break;
         auto analysis = std::make_unique<BatchingAnalysis>(*callee, params, vmap_, module_, active_);
         recursive_ |= analysis->recursive();

@@ -29,7 +29,7 @@ class BatchingAnalysis {
   // `active`: the functions being analysed up the call chain (recursion is not transformable).
   // `module` holds the helpers fn calls (pipeline/callees.h).
   BatchingAnalysis(const ir::Function& fn, std::vector<Levels> param_levels, VmapLevels vmap, const ir::Module& module,
-                   std::set<const clang::FunctionDecl*>* active = nullptr);
+                   ir::CallChain* active = nullptr);
 
   Levels of(const ir::Expr& e) const;
   Levels var(int id) const { return vars_[static_cast<size_t>(id)]; }
@@ -60,8 +60,8 @@ class BatchingAnalysis {
   bool changed_ = false;
   bool recursive_ = false;
   const ir::Expr* recursive_call_ = nullptr;
-  std::set<const clang::FunctionDecl*> own_active_;
-  std::set<const clang::FunctionDecl*>* active_ = nullptr;
+  ir::CallChain own_active_;
+  ir::CallChain* active_ = nullptr;
 };
 
 // The batch masks of `levels` (bit k: level k): of the whole transform, and of each parameter

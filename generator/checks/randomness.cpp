@@ -1,10 +1,13 @@
 // funcgen-randomness: a random op under vmap with randomness='error' (the default), also under a
 // derivative transform whose vmap runs the function (jacfwd, hessian) or inside a vmap of one.
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "checks/check_util.h"
+#include "ir/module.h"
 #include "ops/batching_rules.h"
 #include "ops/registry.h"
 
@@ -105,16 +108,18 @@ bool check_randomness_under_derivatives(const RandomnessContext& ctx) {
   }
   if (level == nullptr) return false;
   bool reported = false;
-  std::set<std::pair<const clang::FunctionDecl*, std::vector<std::string>>> seen;
-  std::function<void(const clang::FunctionDecl*, const std::vector<std::string>&)> visit =
-      [&](const clang::FunctionDecl* decl, const std::vector<std::string>& absent) {
-    if (decl == nullptr || !seen.emplace(decl, absent).second) return;
-    const ir::Function* fn = ctx.lowering.lower(decl, absent);
+  std::set<std::tuple<const clang::FunctionDecl*, std::vector<std::string>, ir::Constants>> seen;
+  std::map<const clang::FunctionDecl*, size_t> levels;  // of a recursion (at most as many as the passes unfold)
+  std::function<void(const clang::FunctionDecl*, const std::vector<std::string>&, const ir::Constants&)> visit =
+      [&](const clang::FunctionDecl* decl, const std::vector<std::string>& absent, const ir::Constants& constants) {
+    if (decl == nullptr || !seen.emplace(decl, absent, constants).second) return;
+    if (!constants.empty() && ++levels[decl] > ir::CallChain::kMaxUnfolding) return;
+    const ir::Function* fn = ctx.lowering.lower(decl, absent, constants);
     if (fn == nullptr) return;
     ir::for_each_expr(fn->body, [&](const ir::Expr& e) {
       if (e.kind != ir::ExprKind::Call || e.form == ir::CallForm::External) return;
       if (e.form == ir::CallForm::User) {
-        visit(e.callee, e.absent);
+        visit(e.callee, e.absent, e.constants);
         return;
       }
       if (!draws(e, decl->getASTContext())) return;
@@ -140,7 +145,7 @@ bool check_randomness_under_derivatives(const RandomnessContext& ctx) {
       randomness_notes(ctx.reporter, e, *level, decl->getASTContext());
     });
   };
-  visit(ctx.function, {});
+  visit(ctx.function, {}, {});
   return reported;
 }
 

@@ -28,6 +28,8 @@
 #include "frontend/lower/stacked_lists.h"
 #include "frontend/lower/lists.h"
 #include "frontend/lower/range_for.h"
+#include "frontend/lower/recursion.h"
+#include "ir/module.h"
 
 namespace funcgen {
 
@@ -46,14 +48,16 @@ class FunctionLowerer final : public ExpressionLowering,
                               public LambdaLowering,
                               public StackedListLowering,
                               public ListLowering,
-                              public RangeForLowering {
+                              public RangeForLowering,
+                              public RecursionLowering {
  public:
   FunctionLowerer(ir::Function& fn, StructuredSignature& sig, Lowering& lowering, clang::ASTContext& context,
-                  Reporter& reporter, std::set<std::string> absent)
-      : LowererCore(fn, sig, lowering, context, reporter), absent_(std::move(absent)) {}
+                  Reporter& reporter, std::set<std::string> absent, const ir::Constants& constants)
+      : LowererCore(fn, sig, lowering, context, reporter), absent_(std::move(absent)), constants_given_(constants) {}
 
   bool run(const clang::FunctionDecl* decl) {
     f_.decl = decl;
+    known_parameters(decl, constants_given_);
     f_.name = decl->getNameAsString();
     f_.qualified_name = decl->getQualifiedNameAsString();
     // The generated code is free functions: a template's parameters and a member function's
@@ -346,6 +350,7 @@ class FunctionLowerer final : public ExpressionLowering,
   }
 
   const std::set<std::string> absent_;  // the optionals of the parameters that hold no tensor
+  const ir::Constants constants_given_;  // the parameters known at the call (a level of a recursion)
 };
 
 }  // namespace
@@ -386,12 +391,55 @@ bool StructuredSignature::structured() const {
   return false;
 }
 
-const ir::Function* Lowering::lower(const clang::FunctionDecl* fn, const std::vector<std::string>& absent) {
+bool Lowering::recursive(const clang::FunctionDecl* fn) {
   fn = fn->getDefinition() != nullptr ? fn->getDefinition() : fn;
-  const Key key{fn, fn == presence_.fn ? std::vector<std::string>(presence_.absent.begin(), presence_.absent.end()) : absent};
+  if (auto it = recursive_.find(fn); it != recursive_.end()) return it->second;
+  // The functions of this file (not of the runtime or the system's headers) that each calls.
+  const auto callees = [this](const clang::FunctionDecl* f) {
+    struct Calls : clang::RecursiveASTVisitor<Calls> {
+      std::vector<const clang::FunctionDecl*> found;
+      bool VisitCallExpr(clang::CallExpr* c) {
+        if (const clang::FunctionDecl* d = c->getDirectCallee()) found.push_back(d->getDefinition() != nullptr ? d->getDefinition() : d);
+        return true;
+      }
+    } calls;
+    calls.TraverseStmt(f->getBody());
+    std::vector<const clang::FunctionDecl*> out;
+    for (const clang::FunctionDecl* d : calls.found) {
+      const std::string name = d->getQualifiedNameAsString();
+      if (d->hasBody() && !context_.getSourceManager().isInSystemHeader(d->getLocation()) && name.rfind("fg::", 0) != 0)
+        out.push_back(d);
+    }
+    return out;
+  };
+  std::set<const clang::FunctionDecl*> seen;
+  std::vector<const clang::FunctionDecl*> todo = callees(fn);
+  bool found = false;
+  while (!todo.empty() && !found) {
+    const clang::FunctionDecl* f = todo.back();
+    todo.pop_back();
+    if (!seen.insert(f).second) continue;
+    found = f == fn;
+    for (const clang::FunctionDecl* g : callees(f)) todo.push_back(g);
+  }
+  return recursive_[fn] = found;
+}
+
+Lowering::Key Lowering::key(const clang::FunctionDecl* fn, const std::vector<std::string>& absent,
+                            const ir::Constants& constants) const {
+  return Key{fn, fn == presence_.fn ? std::vector<std::string>(presence_.absent.begin(), presence_.absent.end()) : absent,
+             constants};
+}
+
+const ir::Function* Lowering::lower(const clang::FunctionDecl* fn, const std::vector<std::string>& absent,
+                                    const ir::Constants& constants) {
+  fn = fn->getDefinition() != nullptr ? fn->getDefinition() : fn;
+  const Key key = this->key(fn, absent, constants);
   if (auto it = done_.find(key); it != done_.end()) return it->second.get();
   if (failed_.count(key) != 0) return nullptr;
-  if (lowering_.count(fn) != 0) {  // met again while it is lowered: its callers report nothing more
+  // Met again while it is lowered: its callers report nothing more. (A level of an unfolding
+  // recursion is another function, up to the passes' limit.)
+  if (lowering_.count(fn) != 0 && (constants.empty() || lowering_.count(fn) >= ir::CallChain::kMaxUnfolding)) {
     const auto* m = llvm::dyn_cast<clang::CXXMethodDecl>(fn);
     reporter_.report("unsupported", fn->getLocation(),
                      (m != nullptr && m->getParent()->isLambda() ? std::string("a lambda")
@@ -402,10 +450,12 @@ const ir::Function* Lowering::lower(const clang::FunctionDecl* fn, const std::ve
   }
   lowering_.insert(fn);
   auto f = std::make_unique<ir::Function>();
+  f->constants = constants;
   StructuredSignature sig;
-  const std::set<std::string> absent_set(key.second.begin(), key.second.end());
-  const bool ok = !has_compile_errors(fn) && !reporter_.has_compile_error_in(fn->getSourceRange()) && lower::FunctionLowerer(*f, sig, *this, context_, reporter_, absent_set).run(fn);
-  lowering_.erase(fn);
+  const std::set<std::string> absent_set(std::get<1>(key).begin(), std::get<1>(key).end());
+  const bool ok = !has_compile_errors(fn) && !reporter_.has_compile_error_in(fn->getSourceRange()) &&
+                  lower::FunctionLowerer(*f, sig, *this, context_, reporter_, absent_set, constants).run(fn);
+  lowering_.erase(lowering_.find(fn));
   if (!ok) {
     failed_.insert(key);
     return nullptr;
@@ -414,10 +464,10 @@ const ir::Function* Lowering::lower(const clang::FunctionDecl* fn, const std::ve
   return done_.emplace(key, std::move(f)).first->second.get();
 }
 
-const StructuredSignature& Lowering::signature(const clang::FunctionDecl* fn, const std::vector<std::string>& absent) const {
+const StructuredSignature& Lowering::signature(const clang::FunctionDecl* fn, const std::vector<std::string>& absent,
+                                               const ir::Constants& constants) const {
   fn = fn->getDefinition() != nullptr ? fn->getDefinition() : fn;
-  return signatures_.at(
-      Key{fn, fn == presence_.fn ? std::vector<std::string>(presence_.absent.begin(), presence_.absent.end()) : absent});
+  return signatures_.at(key(fn, absent, constants));
 }
 
 }  // namespace funcgen

@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -44,21 +45,28 @@ class Lowering {
       : context_(context), reporter_(reporter), presence_(std::move(presence)) {}
   // nullptr when the function could not be lowered (the errors were reported). A helper that takes
   // optionals is lowered once per call pattern: `absent` names those that hold no tensor (the
-  // function that Presence names is lowered with its own).
-  const ir::Function* lower(const clang::FunctionDecl* fn, const std::vector<std::string>& absent = {});
+  // function that Presence names is lowered with its own). A recursive helper is lowered once per
+  // pattern of constant arguments too (`constants`: frontend/lower/recursion.h).
+  const ir::Function* lower(const clang::FunctionDecl* fn, const std::vector<std::string>& absent = {},
+                            const ir::Constants& constants = {});
   // The structures of a function lowered with success.
-  const StructuredSignature& signature(const clang::FunctionDecl* fn, const std::vector<std::string>& absent = {}) const;
+  const StructuredSignature& signature(const clang::FunctionDecl* fn, const std::vector<std::string>& absent = {},
+                                       const ir::Constants& constants = {}) const;
+  // Whether `fn` can call itself (directly or through other functions of the file).
+  bool recursive(const clang::FunctionDecl* fn);
   const Presence& presence() const { return presence_; }
 
  private:
   clang::ASTContext& context_;
   Reporter& reporter_;
   Presence presence_;
-  using Key = std::pair<const clang::FunctionDecl*, std::vector<std::string>>;
+  using Key = std::tuple<const clang::FunctionDecl*, std::vector<std::string>, ir::Constants>;
+  Key key(const clang::FunctionDecl* fn, const std::vector<std::string>& absent, const ir::Constants& constants) const;
   std::map<Key, std::unique_ptr<ir::Function>> done_;
   std::map<Key, StructuredSignature> signatures_;
   std::set<Key> failed_;
-  std::set<const clang::FunctionDecl*> lowering_;  // in progress: a recursion through structures
+  std::multiset<const clang::FunctionDecl*> lowering_;  // in progress: a recursion through structures
+  std::map<const clang::FunctionDecl*, bool> recursive_;
 };
 
 }  // namespace funcgen

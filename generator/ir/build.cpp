@@ -32,6 +32,7 @@ ExprPtr copy_node(const Expr& e, const std::function<int(int)>& remap) {
   x->template_args = e.template_args;
   x->packing = e.packing;
   x->absent = e.absent;
+  x->constants = e.constants;
   x->result_leaves = e.result_leaves;
   x->reads = mapped(remap, e.reads);
   x->writes = mapped(remap, e.writes);
@@ -216,6 +217,7 @@ std::unique_ptr<Function> derived_function(const Function& src) {
   f->return_cxx_type = src.return_cxx_type;
   f->outputs = src.outputs;
   f->decl = src.decl;
+  f->constants = src.constants;
   return f;
 }
 

@@ -34,6 +34,13 @@ const char* form_prefix(CallForm form) {
   return "?:";
 }
 
+// A level of a recursion: `{n=2}`.
+std::string constants_of(const Constants& constants) {
+  std::string out;
+  for (const auto& [name, value] : constants) out += (out.empty() ? "{" : ", ") + name + "=" + std::to_string(value);
+  return out.empty() ? out : out + "}";
+}
+
 std::string args_of(const Function& fn, const Expr& e) {
   std::string out;
   for (const auto& a : e.args) out += (out.empty() ? "" : ", ") + dump(fn, *a);
@@ -92,7 +99,7 @@ std::string dump(const Function& fn, const Expr& e) {
     case ExprKind::Call: {
       // A lambda's call is named by its variable (its text), the lambda's captures first.
       const std::string lambda = is_lambda_call(e) ? "[" + e.text + "]" : "";
-      return form_prefix(e.form) + e.op + lambda + e.template_args + "(" + args_of(fn, e) + ")";
+      return form_prefix(e.form) + e.op + lambda + e.template_args + constants_of(e.constants) + "(" + args_of(fn, e) + ")";
     }
     case ExprKind::Unary: return "(" + e.text + args_of(fn, e) + ")";
     case ExprKind::Binary:
@@ -124,7 +131,7 @@ std::string dump(const Function& fn, const std::vector<StmtPtr>& body, int inden
 std::string dump(const Function& fn) {
   std::string params;
   for (int p : fn.params) params += (params.empty() ? "" : ", ") + name(fn, p) + ": " + name_of(fn.var(p).type);
-  return "function " + fn.name + "(" + params + ") -> " + name_of(fn.return_type) + "\n" + dump(fn, fn.body, 1);
+  return "function " + fn.name + constants_of(fn.constants) + "(" + params + ") -> " + name_of(fn.return_type) + "\n" + dump(fn, fn.body, 1);
 }
 
 }  // namespace funcgen::ir

@@ -11,11 +11,13 @@
 #include <clang/AST/Stmt.h>
 #include <clang/Basic/SourceLocation.h>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace funcgen::ir {
@@ -93,6 +95,12 @@ struct Stmt;
 using StmtPtr = std::unique_ptr<Stmt>;
 struct Function;
 
+// The integer parameters of a helper whose arguments are compile-time constants at a call, by
+// name, with their values: a recursive helper is lowered once per such pattern, with the values
+// folded into its body, so that each level of a recursion whose depth is known is a function of
+// its own (frontend/lower/recursion.h).
+using Constants = std::vector<std::pair<std::string, int64_t>>;
+
 struct Expr {
   ExprKind kind = ExprKind::Opaque;
   Type type = Type::Other;
@@ -116,6 +124,9 @@ struct Expr {
   // Call of form User: the callee's std::optional parameters that hold no tensor here (the callee is
   // lowered once per such pattern: Lowering::lower).
   std::vector<std::string> absent;
+  // Call of form User of a recursive helper: its constant arguments (the callee is lowered once
+  // per pattern).
+  Constants constants;
   // Call of form User whose callee returns a structure: the tensors of its result `result`
   // ("result.weight"), which the call stands for (one, or their tuple) where printed as written.
   std::vector<std::string> result_leaves;
@@ -214,6 +225,7 @@ struct Function {
   size_t outputs = 1;                // tensors returned (tuple elements)
   std::vector<StmtPtr> body;
   const clang::FunctionDecl* decl = nullptr;
+  Constants constants;  // the constant arguments it was lowered for (a level of a recursion)
 
   const Var& var(int id) const { return vars[static_cast<size_t>(id)]; }
 };

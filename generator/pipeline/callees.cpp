@@ -12,9 +12,9 @@ class CalleeLowering {
   CalleeLowering(Lowering& lowering, ir::Module& module) : lowering_(lowering), module_(module) {}
 
   void function(const ir::Function& fn) {
-    active_.insert(fn.decl);
+    chain_.enter(fn);
     walk(fn.body);
-    active_.erase(fn.decl);  // (as the analysis does, even where a caller had put it there)
+    chain_.leave();
   }
 
  private:
@@ -32,15 +32,20 @@ class CalleeLowering {
     for (const auto& a : e.args) expr(*a);
     if (e.kind != ir::ExprKind::Call) return;
     if (e.form == ir::CallForm::Vmapped && e.vmapped) function(*e.vmapped);
-    if (e.form != ir::CallForm::User || e.callee == nullptr || active_.count(e.callee) != 0) return;
-    const ir::Function* callee = lowering_.lower(e.callee, e.absent);
-    module_.add(e.callee, e.absent, callee);
+    if (e.form != ir::CallForm::User || e.callee == nullptr || chain_.endless(e)) return;
+    // A level of a recursion is walked once (fib(n - 1) + fib(n - 2) meets each many times), and
+    // past the limit not lowered: the passes report the call.
+    if (chain_.reenters(e) &&
+        (module_.contains(e) || module_.levels(e.callee) >= ir::CallChain::kMaxUnfolding))
+      return;
+    const ir::Function* callee = lowering_.lower(e.callee, e.absent, e.constants);
+    module_.add(e.callee, e.absent, callee, e.constants);
     if (callee != nullptr) function(*callee);
   }
 
   Lowering& lowering_;
   ir::Module& module_;
-  std::set<const clang::FunctionDecl*> active_;  // the functions up the call chain
+  ir::CallChain chain_;  // the functions up the call chain
 };
 
 }  // namespace

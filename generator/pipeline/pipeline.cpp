@@ -293,7 +293,7 @@ std::optional<GeneratedFunction> Pipeline::vmap_stage(const AnnotatedSpec& spec,
     reporter_.report("unsupported",
                      call != nullptr ? call->range.getBegin() : fn.decl != nullptr ? fn.decl->getLocation() : spec.location,
                      "'" + (call != nullptr ? call->op : fn.name) +
-                         "' calls itself (directly or through helpers); recursion cannot be vmapped; write it as a loop");
+                         "' calls itself (directly or through helpers); " + ir::recursion_advice("vmapped"));
     return std::nullopt;
   }
   const unsigned errors_before = reporter_.errors();

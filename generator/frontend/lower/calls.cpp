@@ -670,6 +670,7 @@ ExprPtr CallLowering::lower_call(const clang::CallExpr* call) {
     x->form = ir::CallForm::User;
     x->callee = callee->getDefinition();
     x->absent = absent_at(call, x->callee, false);
+    x->constants = constants_at(call, x->callee);
     if (!structured_result_of(*x, callee, call)) return reported(call);
   } else {
     x->form = ir::CallForm::External;

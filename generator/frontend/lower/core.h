@@ -214,6 +214,9 @@ class LowererCore {
   virtual StmtPtr index_loop(const clang::CXXForRangeStmt* rs, const char* index_type, ExprPtr bound,
                              const std::function<ExprPtr(int)>& item) = 0;
   virtual StmtPtr indexed(const clang::CXXForRangeStmt* rs, const clang::DeclRefExpr* range, bool tensors) = 0;
+  // recursion.h
+  virtual ir::Constants constants_at(const clang::CallExpr* call, const clang::FunctionDecl* callee) = 0;
+  virtual std::optional<bool> known_test(const clang::Expr* e) = 0;
 
   // ------------------------------------------------------------------ shared state
   ir::Function& f_;

@@ -111,8 +111,10 @@ bool StructureLowering::holds_no_tensor(const clang::Expr* arg) {
 }
 
 // The optional that `e` tests, folded: `b`, `b.has_value()`, `!b`, `b == std::nullopt`, `b != std::nullopt`
-// and && / || of such tests are constants in a specialization (nullopt for anything else).
+// and && / || of such tests are constants in a specialization (nullopt for anything else), as
+// are conditions on the parameters known in a level of a recursion (recursion.h).
 std::optional<bool> StructureLowering::presence_test(const clang::Expr* e) {
+  if (const std::optional<bool> known = known_test(e)) return known;
   if (trees_.empty() || e == nullptr) return std::nullopt;
   e = e->IgnoreParenImpCasts();
   if (const auto* rw = llvm::dyn_cast<clang::CXXRewrittenBinaryOperator>(e))  // C++20's `b != std::nullopt`

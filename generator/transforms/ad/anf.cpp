@@ -56,7 +56,7 @@ class Normalizer : public NormalForm, public Statements {
     avoid_text_names(src);
     std::vector<ExprPtr> results;
     scope.results = &results;
-    inliner_.enter(src.decl);
+    inliner_.enter(src);
     if (resolver_.has_custom_rule(src.decl)) {  // the rule stands for the body
       std::vector<ExprPtr> args;
       for (int p : out_->params) args.push_back(ir::var_ref(*out_, p));

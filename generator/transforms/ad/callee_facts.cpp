@@ -22,7 +22,7 @@ const ir::Function* CalleeFacts::helper_of(const Expr& e) {
   if (e.kind != ExprKind::Call || e.form != ir::CallForm::User || e.callee == nullptr ||
       resolver_.has_custom_rule(e.callee))
     return nullptr;
-  return module_.find(e.callee, e.absent);
+  return module_.find(e);
 }
 
 bool CalleeFacts::changes_arguments(const ir::Function& fn, int depth) {

@@ -16,13 +16,13 @@ std::vector<int> Inliner::inline_call(const Expr& e, Scope& scope, std::vector<i
     form_.fail(e, "internal error: a call of '" + e.op + "' without its function");
     return {};
   }
-  if (active_.count(e.callee) != 0) {
-    form_.fail(e, "'" + e.op + "' calls itself (directly or through helpers); recursion cannot be differentiated");
+  if (chain_.recursive(e, facts_.module())) {
+    form_.fail(e, "'" + e.op + "' calls itself (directly or through helpers); " + ir::recursion_advice("differentiated"));
     return {};
   }
-  const ir::Function* callee = facts_.module().find(e.callee, e.absent);
+  const ir::Function* callee = facts_.module().find(e);
   if (callee == nullptr) {
-    if (facts_.module().contains(e.callee, e.absent))
+    if (facts_.module().contains(e))
       form_.failed();  // its lowering failed, reported there
     else  // never lowered: say so rather than fail without a diagnostic
       form_.fail(e, "internal error: '" + e.op + "' was not lowered before the transform met its call");
@@ -80,9 +80,9 @@ std::vector<int> Inliner::inline_call(const Expr& e, Scope& scope, std::vector<i
   }
   for (const auto& v : callee->vars) form_.add_name(v.name);
   form_.avoid_text_names(*callee);
-  active_.insert(e.callee);
+  chain_.enter(e.callee, e.constants);
   stmts_.body(callee->body, inner, out);
-  active_.erase(e.callee);
+  chain_.leave();
   if (!form_.ok()) return {};
   if (!inner.returned && callee->return_type != ir::Type::Void) {
     form_.fail(e, "'" + e.op + "' must end in a return of its tensors to be differentiated");

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "ir/module.h"
 #include "transforms/ad/callee_facts.h"
 #include "transforms/ad/functionalize.h"
 #include "transforms/ad/normal_form.h"
@@ -20,7 +21,7 @@ class Inliner {
       : form_(form), stmts_(stmts), fz_(fz), facts_(facts) {}
 
   // The function being normalized: a call of it is a recursion.
-  void enter(const clang::FunctionDecl* fn) { active_.insert(fn); }
+  void enter(const ir::Function& fn) { chain_.enter(fn); }
   // The helper's body in place of the call; its results' versions.
   std::vector<int> inline_call(const Expr& e, Scope& scope, std::vector<ir::StmtPtr>& out);
 
@@ -36,7 +37,7 @@ class Inliner {
   Statements& stmts_;
   Functionalizer& fz_;
   CalleeFacts& facts_;
-  std::set<const clang::FunctionDecl*> active_;
+  ir::CallChain chain_;
   std::vector<std::unique_ptr<ir::Function>> single_returns_;  // helpers with their control flow structured
 };
 

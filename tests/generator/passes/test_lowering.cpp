@@ -280,5 +280,42 @@ fg::Tensor f(const fg::Tensor& x, int n) {
             "  return s\n");
 }
 
+TEST(Lowering, RecursionWithAConstantDepthUnfolds) {
+  // The call of a recursive helper passes its constant arguments (`n - 1` of the caller's known
+  // n too); each level is lowered with them known: ?: and if on them take one side, and what
+  // follows a return that always runs is not lowered.
+  auto ast = test::parse(R"(#include <funcgen/funcgen.h>
+fg::Tensor halve(const fg::Tensor& x, int n) { return n == 0 ? x : halve(x / 2, n - 1); }
+fg::Tensor steps(const fg::Tensor& x, int n) {
+  if (n <= 0) return x;
+  const int m = n - 1;
+  return steps(x.sin(), m) * x;
+}
+fg::Tensor f(const fg::Tensor& x, int k) { return halve(x, 2) + halve(x, k) + steps(x, 1); })",
+                         "recursion");
+  ASSERT_TRUE(ast);
+  clang::ASTContext& context = ast->getASTContext();
+  Reporter reporter(ast->getDiagnostics(), ast->getSourceManager());
+  Lowering lowering(context, reporter);
+  const auto dumped = [&](const char* name, const ir::Constants& constants) {
+    const ir::Function* fn = lowering.lower(test::find_function(context, name), {}, constants);
+    return fn ? ir::dump(*fn) : std::string("(not lowered)\n");
+  };
+  EXPECT_EQ(dumped("f", {}),
+            "function f(x: tensor, k: int) -> tensor\n"
+            "  return operator:add(operator:add(user:halve{n=2}(x, '2'), user:halve(x, 'k' reads(k))), "
+            "user:steps{n=1}(x, '1'))\n");
+  EXPECT_EQ(dumped("halve", {{"n", 2}}),
+            "function halve{n=2}(x: tensor, n: int) -> tensor\n"
+            "  return user:halve{n=1}(operator:div(x, '2'), 'n - 1' reads(n))\n");
+  EXPECT_EQ(dumped("halve", {{"n", 0}}), "function halve{n=0}(x: tensor, n: int) -> tensor\n  return x\n");
+  EXPECT_EQ(dumped("steps", {{"n", 1}}),
+            "function steps{n=1}(x: tensor, n: int) -> tensor\n"
+            "  decl m: int = 'n - 1' reads(n)\n"
+            "  return operator:mul(user:steps{n=0}(method:sin(x), 'm' reads(m)), x)\n");
+  EXPECT_EQ(dumped("steps", {{"n", 0}}), "function steps{n=0}(x: tensor, n: int) -> tensor\n  return x\n");
+  EXPECT_EQ(reporter.errors(), 0u);
+}
+
 }  // namespace
 }  // namespace funcgen

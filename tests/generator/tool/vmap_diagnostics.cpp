@@ -27,7 +27,7 @@ fg::Tensor scatter_in_place(const fg::Tensor& x, const fg::Tensor& index, const 
 
 FUNCGEN("batched_recursive = vmap(recursive, in_dims=(0, None))")
 fg::Tensor recursive(const fg::Tensor& x, int n) { return n == 0 ? x : recursive(x.sin(), n - 1); }
-// CHECK: vmap_diagnostics.cpp:[[@LINE-1]]:72: error: 'recursive' calls itself (directly or through helpers); recursion cannot be vmapped; write it as a loop [funcgen-unsupported]
+// CHECK: vmap_diagnostics.cpp:[[@LINE-1]]:72: error: 'recursive' calls itself (directly or through helpers); recursion is vmapped only where its depth is a compile-time constant at each call (a literal, or a parameter that is one, minus a literal: f(x, n - 1)), at most 64 levels deep; write it as a loop otherwise [funcgen-unsupported]
 
 
 FUNCGEN("silenced = vmap(reads_item)")
