@@ -197,7 +197,8 @@ if(NOT FUNCGEN_SANITIZE)
   funcgen_generate(test_constructs SOURCES ${CMAKE_CURRENT_LIST_DIR}/constructs/constructs_functions.cpp
                                           ${CMAKE_CURRENT_LIST_DIR}/constructs/constructs_containers.cpp
                                           ${CMAKE_CURRENT_LIST_DIR}/constructs/constructs_pointers.cpp
-                                          ${CMAKE_CURRENT_LIST_DIR}/constructs/constructs_objects.cpp)
+                                          ${CMAKE_CURRENT_LIST_DIR}/constructs/constructs_objects.cpp
+                                          ${CMAKE_CURRENT_LIST_DIR}/constructs/constructs_recursion.cpp)
   funcgen_generated_test(test_constructs)
   funcgen_discover(test_constructs generator)
 endif()

@@ -13,6 +13,7 @@
 #include "constructs_functions.funcgen.h"
 #include "constructs_objects.funcgen.h"
 #include "constructs_pointers.funcgen.h"
+#include "constructs_recursion.funcgen.h"
 #include "../test_inputs.h"
 
 namespace cs {  // the functions as written (defined in constructs_functions.cpp)
@@ -66,6 +67,12 @@ fg::Tensor defaults(const fg::Tensor& x, double scale, int64_t power);
 std::tuple<fg::Tensor, fg::Tensor> shape_aux(const fg::Tensor& x);
 fg::Tensor pointer_params(const fg::Tensor& x);  // (constructs_pointers.cpp)
 fg::Tensor lazy_assignments(const fg::Tensor& x);
+// (constructs_recursion.cpp)
+fg::Tensor recursion_conditional(const fg::Tensor& x);
+fg::Tensor recursion_if(const fg::Tensor& x);
+fg::Tensor recursion_mutual(const fg::Tensor& x);
+fg::Tensor recursion_tree(const fg::Tensor& x);
+fg::Tensor recursion_template(const fg::Tensor& x);
 }  // namespace cs
 
 namespace {
@@ -100,7 +107,9 @@ std::vector<Construct> constructs() {
           CONSTRUCT(pointers), CONSTRUCT(arrays_written),
           CONSTRUCT(whole_state), CONSTRUCT(braced_state), CONSTRUCT(layer_vector), CONSTRUCT(layer_helper), CONSTRUCT(array_loops),
           CONSTRUCT(pointer_params), CONSTRUCT(lazy_assignments),
-          CONSTRUCT(number_objects), CONSTRUCT(object_writes), CONSTRUCT(compound_assign), CONSTRUCT(devirtualized)};
+          CONSTRUCT(number_objects), CONSTRUCT(object_writes), CONSTRUCT(compound_assign), CONSTRUCT(devirtualized),
+          CONSTRUCT(recursion_conditional), CONSTRUCT(recursion_if), CONSTRUCT(recursion_mutual),
+          CONSTRUCT(recursion_tree), CONSTRUCT(recursion_template)};
 }
 
 // d f(x) / d x by central differences: shape out.shape + x.shape.
