@@ -2,6 +2,8 @@
 
 #include <clang/AST/ExprCXX.h>
 
+#include <algorithm>
+
 #include "ir/build.h"
 #include "ir/cxx_text.h"
 #include "ir/types.h"
@@ -10,6 +12,22 @@
 #include "transforms/ad/returns.h"
 
 namespace funcgen::ad::anf {
+
+namespace {
+
+// Whether `fn` reads its variable `var` anywhere.
+bool reads_var(const ir::Function& fn, int var) {
+  bool found = false;
+  const auto in = [&](const std::vector<int>& vars) { found |= std::find(vars.begin(), vars.end(), var) != vars.end(); };
+  ir::for_each_stmt(fn.body, [&](const ir::Stmt& s) { in(s.reads); });
+  ir::for_each_expr(fn.body, [&](const Expr& e) {
+    found |= e.kind == ExprKind::VarRef && e.var == var;
+    in(e.reads);
+  });
+  return found;
+}
+
+}  // namespace
 
 std::vector<int> Inliner::inline_call(const Expr& e, Scope& scope, std::vector<ir::StmtPtr>& out) {
   if (e.callee == nullptr) {
@@ -71,6 +89,10 @@ std::vector<int> Inliner::inline_call(const Expr& e, Scope& scope, std::vector<i
         inner.renames[p.name] = form_.out().var(inner.vars[p.id]).name;
       continue;
     }
+    // A level of a recursion whose folded body no longer reads a parameter (`n` where `n == 0`
+    // took its side): passed a constant (which has no effects), it needs no local.
+    const auto constant = [&](const auto& c) { return c.first == p.name; };
+    if (std::any_of(e.constants.begin(), e.constants.end(), constant) && !reads_var(*callee, p.id)) continue;
     // A scalar parameter: a local of the caller's, holding the argument.
     const std::string name = form_.claim(p.name);
     if (name != p.name) inner.renames[p.name] = name;
