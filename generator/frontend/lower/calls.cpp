@@ -78,7 +78,7 @@ void CallLowering::add_args(ir::Expr& x, const clang::FunctionDecl* callee, llvm
          by_length(x.absent, callee->getParamDecl(i))) &&
         !list_parameter(callee->getParamDecl(i), callee->getBody())) {
       structured = true;
-      const pytree::Tree* wanted = callee_tree(callee, i, x.absent);
+      const pytree::Tree* wanted = callee_tree(callee, i, x.absent, x.constants);
       pytree::Tree* given = resolve(args[i], false);
       if (wanted == nullptr) return;
       if ((given == nullptr || given->kind != pytree::Tree::Kind::Optional) &&

@@ -141,11 +141,13 @@ class LowererCore {
   virtual std::optional<bool> presence_test(const clang::Expr* e) = 0;
   virtual void assigns_optional(const clang::Expr* e, const clang::Expr* object) = 0;
   virtual const pytree::Tree* callee_tree(const clang::FunctionDecl* callee, unsigned i,
-                                          const std::vector<std::string>& absent) = 0;
+                                          const std::vector<std::string>& absent,
+                                          const ir::Constants& constants = {}) = 0;
   virtual const pytree::Tree* object_tree(const clang::FunctionDecl* callee,
                                           const std::vector<std::string>& absent) = 0;
   virtual const pytree::Tree* signature_tree(const clang::FunctionDecl* callee, size_t k,
-                                             const std::vector<std::string>& absent) = 0;
+                                             const std::vector<std::string>& absent,
+                                             const ir::Constants& constants = {}) = 0;
   virtual bool is_user_function(const clang::FunctionDecl* callee) const = 0;
   virtual pytree::Tree* resolve(const clang::Expr* e, bool discovering) = 0;
   virtual std::optional<std::string> rebuilt(const pytree::Tree& t, std::vector<int>& reads) const = 0;
@@ -217,6 +219,7 @@ class LowererCore {
   // recursion.h
   virtual ir::Constants constants_at(const clang::CallExpr* call, const clang::FunctionDecl* callee) = 0;
   virtual std::optional<bool> known_test(const clang::Expr* e) = 0;
+  virtual std::optional<std::vector<const clang::Stmt*>> known_case(const clang::SwitchStmt* sw) = 0;
 
   // ------------------------------------------------------------------ shared state
   ir::Function& f_;

@@ -73,6 +73,61 @@ std::optional<bool> RecursionLowering::known_test(const clang::Expr* e) {
   return v ? std::optional<bool>(!v->isZero()) : std::nullopt;
 }
 
+namespace {
+
+// Whether a break of the switch whose body holds `s` stands in it (one of a loop or of another
+// switch inside does not leave it).
+bool breaks_switch(const clang::Stmt* s) {
+  if (s == nullptr) return false;
+  if (llvm::isa<clang::BreakStmt>(s)) return true;
+  if (llvm::isa<clang::ForStmt>(s) || llvm::isa<clang::WhileStmt>(s) || llvm::isa<clang::DoStmt>(s) ||
+      llvm::isa<clang::CXXForRangeStmt>(s) || llvm::isa<clang::SwitchStmt>(s))
+    return false;
+  for (const clang::Stmt* child : s->children())
+    if (breaks_switch(child)) return true;
+  return false;
+}
+
+const clang::Stmt* after_labels(const clang::Stmt* s) {
+  while (const auto* label = llvm::dyn_cast_or_null<clang::SwitchCase>(s)) s = label->getSubStmt();
+  return s;
+}
+
+}  // namespace
+
+std::optional<std::vector<const clang::Stmt*>> RecursionLowering::known_case(const clang::SwitchStmt* sw) {
+  if (known_.empty() || sw->getInit() != nullptr || sw->getConditionVariable() != nullptr || !reads_known(sw->getCond()))
+    return std::nullopt;
+  const std::optional<llvm::APSInt> v = value_of(sw->getCond());
+  const auto* body = llvm::dyn_cast_or_null<clang::CompoundStmt>(sw->getBody());
+  if (!v || body == nullptr) return std::nullopt;
+  std::vector<const clang::Stmt*> items(body->body_begin(), body->body_end());
+  std::optional<size_t> match, fallback;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const auto* label = llvm::dyn_cast_or_null<clang::SwitchCase>(items[i]);
+    for (; label != nullptr; label = llvm::dyn_cast_or_null<clang::SwitchCase>(label->getSubStmt())) {
+      if (llvm::isa<clang::DefaultStmt>(label)) {
+        fallback = i;
+        continue;
+      }
+      const auto* c = llvm::cast<clang::CaseStmt>(label);
+      clang::Expr::EvalResult r;
+      if (c->caseStmtIsGNURange() || !c->getLHS()->EvaluateAsInt(r, context_)) return std::nullopt;
+      if (!match && llvm::APSInt::isSameValue(r.Val.getInt(), *v)) match = i;
+    }
+    const clang::Stmt* s = after_labels(items[i]);
+    if (!llvm::isa_and_nonnull<clang::BreakStmt>(s) && (breaks_switch(s) || has_case_label(s))) return std::nullopt;
+  }
+  std::vector<const clang::Stmt*> out;
+  if (!match) match = fallback;
+  for (size_t i = match.value_or(items.size()); i < items.size(); ++i) {  // (falls through the labels)
+    const clang::Stmt* s = after_labels(items[i]);
+    if (llvm::isa_and_nonnull<clang::BreakStmt>(s)) break;
+    if (s != nullptr) out.push_back(s);
+  }
+  return out;
+}
+
 bool RecursionLowering::reads_known(const clang::Stmt* s) const {
   if (s == nullptr || llvm::isa<clang::LambdaExpr>(s)) return false;
   if (const auto* ref = llvm::dyn_cast<clang::DeclRefExpr>(s)) {

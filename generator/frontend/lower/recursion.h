@@ -19,6 +19,9 @@ class RecursionLowering : public virtual LowererCore {
   void known_parameters(const clang::FunctionDecl* decl, const ir::Constants& constants);
   ir::Constants constants_at(const clang::CallExpr* call, const clang::FunctionDecl* callee) override;
   std::optional<bool> known_test(const clang::Expr* e) override;
+  // A switch on known parameters: the statements its case runs, from its label up to a break
+  // (none where it is not one, or where a break stands deeper in the case than its statements).
+  std::optional<std::vector<const clang::Stmt*>> known_case(const clang::SwitchStmt* sw) override;
 
  private:
   // Whether `p` is only read in `fn` (its value stays the one it was passed).

@@ -187,6 +187,9 @@ bool StatementLowering::always_returns(const clang::Stmt* s) {
   if (const auto* i = llvm::dyn_cast_or_null<clang::IfStmt>(s); i != nullptr && i->getInit() == nullptr &&
                                                                  i->getConditionVariable() == nullptr)
     if (const std::optional<bool> taken = presence_test(i->getCond())) return always_returns(*taken ? i->getThen() : i->getElse());
+  if (const auto* sw = llvm::dyn_cast_or_null<clang::SwitchStmt>(s))
+    if (const std::optional<std::vector<const clang::Stmt*>> taken = known_case(sw))
+      return std::any_of(taken->begin(), taken->end(), [&](const clang::Stmt* x) { return always_returns(x); });
   return false;
 }
 
@@ -286,6 +289,14 @@ StmtPtr StatementLowering::lower_stmt(const clang::Stmt* s) {
     return st;
   }
   if (const auto* sw = llvm::dyn_cast<clang::SwitchStmt>(s)) {
+    if (const std::optional<std::vector<const clang::Stmt*>> taken = known_case(sw)) {  // one case, in a level
+      StmtPtr block = make(StmtKind::Block, s);
+      for (const clang::Stmt* x : *taken) {
+        append(block->body, x);
+        if (!block->body.empty() && ends_in_return(*block->body.back())) break;
+      }
+      return block;
+    }
     if (sw->getInit() != nullptr || sw->getConditionVariable() != nullptr) {
       // switch (init; T c = e) ...  ->  { init; T c = e; switch (c) ... }
       StmtPtr block = make(StmtKind::Block, s);

@@ -184,6 +184,7 @@ void StructureLowering::discover(const clang::Stmt* s) {
     if (call != nullptr && is_user_function(call->getDirectCallee())) {
       const clang::FunctionDecl* callee = call->getDirectCallee()->getDefinition();
       const std::vector<std::string> absent = absent_at(call, callee, true);
+      const ir::Constants constants = constants_at(call, callee);
       const CallParts parts = parts_of(call, callee);
       if (parts.object != nullptr) {
         pytree::Tree* object = resolve(parts.object, true);
@@ -192,7 +193,7 @@ void StructureLowering::discover(const clang::Stmt* s) {
       for (unsigned i = 0; i < parts.args.size() && i < callee->getNumParams(); ++i) {
         pytree::Tree* given = resolve(parts.args[i], true);
         if (given == nullptr) continue;
-        if (const pytree::Tree* wanted = callee_tree(callee, i, absent)) merge(*given, *wanted);
+        if (const pytree::Tree* wanted = callee_tree(callee, i, absent, constants)) merge(*given, *wanted);
       }
     }
   }
@@ -204,6 +205,14 @@ void StructureLowering::discover(const clang::Stmt* s) {
   if (const auto* c = llvm::dyn_cast<clang::ConditionalOperator>(s))
     if (const std::optional<bool> taken = presence_test(c->getCond()))
       return discover(*taken ? c->getTrueExpr() : c->getFalseExpr());
+  if (const auto* sw = llvm::dyn_cast<clang::SwitchStmt>(s))
+    if (const std::optional<std::vector<const clang::Stmt*>> taken = known_case(sw)) {  // (a level of a recursion)
+      for (const clang::Stmt* x : *taken) {
+        discover(x);
+        if (always_returns(x)) return;
+      }
+      return;
+    }
   if (const auto* c = llvm::dyn_cast<clang::CompoundStmt>(s)) {
     for (auto it = c->body_begin(); it != c->body_end(); ++it) {
       discover(*it);
@@ -218,21 +227,24 @@ void StructureLowering::discover(const clang::Stmt* s) {
 
 // The tree of a helper's parameter `i`, as the helper's lowering found it (a member function's
 // object comes before its parameters: object_tree).
-const pytree::Tree* StructureLowering::callee_tree(const clang::FunctionDecl* callee, unsigned i, const std::vector<std::string>& absent) {
+const pytree::Tree* StructureLowering::callee_tree(const clang::FunctionDecl* callee, unsigned i,
+                                                  const std::vector<std::string>& absent, const ir::Constants& constants) {
   if (is_lambda(callee)) return signature_tree(callee, i + captured(callee).size(), absent);  // (captures first)
-  return signature_tree(callee, i + (is_instance_method(callee) ? 1 : 0), absent);
+  return signature_tree(callee, i + (is_instance_method(callee) ? 1 : 0), absent, constants);
 }
 
 const pytree::Tree* StructureLowering::object_tree(const clang::FunctionDecl* callee, const std::vector<std::string>& absent) {
   return is_instance_method(callee) && !is_lambda(callee) ? signature_tree(callee, 0, absent) : nullptr;
 }
 
-const pytree::Tree* StructureLowering::signature_tree(const clang::FunctionDecl* callee, size_t k, const std::vector<std::string>& absent) {
-  if (lowering_.lower(callee, absent) == nullptr) {
+const pytree::Tree* StructureLowering::signature_tree(const clang::FunctionDecl* callee, size_t k,
+                                                     const std::vector<std::string>& absent,
+                                                     const ir::Constants& constants) {
+  if (lowering_.lower(callee, absent, constants) == nullptr) {
     ok_ = false;
     return nullptr;
   }
-  const StructuredSignature& sig = lowering_.signature(callee, absent);
+  const StructuredSignature& sig = lowering_.signature(callee, absent, constants);
   return k < sig.params.size() && sig.params[k] ? &*sig.params[k] : nullptr;
 }
 

@@ -16,10 +16,11 @@ class StructureLowering : public virtual LowererCore {
   pytree::Tree* optional_value(const clang::Expr* e, const clang::Expr* object, bool discovering);
   void discover(const clang::Stmt* s);
   const pytree::Tree* callee_tree(const clang::FunctionDecl* callee, unsigned i,
-                                  const std::vector<std::string>& absent) override;
+                                  const std::vector<std::string>& absent, const ir::Constants& constants = {}) override;
   const pytree::Tree* object_tree(const clang::FunctionDecl* callee, const std::vector<std::string>& absent) override;
   const pytree::Tree* signature_tree(const clang::FunctionDecl* callee, size_t k,
-                                     const std::vector<std::string>& absent) override;
+                                     const std::vector<std::string>& absent,
+                                     const ir::Constants& constants = {}) override;
   bool takes_tensors(const clang::FunctionDecl* fn) const;
   bool is_user_function(const clang::FunctionDecl* callee) const override;
   pytree::Tree* resolve(const clang::Expr* e, bool discovering) override;

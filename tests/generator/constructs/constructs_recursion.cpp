@@ -1,8 +1,9 @@
 // Recursion whose depth is a compile-time constant at the call: a helper that calls itself with
-// an integer one less (through ?: or an if that returns), two helpers that call each other, a
-// helper that calls itself twice (each level is met many times), and template recursion ended by
-// `if constexpr`. funcgen unfolds them level by level; test_constructs.cpp runs every transform
-// of each against finite differences and the loop of unbatched calls.
+// an integer one less (through ?:, an if that returns, or a switch), two helpers that call each
+// other, a helper that calls itself twice (each level is met many times), one passed a structure,
+// and template recursion ended by `if constexpr`. funcgen unfolds them level by level;
+// test_constructs.cpp runs every transform of each against finite differences and the loop of
+// unbatched calls.
 #include <funcgen/funcgen.h>
 
 namespace cs {
@@ -77,6 +78,56 @@ FUNCGEN("recursion_tree_vmap = vmap(recursion_tree)")
 FUNCGEN("recursion_tree_psg = vmap(grad(recursion_tree))")
 FUNCGEN("recursion_tree_vjacrev = vmap(jacrev(recursion_tree))")
 fg::Tensor recursion_tree(const fg::Tensor& x) { return (rec_tree(x, 4) * x).sum(); }
+
+// ---- a structure passed down the recursion (its tensors as the leaves of each level)
+struct RecLayer {
+  fg::Tensor w;
+  fg::Tensor b;
+};
+fg::Tensor rec_apply(const RecLayer& l, const fg::Tensor& h, int n) {
+  return n == 0 ? h : rec_apply(l, (h * l.w + l.b).tanh(), n - 1);
+}
+
+FUNCGEN("recursion_structured_grad = grad(recursion_structured)")
+FUNCGEN("recursion_structured_jvp = jvp(recursion_structured)")
+FUNCGEN("recursion_structured_jacfwd = jacfwd(recursion_structured)")
+FUNCGEN("recursion_structured_hessian = hessian(recursion_structured)")
+FUNCGEN("recursion_structured_jacrev2 = jacrev(jacrev(recursion_structured))")
+FUNCGEN("recursion_structured_hvp = jvp(grad(recursion_structured))")
+FUNCGEN("recursion_structured_vmap = vmap(recursion_structured)")
+FUNCGEN("recursion_structured_psg = vmap(grad(recursion_structured))")
+FUNCGEN("recursion_structured_vjacrev = vmap(jacrev(recursion_structured))")
+fg::Tensor recursion_structured(const fg::Tensor& x) {
+  const RecLayer l{x.sin(), x * 0.3};
+  return (rec_apply(l, x, 3) * x).sum();
+}
+
+// ---- a switch on the depth: the case its value selects, falling through to the next
+fg::Tensor rec_cases(const fg::Tensor& x, int n) {
+  switch (n) {
+    case 0:
+      return x.sigmoid();
+    case 1:
+    case 2: {
+      const fg::Tensor y = x * 0.7;
+      return rec_cases(y.cos(), n - 1) + y;
+    }
+    default:
+      break;
+  }
+  return rec_cases(x * x * 0.25, n - 2) * 0.5;
+}
+
+FUNCGEN("recursion_switch_grad = grad(recursion_switch)")
+FUNCGEN("recursion_switch_jvp = jvp(recursion_switch)")
+FUNCGEN("recursion_switch_jacfwd = jacfwd(recursion_switch)")
+FUNCGEN("recursion_switch_hessian = hessian(recursion_switch)")
+FUNCGEN("recursion_switch_jacrev2 = jacrev(jacrev(recursion_switch))")
+FUNCGEN("recursion_switch_hvp = jvp(grad(recursion_switch))")
+FUNCGEN("recursion_switch_vmap = vmap(recursion_switch)")
+FUNCGEN("recursion_switch_psg = vmap(grad(recursion_switch))")
+FUNCGEN("recursion_switch_vjacrev = vmap(jacrev(recursion_switch))")
+fg::Tensor recursion_switch(const fg::Tensor& x) { return (rec_cases(x, 5) * x).sum(); }
 
 // ---- template recursion, ended by if constexpr (each instance is a function of its own)
 template <int N>

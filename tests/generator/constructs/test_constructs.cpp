@@ -73,6 +73,8 @@ fg::Tensor recursion_if(const fg::Tensor& x);
 fg::Tensor recursion_mutual(const fg::Tensor& x);
 fg::Tensor recursion_tree(const fg::Tensor& x);
 fg::Tensor recursion_template(const fg::Tensor& x);
+fg::Tensor recursion_structured(const fg::Tensor& x);
+fg::Tensor recursion_switch(const fg::Tensor& x);
 }  // namespace cs
 
 namespace {
@@ -109,7 +111,8 @@ std::vector<Construct> constructs() {
           CONSTRUCT(pointer_params), CONSTRUCT(lazy_assignments),
           CONSTRUCT(number_objects), CONSTRUCT(object_writes), CONSTRUCT(compound_assign), CONSTRUCT(devirtualized),
           CONSTRUCT(recursion_conditional), CONSTRUCT(recursion_if), CONSTRUCT(recursion_mutual),
-          CONSTRUCT(recursion_tree), CONSTRUCT(recursion_template)};
+          CONSTRUCT(recursion_tree), CONSTRUCT(recursion_template), CONSTRUCT(recursion_structured),
+          CONSTRUCT(recursion_switch)};
 }
 
 // d f(x) / d x by central differences: shape out.shape + x.shape.
