@@ -370,7 +370,11 @@ Signature user_signature(const clang::FunctionDecl& fn, const std::vector<std::o
     param.name = p->getNameAsString();
     if (first + i < params.size() && params[first + i]) {
       param.tree = *params[first + i];
-      param.cxx_decl = "const " + param.tree.cxx_type + "& " + param.name;
+      // (a structure the user takes by non-const reference stays one: the flat function may take
+      // its leaves as fg::Tensor&, which a const structure's leaves cannot bind to)
+      const clang::QualType type = p->getType();
+      const bool writable = type->isLValueReferenceType() && !type.getNonReferenceType().isConstQualified();
+      param.cxx_decl = (writable ? "" : "const ") + param.tree.cxx_type + "& " + param.name;
     } else if (ir::is_tensor_like(ir_type_of(p->getType()))) {
       param.tree = leaf(Kind::Tensor, bare_spelling(p->getType(), context));
       param.cxx_decl = "const " + param.tree.cxx_type + "& " + param.name;

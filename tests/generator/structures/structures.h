@@ -94,5 +94,6 @@ fg::Tensor case_loss(const fg::Tensor& x, const std::optional<fg::Tensor>& b, Mo
 fg::Tensor captured_loss(const Scaled& s, const fg::Tensor& x);
 fg::Tensor captured_dict_loss(const ParamDict& p, const fg::Tensor& x);
 fg::Tensor merged_loss(const Scaled& s, const fg::Tensor& x);
+fg::Tensor accumulated_loss(Linear& acc, const fg::Tensor& x);
 
 }  // namespace structured

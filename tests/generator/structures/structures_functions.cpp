@@ -326,4 +326,13 @@ fg::Tensor merged_loss(const Scaled& s, const fg::Tensor& x) {
   return m.forward(x).tanh().pow(2).sum() + n.forward(x).sum();
 }
 
+// A structure the function takes by non-const reference and assigns a tensor of: the generated
+// functions take it as the user does (a wrapper taking it const could not pass its leaves on).
+FUNCGEN("accumulated_grad = grad(accumulated_loss, argnums=1)")
+FUNCGEN("accumulated_grads = grad(accumulated_loss, argnums=(0, 1))")
+fg::Tensor accumulated_loss(Linear& acc, const fg::Tensor& x) {
+  acc.weight = acc.weight * x.sin();
+  return (acc.weight * acc.bias + x * x).sum();
+}
+
 }  // namespace structured

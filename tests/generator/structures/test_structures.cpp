@@ -682,3 +682,25 @@ TEST(Structures, CasesThatReturnWhereAnOptionalHoldsNone) {
         expect_close(structured::case_grad(x, b, mode, twice), numeric_grad(f, x));
       }
 }
+
+TEST(Structures, AStructureTakenByNonConstReference) {
+  const Linear acc{input({3}, 1), input({3}, 2)};
+  fg::Tensor x = input({3}, 3);
+  auto f = [&] {  // (each call on a copy: the function assigns the structure's weight)
+    Linear copy{acc.weight.clone(), acc.bias.clone()};
+    return structured::accumulated_loss(copy, x).item<double>();
+  };
+  Linear given{acc.weight.clone(), acc.bias.clone()};
+  expect_close(structured::accumulated_grad(given, x), numeric_grad(f, x));
+  Linear weights{acc.weight.clone(), acc.bias.clone()};
+  auto [g_acc, g_x] = structured::accumulated_grads(weights, x);
+  expect_close(g_x, numeric_grad(f, x));
+  Linear at{acc.weight.clone(), acc.bias.clone()};
+  auto f_acc = [&] {
+    Linear copy{at.weight.clone(), at.bias.clone()};
+    return structured::accumulated_loss(copy, x).item<double>();
+  };
+  expect_close(g_acc.weight, numeric_grad(f_acc, at.weight));
+  expect_close(g_acc.bias, numeric_grad(f_acc, at.bias));
+}
+
