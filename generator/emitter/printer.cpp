@@ -270,8 +270,8 @@ class Printer {
         return "(" + expr(e.arg(0)) + " ? " + expr(e.arg(1)) + " : " + expr(e.arg(2)) + ")";
       case ExprKind::Cast:
         return "static_cast<" + e.text + ">(" + unparen(expr(e.arg(0))) + ")";
-      case ExprKind::List:
-        return "{" + join_args(exprs(e.args)) + "}";
+      case ExprKind::List:  // (text: the type it initializes, `T{a, b}`, or none)
+        return e.text + "{" + join_args(exprs(e.args)) + "}";
       case ExprKind::Tuple: {
         std::vector<std::string> types;
         for (const auto& a : e.args) types.push_back(a->type == ir::Type::Tensor ? "fg::Tensor" : "");
@@ -400,6 +400,18 @@ std::string print_function(const ir::ProgramFunction& f) {
   const std::string body = print_body(*f.fn);
   std::string out = f.comment.empty() ? "" : "// " + f.comment + "\n";
   return out + (f.is_static ? "static " : "") + ir::signature(*f.fn, f.fn->name, &body) + " {\n" + body + "}\n";
+}
+
+std::string print_record(const ir::Record& r) {
+  std::string out = r.comment.empty() ? "" : "// " + r.comment + "\n";
+  out += "struct " + r.name + " {\n";
+  for (int m : r.members) out += "  " + cxx::declaration(r.call->var(m).cxx_type, r.call->var(m).name) + ";\n";
+  return out + "  " + ir::signature(*r.call, "operator()") + " const;\n};\n";
+}
+
+std::string print_record_call(const ir::Record& r) {
+  const std::string body = print_body(*r.call);
+  return ir::signature(*r.call, r.call->name, &body) + " const {\n" + body + "}\n";
 }
 
 ir::GeneratedFunction print_program(const ir::Program& program) {

@@ -16,6 +16,10 @@ std::string print_body(const ir::Function& fn);
 // `// comment`, then `[static] signature { body }`.
 std::string print_function(const ir::ProgramFunction& f);
 
+// The struct's definition, for the header, and its operator()'s, for the .cpp.
+std::string print_record(const ir::Record& r);
+std::string print_record_call(const ir::Record& r);
+
 // One spec's functions: the helpers, the entry's definition and its declaration.
 ir::GeneratedFunction print_program(const ir::Program& program);
 

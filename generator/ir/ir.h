@@ -65,7 +65,7 @@ enum class ExprKind {
   Unary,        // a scalar operator on an expression that involves tensors: `-x.size(0)`, `!b`
   Binary,       // idem: `x.dim() - 1`, `a && b`, `n < x.size(0)`
   Conditional,  // c ? a : b
-  List,         // {a, b, ...}: an IntArrayRef or a list of tensors
+  List,         // {a, b, ...}: an IntArrayRef or a list of tensors; text: a type it initializes (`T{a, b}`)
   Tuple,        // std::make_tuple(a, b), std::tuple<...>{a, b}, `return {a, b}`
   Get,          // std::get<I>(tuple)
   Cast,         // a scalar conversion of a tensor-derived value: (double)..., static_cast, implicit bool

@@ -17,6 +17,15 @@ struct ProgramFunction {
   bool is_static = true;   // a helper of the generated .cpp, not declared in the header
 };
 
+// A struct that a transform defines for the user (the pullback vjp returns, linearize's jvp_fn):
+// its members and its call operator, a const member function whose body reads them.
+struct Record {
+  std::string name;
+  std::string comment;             // what it is, for readers of the generated header
+  std::unique_ptr<Function> call;  // named "T::operator()"
+  std::vector<int> members;        // the vars of `call` that are the struct's members, in order
+};
+
 // One spec's functions: helpers in the order they must be defined (callees first), then the
 // function the spec names.
 struct Program {

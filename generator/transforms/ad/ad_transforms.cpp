@@ -203,12 +203,6 @@ class AdEmitter : AdChain {
     return level;
   }
 
-  std::string param_list(const ir::Function& fn) const {
-    std::vector<std::string> names;
-    for (int id : fn.params) names.push_back(fn.var(id).name);
-    return join(names);
-  }
-
   static void append(GeneratedFunction& to, const GeneratedFunction& part) {
     to.helpers += part.helpers + part.definition + "\n";
   }
@@ -285,22 +279,7 @@ class AdEmitter : AdChain {
     const GeneratedFunction b = plain(*s.second, second, "the " + kind + " of " + spec_.name, true, link);
     append(out, f);
     append(out, b);
-    // The object's members and call.
-    std::vector<std::string> members, member_names, call_params, call_args;
-    for (int r : s.residuals) {
-      const ir::Var& v = s.first->var(r);
-      members.push_back("  " + ir::value_type(v) + " " + v.name + ";\n");
-      member_names.push_back(v.name);
-    }
-    for (size_t k = s.residuals.size(); k < s.second->params.size(); ++k) {
-      const ir::Var& v = s.second->var(s.second->params[k]);
-      call_params.push_back("const " + ir::value_type(v) + "& " + v.name);
-      member_names.push_back(v.name);
-    }
-    const std::string ret = s.second->return_cxx_type;
-    std::string decl = "// The " + kind + " that " + spec_.name + " returns.\nstruct " + type + " {\n";
-    for (const auto& m : members) decl += m;
-    decl += "  " + ret + " operator()(" + join(call_params) + ") const;\n};\n";
+    const ir::Record object = callable_object(s, type, kind, second);
     // The outputs: one tensor or a tuple, then the object, then aux.
     std::vector<std::string> out_types(differentiated, "fg::Tensor");
     const std::string out_type = differentiated == 1 ? "fg::Tensor" : cxx::tuple_type(out_types);
@@ -309,37 +288,73 @@ class AdEmitter : AdChain {
       std::vector<std::string> aux(noutputs - differentiated, "fg::Tensor");
       result_types.push_back(aux.size() == 1 ? "fg::Tensor" : "std::tuple<" + join(aux) + ">");
     }
-    const std::string signature =
-        "std::tuple<" + join(result_types) + "> " + spec_.name + "(" + [&] {
-          std::vector<std::string> ps;
-          for (int id : s.first->params) {
-            const ir::Var& v = s.first->var(id);
-            ps.push_back(v.cxx_type + (v.cxx_type.back() == '&' ? "" : " ") + v.name);
-          }
-          return join(ps);
-        }() + ")";
-    out.declaration = decl + signature + ";";
-    std::string d = ret + " " + type + "::operator()(" + join(call_params) + ") const {\n  return " + second + "(" +
-                    join(member_names) + ");\n}\n\n";
-    d += "// " + description(0) + ": the outputs and " + what + ".\n";
+    auto w = ir::derived_function(*s.first);
+    w->name = spec_.name;
+    w->vars = s.first->vars;
+    w->params = s.first->params;
+    w->return_cxx_type = "std::tuple<" + join(result_types) + ">";
     // The wrapper's locals end in "__", as every generated name (vmap.cpp's batch_name): the
     // parameters keep the user's names, which these must not hide.
-    d += signature + " {\n  auto forward__ = " + first + "(" + param_list(*s.first) + ");\n";
-    const auto get = [](size_t k) { return "std::move(std::get<" + std::to_string(k) + ">(forward__))"; };
-    std::vector<std::string> outs;
+    std::vector<ExprPtr> args;
+    for (int id : s.first->params) args.push_back(ir::var_ref(*w, id));
+    const int forward = ir::add_var(*w, "forward__", ir::Type::TensorTuple, "auto");
+    w->body.push_back(ir::decl(forward, ir::external_call(first, std::move(args), ir::Type::TensorTuple)));
+    const auto get = [&](size_t k) {
+      std::vector<ExprPtr> moved;
+      moved.push_back(ir::get(ir::var_ref(*w, forward), static_cast<int>(k)));
+      return ir::external_call("std::move", std::move(moved), ir::Type::Tensor);
+    };
+    std::vector<ExprPtr> outs, held, items;
     for (size_t k = 0; k < differentiated; ++k) outs.push_back(get(k));
-    std::vector<std::string> held;
     for (size_t k = 0; k < s.residuals.size(); ++k) held.push_back(get(noutputs + k));
-    std::vector<std::string> items = {differentiated == 1 ? outs[0] : cxx::tuple_value(outs, out_types),
-                                      type + "{" + join(held) + "}"};
+    items.push_back(differentiated == 1 ? std::move(outs[0]) : ir::tuple(std::move(outs)));
+    items.push_back(braced(std::move(held), type));
     if (noutputs > differentiated) {
-      std::vector<std::string> aux;
+      std::vector<ExprPtr> aux;
       for (size_t k = differentiated; k < noutputs; ++k) aux.push_back(get(k));
-      items.push_back(aux.size() == 1 ? aux[0] : "std::make_tuple(" + join(aux) + ")");
+      items.push_back(aux.size() == 1 ? std::move(aux[0])
+                                      : ir::external_call("std::make_tuple", std::move(aux), ir::Type::TensorTuple));
     }
-    d += "  return {" + join(items) + "};\n}\n";
-    out.definition = d;
+    w->body.push_back(ir::ret(braced(std::move(items), "")));
+    out.declaration = emitter::print_record(object) + ir::signature(*w, spec_.name) + ";";
+    out.definition = emitter::print_record_call(object) + "\n" +
+                     emitter::print_function({std::move(w), description(0) + ": the outputs and " + what + ".", false});
     return out;
+  }
+
+  // The object vjp and linearize return: the residuals of the first part are its members, and its
+  // call runs the second part with them and its own parameters.
+  ir::Record callable_object(const Split& s, const std::string& type, const std::string& kind,
+                             const std::string& second) const {
+    ir::Record r;
+    r.name = type;
+    r.comment = "The " + kind + " that " + spec_.name + " returns.";
+    r.call = std::make_unique<ir::Function>();
+    r.call->name = type + "::operator()";
+    r.call->return_cxx_type = s.second->return_cxx_type;
+    std::vector<ExprPtr> args;
+    for (int id : s.residuals) {
+      const ir::Var& v = s.first->var(id);
+      r.members.push_back(ir::add_var(*r.call, v.name, v.type, ir::value_type(v)));
+      args.push_back(ir::var_ref(*r.call, r.members.back()));
+    }
+    for (size_t k = s.residuals.size(); k < s.second->params.size(); ++k) {
+      const ir::Var& v = s.second->var(s.second->params[k]);
+      r.call->params.push_back(ir::add_var(*r.call, v.name, v.type, "const " + ir::value_type(v) + "&"));
+      args.push_back(ir::var_ref(*r.call, r.call->params.back()));
+    }
+    r.call->body.push_back(ir::ret(ir::external_call(second, std::move(args), ir::Type::TensorTuple)));
+    return r;
+  }
+
+  // `type{items...}`, or `{items...}` (`type` empty).
+  static ExprPtr braced(std::vector<ExprPtr> items, const std::string& type) {
+    auto x = std::make_unique<Expr>();
+    x->kind = ExprKind::List;
+    x->type = ir::Type::Other;
+    x->text = type;
+    x->args = std::move(items);
+    return x;
   }
 
   // jacrev: the forward pass once (under the outer vmaps), then the pullback vmapped over the
