@@ -536,6 +536,21 @@ bool tensor_assignment(const clang::Expr* e) {
   return oc != nullptr && oc->getOperator() == clang::OO_Equal && oc->getNumArgs() == 2 && is_fg_tensor(oc->getArg(0)->getType());
 }
 
+// `y += v`, `y *= v`, ...: an in-place op on the tensor y, whose value is y.
+bool tensor_compound_assignment(const clang::Expr* e) {
+  const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(e);
+  if (oc == nullptr || oc->getNumArgs() != 2 || !is_fg_tensor(oc->getArg(0)->getType())) return false;
+  switch (oc->getOperator()) {
+    case clang::OO_PlusEqual:
+    case clang::OO_MinusEqual:
+    case clang::OO_StarEqual:
+    case clang::OO_SlashEqual:
+      return true;
+    default:
+      return false;
+  }
+}
+
 const clang::Expr* bare_expr(const clang::Expr* e) {
   e = e->IgnoreImplicit()->IgnoreParens();
   if (const auto* w = llvm::dyn_cast<clang::ExprWithCleanups>(e)) return bare_expr(w->getSubExpr());
@@ -554,13 +569,14 @@ bool lazy(const clang::Expr* e) {
 
 }  // namespace
 
-// Whether `e` assigns a tensor inside it (outside lambdas), where the IR has no expression for it.
+// Whether `e` assigns a tensor inside it (`y = v`, `y += v`; outside lambdas), where the IR has no
+// expression for it.
 bool StatementLowering::assigns_inside(const clang::Expr* e) const {
   struct Finder : clang::RecursiveASTVisitor<Finder> {
     bool found = false;
     bool TraverseLambdaExpr(clang::LambdaExpr*) { return true; }
     bool VisitCXXOperatorCallExpr(clang::CXXOperatorCallExpr* c) {
-      found = found || tensor_assignment(c);
+      found = found || tensor_assignment(c) || tensor_compound_assignment(c);
       return !found;
     }
   } finder;
@@ -636,6 +652,10 @@ ExprPtr StatementLowering::hoisted(const clang::Expr* original, std::vector<Stmt
       return lower_expr(oc->getArg(0));
     }
   }
+  if (tensor_compound_assignment(e) && !assigns_inside(llvm::cast<clang::CXXOperatorCallExpr>(e)->getArg(1))) {
+    append(out, e);  // `y += v`: the statement (the in-place op), then y
+    return lower_expr(llvm::cast<clang::CXXOperatorCallExpr>(e)->getArg(0));
+  }
   return lower_expr(original);  // (an assignment inside another expression is reported where it is differentiated)
 }
 
@@ -688,7 +708,8 @@ bool StatementLowering::hoist_declaration(const clang::VarDecl* vd, const clang:
     return false;
   StmtPtr decl = make(StmtKind::Decl, ds);
   decl->range = vd->getSourceRange();
-  const int var = decl->var = add_var(vd, vd->getType());
+  // (declared without const: the hoisted statements give it its value after the declaration)
+  const int var = decl->var = add_var(vd, vd->getType().getUnqualifiedType());
   assign_hoisted(var, std::move(decl), init, out);
   return true;
 }

@@ -78,4 +78,24 @@ fg::Tensor lazy_assignments(const fg::Tensor& x) {
   return (y * acc).sum() + r.sum();
 }
 
+// ---- compound assignments of tensors (in-place ops) on the lazy side of &&, || and ?: (`a && (b += x)`)
+FUNCGEN("lazy_compound_grad = grad(lazy_compound)")
+FUNCGEN("lazy_compound_jvp = jvp(lazy_compound)")
+FUNCGEN("lazy_compound_jacfwd = jacfwd(lazy_compound)")
+FUNCGEN("lazy_compound_hessian = hessian(lazy_compound)")
+FUNCGEN("lazy_compound_jacrev2 = jacrev(jacrev(lazy_compound))")
+FUNCGEN("lazy_compound_hvp = jvp(grad(lazy_compound))")
+FUNCGEN("lazy_compound_vmap = vmap(lazy_compound)")
+FUNCGEN("lazy_compound_psg = vmap(grad(lazy_compound))")
+FUNCGEN("lazy_compound_vjacrev = vmap(jacrev(lazy_compound))")
+fg::Tensor lazy_compound(const fg::Tensor& x) {
+  fg::Tensor b = x.sin();
+  const bool two = x.dim() == 2;
+  const bool taken = two && (b += x * 0.5, true);
+  const bool kept = !taken || (b *= x.cos(), true);
+  const bool grew = kept && (b -= x.tanh(), b.dim() > 1);
+  fg::Tensor c = grew ? (b /= 2.0) : b;
+  return (b * c + x).sum();
+}
+
 }  // namespace cs

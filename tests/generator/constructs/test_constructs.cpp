@@ -67,6 +67,7 @@ fg::Tensor defaults(const fg::Tensor& x, double scale, int64_t power);
 std::tuple<fg::Tensor, fg::Tensor> shape_aux(const fg::Tensor& x);
 fg::Tensor pointer_params(const fg::Tensor& x);  // (constructs_pointers.cpp)
 fg::Tensor lazy_assignments(const fg::Tensor& x);
+fg::Tensor lazy_compound(const fg::Tensor& x);
 // (constructs_recursion.cpp)
 fg::Tensor recursion_conditional(const fg::Tensor& x);
 fg::Tensor recursion_if(const fg::Tensor& x);
@@ -108,7 +109,7 @@ std::vector<Construct> constructs() {
           CONSTRUCT(captures), CONSTRUCT(built_lists), CONSTRUCT(element_refs), CONSTRUCT(nested_cases), CONSTRUCT(condition_vars), CONSTRUCT(tuples_and_fills),
           CONSTRUCT(pointers), CONSTRUCT(arrays_written),
           CONSTRUCT(whole_state), CONSTRUCT(braced_state), CONSTRUCT(layer_vector), CONSTRUCT(layer_helper), CONSTRUCT(array_loops),
-          CONSTRUCT(pointer_params), CONSTRUCT(lazy_assignments),
+          CONSTRUCT(pointer_params), CONSTRUCT(lazy_assignments), CONSTRUCT(lazy_compound),
           CONSTRUCT(number_objects), CONSTRUCT(object_writes), CONSTRUCT(compound_assign), CONSTRUCT(devirtualized),
           CONSTRUCT(recursion_conditional), CONSTRUCT(recursion_if), CONSTRUCT(recursion_mutual),
           CONSTRUCT(recursion_tree), CONSTRUCT(recursion_template), CONSTRUCT(recursion_structured),
