@@ -412,15 +412,16 @@ bool Lowering::recursive(const clang::FunctionDecl* fn) {
     }
     return out;
   };
+  // Depth first through the call graph from fn's callees: recursive if the walk comes back to fn.
   std::set<const clang::FunctionDecl*> seen;
-  std::vector<const clang::FunctionDecl*> todo = callees(fn);
+  std::vector<const clang::FunctionDecl*> unvisited = callees(fn);
   bool found = false;
-  while (!todo.empty() && !found) {
-    const clang::FunctionDecl* f = todo.back();
-    todo.pop_back();
+  while (!unvisited.empty() && !found) {
+    const clang::FunctionDecl* f = unvisited.back();
+    unvisited.pop_back();
     if (!seen.insert(f).second) continue;
     found = f == fn;
-    for (const clang::FunctionDecl* g : callees(f)) todo.push_back(g);
+    for (const clang::FunctionDecl* g : callees(f)) unvisited.push_back(g);
   }
   return recursive_[fn] = found;
 }
