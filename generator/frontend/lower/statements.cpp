@@ -536,19 +536,11 @@ bool tensor_assignment(const clang::Expr* e) {
   return oc != nullptr && oc->getOperator() == clang::OO_Equal && oc->getNumArgs() == 2 && is_fg_tensor(oc->getArg(0)->getType());
 }
 
-// `y += v`, `y *= v`, ...: an in-place op on the tensor y, whose value is y.
+// `y += v`, `y *= v`, ...: an in-place op on the tensor y (the one operator_op names), whose value is y.
 bool tensor_compound_assignment(const clang::Expr* e) {
   const auto* oc = llvm::dyn_cast<clang::CXXOperatorCallExpr>(e);
-  if (oc == nullptr || oc->getNumArgs() != 2 || !is_fg_tensor(oc->getArg(0)->getType())) return false;
-  switch (oc->getOperator()) {
-    case clang::OO_PlusEqual:
-    case clang::OO_MinusEqual:
-    case clang::OO_StarEqual:
-    case clang::OO_SlashEqual:
-      return true;
-    default:
-      return false;
-  }
+  return oc != nullptr && oc->getNumArgs() == 2 && oc->isAssignmentOp() && oc->getOperator() != clang::OO_Equal &&
+         operator_op(oc->getOperator(), false) != nullptr && is_fg_tensor(oc->getArg(0)->getType());
 }
 
 const clang::Expr* bare_expr(const clang::Expr* e) {
